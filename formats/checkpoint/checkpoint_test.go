@@ -1,0 +1,344 @@
+package checkpoint
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+type vector struct {
+	Kind       string          `json:"kind"`
+	Name       string          `json:"name"`
+	Rule       Rule            `json:"rule"`
+	SeedHex    string          `json:"seed_hex"`
+	PublicKey  string          `json:"public_key"`
+	PEM        string          `json:"public_key_pem"`
+	Input      json.RawMessage `json:"input"`
+	RecordJSON json.RawMessage `json:"record_json"`
+	Canonical  string          `json:"canonical"`
+	Hash       string          `json:"hash"`
+	Signature  *string         `json:"signature"`
+	File       *string         `json:"file"`
+	RemoteURL  string          `json:"remote_url"`
+	SHA256Hex  string          `json:"sha256_hex"`
+}
+
+func loadVectors(t testing.TB) []vector {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "vectors", "checkpoint.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vs []vector
+	if err := json.Unmarshal(data, &vs); err != nil {
+		t.Fatal(err)
+	}
+	return vs
+}
+
+func vectorKey(t testing.TB, seedHex string) ed25519.PrivateKey {
+	t.Helper()
+	seed, err := hex.DecodeString(seedHex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ed25519.NewKeyFromSeed(seed)
+}
+
+func TestVectors(t *testing.T) {
+	n := 0
+	for _, v := range loadVectors(t) {
+		if v.Kind != "checkpoint" {
+			continue
+		}
+		n++
+		t.Run(v.Name, func(t *testing.T) {
+			src := v.Input
+			if v.RecordJSON != nil {
+				src = v.RecordJSON
+			}
+			cp, err := Parse(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			canon, err := cp.Canonical(v.Rule)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(canon) != v.Canonical {
+				t.Fatalf("canonical\n got %s\nwant %s", canon, v.Canonical)
+			}
+			h, _ := cp.ComputeHash(v.Rule)
+			if h != v.Hash {
+				t.Fatalf("hash %s, want %s", h, v.Hash)
+			}
+			priv := vectorKey(t, v.SeedHex)
+			pub := priv.Public().(ed25519.PublicKey)
+			if hex.EncodeToString(pub) != v.PublicKey {
+				t.Fatalf("public key %x", pub)
+			}
+			if got := string(EncodePublicKey(pub)); got != v.PEM {
+				t.Fatalf("pem %q", got)
+			}
+			cp.Hash = h
+			if v.Signature != nil {
+				sig := hex.EncodeToString(ed25519.Sign(priv, []byte(h)))
+				if sig != *v.Signature {
+					t.Fatalf("sig %s, want %s", sig, *v.Signature)
+				}
+				cp.Signature = sig
+				rule, err := cp.Verify(pub)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if rule != v.Rule {
+					t.Fatalf("matched %s, want %s", rule, v.Rule)
+				}
+			}
+			if v.File != nil {
+				// Writing: Seal with the same key reproduces the file byte for byte.
+				fresh, _ := Parse(src)
+				fresh.Hash, fresh.Signature = "", ""
+				if err := fresh.Seal(priv); err != nil {
+					t.Fatal(err)
+				}
+				file, err := fresh.MarshalFile()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if string(file) != *v.File {
+					t.Fatalf("file\n got %s\nwant %s", file, *v.File)
+				}
+				back, err := Parse(file)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := back.Verify(pub); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+	}
+	if n != 5 {
+		t.Fatalf("ran %d checkpoint vectors, want 5", n)
+	}
+}
+
+func TestVectorsMatchShared(t *testing.T) {
+	shared := filepath.Join("..", "..", "..", "shared", "testvectors")
+	entries, err := os.ReadDir(shared)
+	if err != nil {
+		t.Skip("../shared not present")
+	}
+	for _, e := range entries {
+		want, _ := os.ReadFile(filepath.Join(shared, e.Name()))
+		got, err := os.ReadFile(filepath.Join("..", "..", "testdata", "vectors", e.Name()))
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("testdata/vectors/%s differs from shared/testvectors: copy it again", e.Name())
+		}
+	}
+}
+
+func TestRepoHashVector(t *testing.T) {
+	for _, v := range loadVectors(t) {
+		if v.Kind == "repo_hash" {
+			// ghyll's rule is the plain SHA-256 of the URL; gitstore normalises
+			// before hashing, this only pins the primitive.
+			sum := sha256hex([]byte(v.RemoteURL))
+			if sum != v.SHA256Hex {
+				t.Fatalf("%s: %s", v.Name, sum)
+			}
+		}
+	}
+}
+
+func sealed(t testing.TB) (*Checkpoint, ed25519.PrivateKey) {
+	t.Helper()
+	priv := vectorKey(t, "0102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f20")
+	cp := &Checkpoint{
+		ParentHash: ZeroHash, DeviceID: "dev-1", AuthorID: "a@b", Timestamp: 1764460800000000000,
+		SessionID: "s", Turn: 1, ActiveModel: "m", Summary: "hello <world> & co",
+		Embedding: []float32{0.25, -1}, FilesTouched: []string{"a.go"}, ToolsUsed: []string{},
+	}
+	if err := cp.Seal(priv); err != nil {
+		t.Fatal(err)
+	}
+	return cp, priv
+}
+
+func TestTamperDetected(t *testing.T) {
+	cp, priv := sealed(t)
+	pub := priv.Public().(ed25519.PublicKey)
+	if rule, err := cp.Verify(pub); err != nil || rule != RuleSeedV1 {
+		t.Fatalf("fresh record: %v %v", rule, err)
+	}
+	edits := map[string]func(c *Checkpoint){
+		"summary":            func(c *Checkpoint) { c.Summary += "!" },
+		"emb":                func(c *Checkpoint) { c.Embedding[0] = 0.5 },
+		"nil vs empty tools": func(c *Checkpoint) { c.ToolsUsed = nil },
+		"ts":                 func(c *Checkpoint) { c.Timestamp++ },
+		"parent":             func(c *Checkpoint) { c.ParentHash = strings.Repeat("1", 64) },
+		"extra":              func(c *Checkpoint) { c.Extra = []Member{{Key: "x", Value: json.RawMessage(`1`)}} },
+	}
+	for name, edit := range edits {
+		c, _ := sealed(t)
+		edit(c)
+		if _, err := c.Verify(pub); !errors.Is(err, ErrHashMismatch) {
+			t.Errorf("%s: got %v, want hash mismatch", name, err)
+		}
+	}
+	c, _ := sealed(t)
+	c.Signature = strings.Repeat("0", 128)
+	if _, err := c.Verify(pub); !errors.Is(err, ErrBadSignature) {
+		t.Errorf("zero sig: %v", err)
+	}
+	other := ed25519.NewKeyFromSeed(make([]byte, 32))
+	if _, err := cp.Verify(other.Public().(ed25519.PublicKey)); !errors.Is(err, ErrBadSignature) {
+		t.Errorf("other key: %v", err)
+	}
+	if _, err := cp.Verify(ed25519.PublicKey{1, 2}); !errors.Is(err, ErrBadKey) {
+		t.Errorf("short key: %v", err)
+	}
+}
+
+func TestUnknownFieldsRoundTrip(t *testing.T) {
+	cp, priv := sealed(t)
+	cp.Extra = []Member{{Key: "future", Value: json.RawMessage(`{"b":1,"a":[true]}`)}}
+	if err := cp.Seal(priv); err != nil {
+		t.Fatal(err)
+	}
+	file, err := cp.MarshalFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(file, []byte(`"future": {`)) {
+		t.Fatalf("extra member not written: %s", file)
+	}
+	back, err := Parse(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rule, err := back.Verify(priv.Public().(ed25519.PublicKey)); err != nil || rule != RuleSeedV1 {
+		t.Fatalf("%v %v", rule, err)
+	}
+	again, _ := back.MarshalFile()
+	if !bytes.Equal(again, file) {
+		t.Fatalf("re-encoding changed bytes:\n%s\n%s", file, again)
+	}
+}
+
+func TestParseRejects(t *testing.T) {
+	good, _ := sealed(t)
+	file, _ := good.MarshalFile()
+	cases := map[string][]byte{
+		"empty":         nil,
+		"array":         []byte(`[]`),
+		"duplicate key": []byte(`{"v":1,"v":1}`),
+		"trailing data": append(append([]byte{}, file...), []byte(` {}`)...),
+		"wrong type":    []byte(`{"ts":"1"}`),
+		"float ts":      []byte(`{"ts":1.5}`),
+		"too large":     bytes.Repeat([]byte(" "), MaxFileSize+1),
+		"truncated":     file[:len(file)/2],
+	}
+	for name, in := range cases {
+		if _, err := Parse(in); err == nil {
+			t.Errorf("%s: parsed", name)
+		}
+	}
+	if _, err := Parse(file); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestShapeChecks(t *testing.T) {
+	for name, edit := range map[string]func(c *Checkpoint){
+		"upper hash":   func(c *Checkpoint) { c.Hash = strings.ToUpper(c.Hash) },
+		"no device":    func(c *Checkpoint) { c.DeviceID = " " },
+		"v0":           func(c *Checkpoint) { c.Version = 0 },
+		"short parent": func(c *Checkpoint) { c.ParentHash = "00" },
+	} {
+		c, priv := sealed(t)
+		edit(c)
+		if _, err := c.Verify(priv.Public().(ed25519.PublicKey)); !errors.Is(err, ErrMalformed) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+func TestNaNEmbeddingRefused(t *testing.T) {
+	_, priv := sealed(t)
+	c := &Checkpoint{ParentHash: ZeroHash, DeviceID: "d", Embedding: []float32{float32(nan())}}
+	if err := c.Seal(priv); !errors.Is(err, ErrUnencodable) {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestKeys(t *testing.T) {
+	priv := vectorKey(t, "0102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f20")
+	want := "-----BEGIN ED25519 PRIVATE KEY-----\nAQIDBAUGBwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyA=\n-----END ED25519 PRIVATE KEY-----\n"
+	if got := string(EncodePrivateKey(priv)); got != want {
+		t.Fatalf("private pem %q", got)
+	}
+	back, err := ParsePrivateKey([]byte(want))
+	if err != nil || !back.Equal(priv) {
+		t.Fatalf("private round trip: %v", err)
+	}
+	pub := priv.Public().(ed25519.PublicKey)
+	p, err := ParsePublicKey(EncodePublicKey(pub))
+	if err != nil || !p.Equal(pub) {
+		t.Fatalf("public round trip: %v", err)
+	}
+	bad := map[string]string{
+		"no block":   "hello",
+		"wrong type": want,
+		"short":      "-----BEGIN ED25519 PUBLIC KEY-----\nAQID\n-----END ED25519 PUBLIC KEY-----\n",
+		"trailing":   string(EncodePublicKey(pub)) + "junk",
+	}
+	for name, in := range bad {
+		if _, err := ParsePublicKey([]byte(in)); !errors.Is(err, ErrBadKey) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if fp := Fingerprint(pub); !strings.HasPrefix(fp, "SHA256:") || len(fp) != 23 {
+		t.Fatalf("fingerprint %q", fp)
+	}
+}
+
+func TestChainLine(t *testing.T) {
+	want := `{"hash":"cadfdb7594b1ad5ab315fdb5c912328cdf4262a329cd8e74bef4ea83b37204aa","parent":"0000000000000000000000000000000000000000000000000000000000000000","ts":1712345678123456789}` + "\n"
+	e := ChainEntry{Hash: "cadfdb7594b1ad5ab315fdb5c912328cdf4262a329cd8e74bef4ea83b37204aa", Parent: ZeroHash, TS: 1712345678123456789}
+	if got := string(e.MarshalLine()); got != want {
+		t.Fatalf("line %q", got)
+	}
+	back, err := ParseChainLine([]byte(want))
+	if err != nil || back != e {
+		t.Fatalf("%v %+v", err, back)
+	}
+	for name, in := range map[string]string{
+		"spaces":   strings.Replace(want, `,"ts"`, `, "ts"`, 1),
+		"order":    `{"parent":"` + ZeroHash + `","hash":"` + e.Hash + `","ts":1}`,
+		"extra":    strings.Replace(want, `}`, `,"x":1}`, 1),
+		"upper":    strings.ToUpper(want),
+		"not json": "x",
+	} {
+		if _, err := ParseChainLine([]byte(in)); !errors.Is(err, ErrMalformedLine) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	entries, bad, err := ParseChain([]byte(want + want))
+	if err != nil || len(entries) != 2 || bad != 0 {
+		t.Fatalf("%v %d %d", err, len(entries), bad)
+	}
+	if _, bad, err := ParseChain([]byte(want + "x\n")); err == nil || bad != 2 {
+		t.Fatalf("bad line not named: %d %v", bad, err)
+	}
+	if _, _, err := ParseChain([]byte(strings.TrimSuffix(want, "\n"))); err == nil {
+		t.Fatal("missing newline accepted")
+	}
+}

@@ -1,0 +1,3 @@
+module github.com/git-ctx/git-ctx
+
+go 1.26.8
