@@ -1,0 +1,148 @@
+// Package chain holds the rules of a device's checkpoint chain: linkage from
+// the genesis (or from an already trusted entry), agreement between chain
+// lines and checkpoint files, hashes and signatures under the device's key.
+// It knows nothing of git: callers hand it entries and a loader for files.
+package chain
+
+import (
+	"crypto/ed25519"
+	"errors"
+	"fmt"
+
+	"github.com/git-ctx/git-ctx/formats/checkpoint"
+)
+
+// Reason classifies why a record failed. The first four are ghyll's strings.
+type Reason string
+
+// Failure reasons.
+const (
+	HashMismatch      Reason = "hash_mismatch"
+	BadSignature      Reason = "bad_signature"
+	BrokenChain       Reason = "broken_chain"
+	UnknownKey        Reason = "unknown_key"
+	MissingCheckpoint Reason = "missing_checkpoint"
+	Malformed         Reason = "malformed"
+	WrongDevice       Reason = "wrong_device"
+	EntryMismatch     Reason = "entry_mismatch"
+	Duplicate         Reason = "duplicate_entry"
+)
+
+// Failure is the first bad record of one device.
+type Failure struct {
+	Device string
+	Index  int    // 0-based position in the chain; -1 when not about one entry
+	Hash   string // the record at fault ("" when unknown)
+	Reason Reason
+	Detail string
+}
+
+func (f *Failure) Error() string {
+	at := f.Hash
+	if len(at) > 12 {
+		at = at[:12]
+	}
+	if at == "" {
+		return fmt.Sprintf("device %s: %s: %s", f.Device, f.Reason, f.Detail)
+	}
+	return fmt.Sprintf("device %s: checkpoint %s (entry %d): %s: %s", f.Device, at, f.Index+1, f.Reason, f.Detail)
+}
+
+// Result is the outcome of verifying one device's chain.
+type Result struct {
+	Device   string
+	Verified int                     // entries that passed every check
+	Rules    map[checkpoint.Rule]int // how many matched each hash rule
+	Failure  *Failure                // nil when every entry verified
+	Head     checkpoint.ChainEntry   // last verified entry (zero value if none)
+}
+
+// Loader returns the raw bytes of the checkpoint file named by hash.
+type Loader func(hash string) ([]byte, error)
+
+// ErrMissing is returned by loaders when a checkpoint file does not exist.
+var ErrMissing = errors.New("checkpoint file missing")
+
+// Input is everything Verify needs about one device.
+type Input struct {
+	Device  string
+	Key     ed25519.PublicKey // nil: the device has no key on the branch
+	Entries []checkpoint.ChainEntry
+	// Trusted, when set, is an entry already verified earlier: Entries must
+	// continue it (Entries[0].Parent == Trusted.Hash). When nil, Entries
+	// must start at the genesis (parent = ZeroHash).
+	Trusted *checkpoint.ChainEntry
+	Load    Loader
+}
+
+// Verify checks every entry in order and stops at the first failure: linkage,
+// no repeated hash, the checkpoint file's hash/sig under Key, the file naming
+// the same device, parent and ts as its chain line.
+func Verify(in Input) Result {
+	res := Result{Device: in.Device, Rules: map[checkpoint.Rule]int{}}
+	fail := func(i int, hash string, r Reason, format string, args ...any) Result {
+		res.Failure = &Failure{Device: in.Device, Index: i, Hash: hash, Reason: r, Detail: fmt.Sprintf(format, args...)}
+		return res
+	}
+	if len(in.Entries) == 0 {
+		return res
+	}
+	if in.Key == nil {
+		return fail(0, in.Entries[0].Hash, UnknownKey, "no public key for this device on the branch")
+	}
+	prev := checkpoint.ZeroHash
+	if in.Trusted != nil {
+		prev = in.Trusted.Hash
+	}
+	seen := make(map[string]bool, len(in.Entries))
+	for i, e := range in.Entries {
+		if e.Parent != prev {
+			return fail(i, e.Hash, BrokenChain, "parent %s, want %s", short(e.Parent), short(prev))
+		}
+		if seen[e.Hash] {
+			return fail(i, e.Hash, Duplicate, "hash appears twice in the chain")
+		}
+		seen[e.Hash] = true
+		raw, err := in.Load(e.Hash)
+		if err != nil {
+			if errors.Is(err, ErrMissing) {
+				return fail(i, e.Hash, MissingCheckpoint, "chain names a checkpoint file that is not on the branch")
+			}
+			return fail(i, e.Hash, Malformed, "%v", err)
+		}
+		cp, err := checkpoint.Parse(raw)
+		if err != nil {
+			return fail(i, e.Hash, Malformed, "%v", err)
+		}
+		if cp.Hash != e.Hash {
+			return fail(i, e.Hash, HashMismatch, "file holds hash %s", short(cp.Hash))
+		}
+		if cp.DeviceID != in.Device {
+			return fail(i, e.Hash, WrongDevice, "record names device %q", cp.DeviceID)
+		}
+		if cp.ParentHash != e.Parent || cp.Timestamp != e.TS {
+			return fail(i, e.Hash, EntryMismatch, "chain line and checkpoint file disagree on parent or ts")
+		}
+		rule, err := cp.Verify(in.Key)
+		switch {
+		case errors.Is(err, checkpoint.ErrHashMismatch):
+			return fail(i, e.Hash, HashMismatch, "content does not match its hash")
+		case errors.Is(err, checkpoint.ErrBadSignature), errors.Is(err, checkpoint.ErrBadKey):
+			return fail(i, e.Hash, BadSignature, "%v", err)
+		case err != nil:
+			return fail(i, e.Hash, Malformed, "%v", err)
+		}
+		res.Rules[rule]++
+		res.Verified++
+		res.Head = e
+		prev = e.Hash
+	}
+	return res
+}
+
+func short(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}

@@ -1,0 +1,460 @@
+package main
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/git-ctx/git-ctx/formats/checkpoint"
+	"github.com/git-ctx/git-ctx/gitstore"
+	"github.com/git-ctx/git-ctx/memory"
+)
+
+func openMemory(c *cli.Context) (*memory.Memory, error) {
+	return memory.Open(c.Context, ".")
+}
+
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func cmdInit() *cli.Command {
+	return &cli.Command{
+		Name:  "init",
+		Usage: "create the memory branch and publish this device's key",
+		Description: "Creates refs/heads/ghyll/memory if it does not exist (starting from <remote>/ghyll/memory when\n" +
+			"that was fetched), creates this device's identity on first use and publishes its public key.\n" +
+			"Safe to run again.\n\nExample:\n  git ctx init\n  git ctx init --layout ghyll-v1",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "layout", Usage: "layout of a new branch: ctx-v1 or ghyll-v1", Value: ""},
+			&cli.StringFlag{Name: "remote", Usage: "remote to exchange memory with (sets git config ctx.remote)"},
+		},
+		Action: func(c *cli.Context) error {
+			var layout gitstore.Layout
+			if s := c.String("layout"); s != "" {
+				l, err := gitstore.ParseLayout(s)
+				if err != nil {
+					return usageErr("%v", err)
+				}
+				layout = l
+			}
+			m, err := openMemory(c)
+			if err != nil {
+				return err
+			}
+			if r := c.String("remote"); r != "" {
+				if m.Repo.Config("remote."+r+".url") == "" {
+					return withCode(exitConfig, fmt.Errorf("no remote named %q: add it with 'git remote add %s URL'", r, r))
+				}
+				if err := setConfig(c, m, "ctx.remote", r); err != nil {
+					return err
+				}
+			}
+			id, err := m.Identity()
+			if err != nil {
+				return err
+			}
+			res, err := m.Init(c.Context, layout)
+			if err != nil {
+				return err
+			}
+			w := c.App.Writer
+			if id.Created {
+				fmt.Fprintf(w, "Created device identity %s (key %s) in %s\n", id.DeviceID, checkpoint.Fingerprint(id.Public), id.KeyPath)
+			}
+			switch {
+			case res.Created:
+				fmt.Fprintf(w, "Initialised memory branch ghyll/memory (layout %s) at %s\n", res.Layout, res.Tip.String()[:12])
+			default:
+				fmt.Fprintf(w, "Memory branch ghyll/memory already initialised (layout %s)\n", res.Layout)
+			}
+			if res.Published {
+				fmt.Fprintf(w, "Published key of device %s\n", id.DeviceID)
+			}
+			return nil
+		},
+	}
+}
+
+type statusJSON struct {
+	Initialized       bool   `json:"initialized"`
+	Branch            string `json:"branch"`
+	Tip               string `json:"tip,omitempty"`
+	Layout            string `json:"layout,omitempty"`
+	Device            string `json:"device"`
+	Fingerprint       string `json:"fingerprint"`
+	KeyPublished      bool   `json:"key_published"`
+	RepoID            string `json:"repo_id"`
+	Remote            string `json:"remote"`
+	Checkpoints       int    `json:"checkpoints"`
+	DeviceCheckpoints int    `json:"device_checkpoints"`
+	Devices           int    `json:"devices"`
+}
+
+func cmdStatus() *cli.Command {
+	return &cli.Command{
+		Name:        "status",
+		Usage:       "show the memory branch, this device and what is recorded",
+		Description: "Example:\n  git ctx status\n  git ctx status --json",
+		Flags:       []cli.Flag{jsonFlag},
+		Action: func(c *cli.Context) error {
+			m, err := openMemory(c)
+			if err != nil {
+				return err
+			}
+			id, err := m.Identity()
+			if err != nil {
+				return err
+			}
+			st, err := m.Status(c.Context)
+			if err != nil {
+				return err
+			}
+			out := statusJSON{
+				Initialized: st.Initialized, Branch: "ghyll/memory", Device: id.DeviceID,
+				Fingerprint: checkpoint.Fingerprint(id.Public), KeyPublished: st.KeyPublished,
+				RepoID: st.RepoID, Remote: m.Repo.MemoryRemote(), Checkpoints: st.Checkpoints,
+				DeviceCheckpoints: st.DeviceCheckpoints, Devices: st.Devices,
+			}
+			if st.Initialized {
+				out.Tip, out.Layout = st.Tip, string(st.Layout)
+			}
+			if c.Bool("json") {
+				return printJSON(c.App.Writer, out)
+			}
+			w := c.App.Writer
+			if !st.Initialized {
+				fmt.Fprintf(w, "Memory branch: not initialised (run 'git ctx init')\n")
+			} else {
+				fmt.Fprintf(w, "Memory branch: ghyll/memory at %s (layout %s)\n", st.Tip[:12], st.Layout)
+			}
+			pub := "published"
+			if !st.KeyPublished {
+				pub = "not yet published"
+			}
+			fmt.Fprintf(w, "Device:        %s (key %s, %s)\n", id.DeviceID, out.Fingerprint, pub)
+			remote := out.Remote
+			if remote == "" {
+				remote = "no remote"
+			}
+			fmt.Fprintf(w, "Repository:    %s (%s)\n", st.RepoID[:12], remote)
+			fmt.Fprintf(w, "Checkpoints:   %d in this repository, %d by this device, %d devices\n",
+				st.Checkpoints, st.DeviceCheckpoints, st.Devices)
+			return nil
+		},
+	}
+}
+
+func cmdCheckpoint() *cli.Command {
+	return &cli.Command{
+		Name:      "checkpoint",
+		Usage:     "record a signed checkpoint on this device's chain",
+		ArgsUsage: " ",
+		Description: "Records one checkpoint. The summary comes from -m, from a commit (--from-commit), or from a JSON\n" +
+			"object on standard input (--stdin) whose keys are the flags' names, e.g.\n" +
+			"  {\"message\": \"…\", \"session\": \"s1\", \"turn\": 3, \"model\": \"m\", \"file\": [\"a.go\"], \"tool\": [\"edit\"]}\n" +
+			"The session defaults to $GIT_CTX_SESSION or git config ctx.session, the model to $GIT_CTX_MODEL or\n" +
+			"git config ctx.model, the turn to the next one of that session on this device.\n\n" +
+			"Examples:\n  git ctx checkpoint -m \"switched auth to JWT\" --file auth.go --tool edit\n" +
+			"  git ctx checkpoint --from-commit HEAD\n  echo '{\"message\":\"done\",\"turn\":7}' | git ctx checkpoint --stdin",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "message", Aliases: []string{"m"}, Usage: "the summary `TEXT`"},
+			&cli.StringFlag{Name: "from-commit", Usage: "take summary and files from commit `REV`"},
+			&cli.BoolFlag{Name: "stdin", Usage: "read one JSON object of flags from standard input"},
+			&cli.StringFlag{Name: "session", Usage: "session `ID`"},
+			&cli.IntFlag{Name: "turn", Usage: "turn number `N` (default: next in the session)"},
+			&cli.StringFlag{Name: "model", Usage: "model `NAME`"},
+			&cli.StringSliceFlag{Name: "file", Usage: "a file `PATH` touched (repeatable)"},
+			&cli.StringSliceFlag{Name: "tool", Usage: "a tool `NAME` used (repeatable)"},
+			&cli.StringSliceFlag{Name: "injection", Usage: "a prompt-injection category `NAME` detected (repeatable)"},
+			&cli.StringFlag{Name: "emb-file", Usage: "embedding `FILE`: a JSON array of numbers or raw float32 little-endian"},
+			jsonFlag,
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usageErr("checkpoint takes no arguments (use -m TEXT)")
+			}
+			in := memory.RecordInput{
+				Summary: c.String("message"), FromCommit: c.String("from-commit"),
+				Session: c.String("session"), Turn: c.Int("turn"), Model: c.String("model"),
+				Files: c.StringSlice("file"), Tools: c.StringSlice("tool"), Injections: c.StringSlice("injection"),
+			}
+			embFile := c.String("emb-file")
+			if c.Bool("stdin") {
+				if err := readStdinInput(c.App.Reader, &in, &embFile); err != nil {
+					return err
+				}
+			}
+			if embFile != "" {
+				emb, err := readEmbedding(embFile)
+				if err != nil {
+					return err
+				}
+				in.Embedding = emb
+			}
+			m, err := openMemory(c)
+			if err != nil {
+				return err
+			}
+			cp, err := m.Record(c.Context, in)
+			if err != nil {
+				return err
+			}
+			if c.Bool("json") {
+				b, _ := cp.MarshalCompact()
+				var buf bytes.Buffer
+				_ = json.Indent(&buf, b, "", "  ")
+				fmt.Fprintln(c.App.Writer, buf.String())
+				return nil
+			}
+			fmt.Fprintf(c.App.Writer, "checkpoint %s (device %s, session %q, turn %d)\n", cp.Hash, cp.DeviceID, cp.SessionID, cp.Turn)
+			return nil
+		},
+	}
+}
+
+// maxStdin bounds --stdin input; it is checked before reading everything.
+const maxStdin = 2 << 20
+
+func readStdinInput(r io.Reader, in *memory.RecordInput, embFile *string) error {
+	data, err := io.ReadAll(io.LimitReader(r, maxStdin+1))
+	if err != nil {
+		return fmt.Errorf("read standard input: %w", err)
+	}
+	if len(data) > maxStdin {
+		return withCode(exitRefused, fmt.Errorf("standard input exceeds %d bytes", maxStdin))
+	}
+	var raw map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&raw); err != nil {
+		return withCode(exitRefused, fmt.Errorf("--stdin wants one JSON object: %v", err))
+	}
+	if dec.More() {
+		return withCode(exitRefused, errors.New("--stdin wants exactly one JSON object"))
+	}
+	for key, val := range raw {
+		var err error
+		switch key {
+		case "message", "m", "summary":
+			err = json.Unmarshal(val, &in.Summary)
+		case "from-commit":
+			err = json.Unmarshal(val, &in.FromCommit)
+		case "session":
+			err = json.Unmarshal(val, &in.Session)
+		case "turn":
+			err = json.Unmarshal(val, &in.Turn)
+		case "model":
+			err = json.Unmarshal(val, &in.Model)
+		case "file", "files":
+			err = json.Unmarshal(val, &in.Files)
+		case "tool", "tools":
+			err = json.Unmarshal(val, &in.Tools)
+		case "injection", "injections":
+			err = json.Unmarshal(val, &in.Injections)
+		case "emb-file":
+			err = json.Unmarshal(val, embFile)
+		case "emb":
+			in.Embedding, err = parseJSONEmbedding(val)
+		default:
+			return usageErr("--stdin: unknown key %q (use the flags' names: message, session, turn, model, file, tool, injection, emb-file, emb)", key)
+		}
+		if err != nil {
+			return withCode(exitRefused, fmt.Errorf("--stdin: key %q: %v", key, err))
+		}
+	}
+	return nil
+}
+
+// readEmbedding reads a JSON array of numbers or raw float32 little-endian.
+func readEmbedding(path string) ([]float32, error) {
+	limit := int64(memory.MaxEmbedding * 32)
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, withCode(exitRefused, fmt.Errorf("--emb-file: %v", err))
+	}
+	if !fi.Mode().IsRegular() || fi.Size() > limit {
+		return nil, withCode(exitRefused, fmt.Errorf("--emb-file %s: not a regular file of at most %d bytes", path, limit))
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if t := bytes.TrimSpace(data); len(t) > 0 && t[0] == '[' {
+		return parseJSONEmbedding(t)
+	}
+	if len(data)%4 != 0 {
+		return nil, withCode(exitRefused, fmt.Errorf("--emb-file %s: %d bytes is not a whole number of float32 values", path, len(data)))
+	}
+	out := make([]float32, len(data)/4)
+	for i := range out {
+		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[4*i:]))
+		if f := float64(out[i]); math.IsNaN(f) || math.IsInf(f, 0) {
+			return nil, withCode(exitRefused, fmt.Errorf("--emb-file %s: value %d is NaN or infinite", path, i))
+		}
+	}
+	return out, nil
+}
+
+func parseJSONEmbedding(data []byte) ([]float32, error) {
+	var vals []float64
+	if err := json.Unmarshal(data, &vals); err != nil {
+		return nil, withCode(exitRefused, fmt.Errorf("embedding: %v", err))
+	}
+	out := make([]float32, len(vals))
+	for i, v := range vals {
+		if math.Abs(v) > math.MaxFloat32 {
+			return nil, withCode(exitRefused, fmt.Errorf("embedding value %d does not fit a float32", i))
+		}
+		out[i] = float32(v)
+	}
+	return out, nil
+}
+
+func cmdLog() *cli.Command {
+	return &cli.Command{
+		Name:        "log",
+		Usage:       "list checkpoints of this repository, newest first",
+		Description: "Examples:\n  git ctx log -n 20\n  git ctx log --device laptop-3f2a9c1d --json",
+		Flags: []cli.Flag{
+			&cli.IntFlag{Name: "n", Aliases: []string{"max-count"}, Usage: "show at most `N` checkpoints"},
+			&cli.StringFlag{Name: "device", Usage: "only checkpoints of device `ID`"},
+			&cli.StringFlag{Name: "session", Usage: "only checkpoints of session `ID`"},
+			jsonFlag,
+		},
+		Action: func(c *cli.Context) error {
+			if c.Int("n") < 0 {
+				return usageErr("-n must not be negative")
+			}
+			m, err := openMemory(c)
+			if err != nil {
+				return err
+			}
+			cps, err := m.Log(c.Context, memory.Filter{Device: c.String("device"), Session: c.String("session"), Limit: c.Int("n")})
+			if err != nil {
+				return err
+			}
+			if c.Bool("json") {
+				list := make([]json.RawMessage, 0, len(cps))
+				for _, cp := range cps {
+					b, err := cp.MarshalCompact()
+					if err != nil {
+						return err
+					}
+					list = append(list, b)
+				}
+				return printJSON(c.App.Writer, list)
+			}
+			for _, cp := range cps {
+				fmt.Fprintf(c.App.Writer, "%s %s %s %s/%d %s\n", cp.Hash[:12], formatTS(cp.Timestamp), cp.DeviceID,
+					orDash(cp.SessionID), cp.Turn, firstLine(cp.Summary))
+			}
+			return nil
+		},
+	}
+}
+
+func cmdShow() *cli.Command {
+	return &cli.Command{
+		Name:        "show",
+		Usage:       "show one checkpoint by (a unique prefix of) its hash",
+		ArgsUsage:   "<hash-prefix>",
+		Description: "Example:\n  git ctx show 3f2a9c\n  git ctx show 3f2a9c --json",
+		Flags:       []cli.Flag{jsonFlag},
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return usageErr("show takes one hash prefix")
+			}
+			m, err := openMemory(c)
+			if err != nil {
+				return err
+			}
+			cp, raw, err := m.Show(c.Context, c.Args().First())
+			if err != nil {
+				return err
+			}
+			w := c.App.Writer
+			if c.Bool("json") {
+				fmt.Fprintf(w, "%s\n", raw)
+				return nil
+			}
+			fmt.Fprintf(w, "checkpoint %s\n", cp.Hash)
+			fmt.Fprintf(w, "Parent:   %s\n", cp.ParentHash)
+			fmt.Fprintf(w, "Device:   %s\nAuthor:   %s\nDate:     %s\n", cp.DeviceID, cp.AuthorID, formatTS(cp.Timestamp))
+			fmt.Fprintf(w, "Session:  %s (turn %d)\nModel:    %s\n", orDash(cp.SessionID), cp.Turn, orDash(cp.ActiveModel))
+			fmt.Fprintf(w, "Repo:     %s\nBranch:   %s\n", orDash(cp.RepoRemote), orDash(cp.Branch))
+			if len(cp.FilesTouched) > 0 {
+				fmt.Fprintf(w, "Files:    %s\n", strings.Join(cp.FilesTouched, ", "))
+			}
+			if len(cp.ToolsUsed) > 0 {
+				fmt.Fprintf(w, "Tools:    %s\n", strings.Join(cp.ToolsUsed, ", "))
+			}
+			if len(cp.InjectionSig) > 0 {
+				fmt.Fprintf(w, "Injections: %s\n", strings.Join(cp.InjectionSig, ", "))
+			}
+			if len(cp.Embedding) > 0 {
+				fmt.Fprintf(w, "Embedding: %d dimensions\n", len(cp.Embedding))
+			}
+			fmt.Fprintf(w, "\n%s\n", indent(cp.Summary))
+			return nil
+		},
+	}
+}
+
+func cmdVersion() *cli.Command {
+	return &cli.Command{
+		Name:  "version",
+		Usage: "print the version",
+		Flags: []cli.Flag{jsonFlag},
+		Action: func(c *cli.Context) error {
+			if c.Bool("json") {
+				return printJSON(c.App.Writer, map[string]string{"version": version, "go": runtime.Version()})
+			}
+			fmt.Fprintf(c.App.Writer, "git-ctx version %s (%s)\n", version, runtime.Version())
+			return nil
+		},
+	}
+}
+
+func formatTS(ts int64) string {
+	// ghyll treats values below 1e12 as seconds.
+	var t time.Time
+	if ts < 1e12 {
+		t = time.Unix(ts, 0)
+	} else {
+		t = time.Unix(0, ts)
+	}
+	return t.UTC().Format("2006-01-02T15:04:05Z")
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func indent(s string) string {
+	return "    " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n    ")
+}
+
+// setConfig writes one local git config value.
+func setConfig(c *cli.Context, m *memory.Memory, key, value string) error {
+	return m.SetConfig(c.Context, key, value)
+}

@@ -1,0 +1,142 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/git-ctx/git-ctx/formats/checkpoint"
+	"github.com/git-ctx/git-ctx/gitrepo"
+	"github.com/git-ctx/git-ctx/memory"
+)
+
+func cmdVerify() *cli.Command {
+	return &cli.Command{
+		Name:      "verify",
+		Usage:     "verify the whole memory branch, or record files offline",
+		ArgsUsage: "[FILE...]",
+		Description: "Without files: checks every device key, every chain's links from its genesis, and every\n" +
+			"checkpoint's hash and signature; exits 1 naming the first bad record of each device.\n" +
+			"With files: detects each file's format and verifies it offline, with --key or the key\n" +
+			"published on the memory branch; exits 0 only when every file is valid.\n\n" +
+			"Examples:\n  git ctx verify\n  git ctx verify cp.json --key alice.pub --json",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "key", Usage: "public key `PUB.pem` for offline verification"},
+			jsonFlag,
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return verifyFiles(c)
+			}
+			if c.IsSet("key") {
+				return usageErr("--key applies to verifying files")
+			}
+			return verifyBranch(c)
+		},
+	}
+}
+
+func verifyBranch(c *cli.Context) error {
+	m, err := openMemory(c)
+	if err != nil {
+		return err
+	}
+	rep, err := m.Verify(c.Context)
+	if err != nil {
+		return err
+	}
+	if c.Bool("json") {
+		if err := printJSON(c.App.Writer, rep); err != nil {
+			return err
+		}
+	} else {
+		w := c.App.Writer
+		for _, ch := range rep.Chains {
+			if ch.Failure != nil {
+				fmt.Fprintf(w, "FAIL %s\n", ch.Failure.Error())
+				continue
+			}
+			fmt.Fprintf(w, "OK   device %s: %d checkpoints%s\n", ch.Device, ch.Verified, rulesNote(ch.Rules))
+		}
+		for _, p := range rep.Problems {
+			fmt.Fprintf(w, "FAIL %s: %s\n", p.Path, p.Reason)
+		}
+		if rep.OK {
+			fmt.Fprintf(w, "verified %d checkpoints in %d chains at %s\n", rep.Verified(), len(rep.Chains), rep.Commit[:12])
+		}
+	}
+	if !rep.OK {
+		fmt.Fprintln(c.App.ErrWriter, "git-ctx: verification failed: see the FAIL lines; 'git ctx show HASH' prints a record")
+		return silent{exitFailed}
+	}
+	return nil
+}
+
+func rulesNote(rules map[checkpoint.Rule]int) string {
+	if len(rules) <= 1 {
+		for r := range rules {
+			if r != checkpoint.RuleSeedV1 {
+				return " (rule " + string(r) + ")"
+			}
+		}
+		return ""
+	}
+	keys := make([]checkpoint.Rule, 0, len(rules))
+	for r := range rules {
+		keys = append(keys, r)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
+	s := " ("
+	for i, r := range keys {
+		if i > 0 {
+			s += ", "
+		}
+		s += fmt.Sprintf("%s: %d", r, rules[r])
+	}
+	return s + ")"
+}
+
+func verifyFiles(c *cli.Context) error {
+	var keys memory.KeySource
+	if p := c.String("key"); p != "" {
+		k, err := memory.FixedKey(p)
+		if err != nil {
+			return withCode(exitUsage, err)
+		}
+		keys = k
+	} else if m, err := openMemory(c); err == nil {
+		keys = m.BranchKeys()
+	} else if !errors.Is(err, gitrepo.ErrNotARepo) {
+		return err
+	}
+	results := make([]memory.FileResult, 0, c.NArg())
+	allValid, refused := true, false
+	for _, f := range c.Args().Slice() {
+		r := memory.VerifyFile(f, keys)
+		results = append(results, r)
+		allValid = allValid && r.Valid
+		refused = refused || r.Refused
+	}
+	if c.Bool("json") {
+		if err := printJSON(c.App.Writer, results); err != nil {
+			return err
+		}
+	} else {
+		for _, r := range results {
+			if r.Valid {
+				fmt.Fprintf(c.App.Writer, "%s: OK %s %s (rule %s, key from %s)\n", r.File, r.Format, r.ID, r.Rule, r.KeySource)
+			} else {
+				fmt.Fprintf(c.App.Writer, "%s: FAIL %s: %s\n", r.File, r.Format, r.Error)
+			}
+		}
+	}
+	switch {
+	case refused:
+		return silent{exitRefused}
+	case !allValid:
+		return silent{exitFailed}
+	}
+	return nil
+}

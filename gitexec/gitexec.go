@@ -1,0 +1,96 @@
+// Package gitexec runs the git executable: with a context, a clean and
+// non-interactive environment, and errors that carry git's own message.
+package gitexec
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+)
+
+// Error is a git command that exited non-zero or could not start.
+type Error struct {
+	Args     []string
+	ExitCode int    // -1 when git did not run
+	Stderr   string // trimmed
+	Err      error
+}
+
+func (e *Error) Error() string {
+	msg := e.Stderr
+	if msg == "" && e.Err != nil {
+		msg = e.Err.Error()
+	}
+	if i := strings.IndexByte(msg, '\n'); i >= 0 {
+		msg = msg[:i]
+	}
+	return fmt.Sprintf("git %s: %s", strings.Join(e.Args, " "), msg)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// ErrNotFound means no git executable is on PATH.
+var ErrNotFound = errors.New("git executable not found on PATH")
+
+// Cmd describes one git invocation.
+type Cmd struct {
+	Dir   string    // working directory ("" = current)
+	Args  []string  // arguments after "git"
+	Stdin io.Reader // nil = empty
+	Env   []string  // extra KEY=VALUE entries, appended last
+	// Interactive keeps git's terminal prompts enabled; by default
+	// GIT_TERMINAL_PROMPT=0 so a missing credential fails instead of hanging.
+	Interactive bool
+	Stderr      io.Writer // when set, git's stderr streams there too
+}
+
+// Run runs git and returns its stdout.
+func Run(ctx context.Context, c Cmd) ([]byte, error) {
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, "git", c.Args...)
+	cmd.Dir = c.Dir
+	cmd.Stdin = c.Stdin
+	cmd.Stdout = &stdout
+	if c.Stderr != nil {
+		cmd.Stderr = io.MultiWriter(&stderr, c.Stderr)
+	} else {
+		cmd.Stderr = &stderr
+	}
+	cmd.Env = Environ(c.Interactive, c.Env...)
+	err := cmd.Run()
+	if err == nil {
+		return stdout.Bytes(), nil
+	}
+	ge := &Error{Args: c.Args, ExitCode: -1, Stderr: strings.TrimSpace(stderr.String()), Err: err}
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		ge.ExitCode = ee.ExitCode()
+	case errors.Is(err, exec.ErrNotFound):
+		ge.Err = ErrNotFound
+	}
+	if ctx.Err() != nil {
+		ge.Err = ctx.Err()
+	}
+	return stdout.Bytes(), ge
+}
+
+// Git is Run with only a directory and arguments.
+func Git(ctx context.Context, dir string, args ...string) ([]byte, error) {
+	return Run(ctx, Cmd{Dir: dir, Args: args})
+}
+
+// Environ returns the environment for a git child: the current one, with
+// GIT_TERMINAL_PROMPT=0 unless interactive, and extra appended last.
+func Environ(interactive bool, extra ...string) []string {
+	env := os.Environ()
+	if !interactive {
+		env = append(env, "GIT_TERMINAL_PROMPT=0")
+	}
+	return append(env, extra...)
+}

@@ -1,0 +1,57 @@
+package gitrepo
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/git-ctx/git-ctx/gitexec"
+)
+
+// CommitInfo is what a checkpoint records about one commit.
+type CommitInfo struct {
+	Hash    string
+	Tree    string
+	Subject string
+	Body    string
+	// Files are the paths the commit changed against its first parent (all
+	// paths for a root commit), at most the limit given to Commit.
+	Files []string
+	// FilesOmitted counts changed paths left out by that limit.
+	FilesOmitted int
+}
+
+// Commit describes rev. maxFiles bounds Files (0 means no limit).
+func (r *Repo) Commit(ctx context.Context, rev string, maxFiles int) (*CommitInfo, error) {
+	if strings.HasPrefix(rev, "-") {
+		return nil, fmt.Errorf("bad revision %q", rev)
+	}
+	out, err := gitexec.Git(ctx, r.Dir, "show", "-s", "--format=%H%x00%T%x00%s%x00%b", rev, "--")
+	if err != nil {
+		return nil, fmt.Errorf("read commit %s: %w", rev, err)
+	}
+	parts := strings.SplitN(string(out), "\x00", 4)
+	if len(parts) != 4 {
+		return nil, fmt.Errorf("read commit %s: unexpected output", rev)
+	}
+	ci := &CommitInfo{Hash: parts[0], Tree: parts[1], Subject: parts[2], Body: strings.TrimSpace(parts[3])}
+	names, err := gitexec.Git(ctx, r.Dir, "diff-tree", "-r", "-z", "--name-only", "--no-commit-id",
+		"--root", "-m", "--first-parent", ci.Hash, "--")
+	if err != nil {
+		return nil, fmt.Errorf("list files of %s: %w", rev, err)
+	}
+	seen := map[string]bool{}
+	for _, n := range bytes.Split(names, []byte{0}) {
+		if len(n) == 0 || seen[string(n)] {
+			continue
+		}
+		seen[string(n)] = true
+		if maxFiles > 0 && len(ci.Files) >= maxFiles {
+			ci.FilesOmitted++
+			continue
+		}
+		ci.Files = append(ci.Files, string(n))
+	}
+	return ci, nil
+}

@@ -1,0 +1,306 @@
+// Package gitrepo finds the git repository a command runs in and answers
+// questions about it: its directories, its configuration, its repo id, its
+// current branch and what a commit changed. It reads configuration once per
+// process with a single git call.
+package gitrepo
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/git-ctx/git-ctx/gitexec"
+)
+
+// ErrNotARepo means the directory is not inside a git repository.
+var ErrNotARepo = errors.New("not a git repository")
+
+// ErrNoRepoID means no repo id can be derived: no remote, no commit and no
+// ctx.repoId.
+var ErrNoRepoID = errors.New("no remote, no commit and no ctx.repoId: cannot name this repository")
+
+// Repo is one repository as seen from one directory.
+type Repo struct {
+	Dir        string // where the command runs
+	GitDir     string // per-worktree git dir (absolute)
+	CommonDir  string // shared git dir: objects, refs/heads (absolute)
+	Bare       bool
+	InWorkTree bool
+	config     map[string][]string
+}
+
+// Open finds the repository containing dir (or $GIT_DIR) and reads its
+// configuration.
+func Open(ctx context.Context, dir string) (*Repo, error) {
+	out, err := gitexec.Git(ctx, dir, "rev-parse", "--path-format=absolute",
+		"--git-dir", "--git-common-dir", "--is-bare-repository", "--is-inside-work-tree")
+	if err != nil {
+		var ge *gitexec.Error
+		if errors.As(err, &ge) && ge.ExitCode == 128 {
+			return nil, fmt.Errorf("%w (or any parent up to /): %s", ErrNotARepo, dir)
+		}
+		return nil, err
+	}
+	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+	if len(lines) != 4 {
+		return nil, fmt.Errorf("git rev-parse: unexpected output %q", out)
+	}
+	r := &Repo{Dir: dir, GitDir: lines[0], CommonDir: lines[1], Bare: lines[2] == "true", InWorkTree: lines[3] == "true"}
+	if err := r.ReloadConfig(ctx); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// ReloadConfig reads every configuration entry git sees (system, global,
+// local, worktree, includes) in one call.
+func (r *Repo) ReloadConfig(ctx context.Context) error {
+	out, err := gitexec.Git(ctx, r.Dir, "config", "-z", "--list")
+	if err != nil {
+		var ge *gitexec.Error
+		// An empty configuration exits 1 on some versions.
+		if !(errors.As(err, &ge) && ge.ExitCode == 1 && len(out) == 0) {
+			return fmt.Errorf("read git config: %w", err)
+		}
+	}
+	r.config = ParseConfigList(out)
+	return nil
+}
+
+// ParseConfigList parses `git config -z --list` output into a map from
+// canonical key (section and name lower-cased, subsection kept) to values.
+func ParseConfigList(out []byte) map[string][]string {
+	m := map[string][]string{}
+	for _, rec := range bytes.Split(out, []byte{0}) {
+		if len(rec) == 0 {
+			continue
+		}
+		key, val, _ := bytes.Cut(rec, []byte{'\n'})
+		k := CanonicalKey(string(key))
+		m[k] = append(m[k], string(val))
+	}
+	return m
+}
+
+// CanonicalKey lower-cases the section and the name of a config key and
+// keeps a subsection as written.
+func CanonicalKey(key string) string {
+	first := strings.IndexByte(key, '.')
+	last := strings.LastIndexByte(key, '.')
+	if first < 0 {
+		return strings.ToLower(key)
+	}
+	return strings.ToLower(key[:first]) + key[first:last] + strings.ToLower(key[last:])
+}
+
+// Config returns the last value of key, or "".
+func (r *Repo) Config(key string) string {
+	v := r.config[CanonicalKey(key)]
+	if len(v) == 0 {
+		return ""
+	}
+	return v[len(v)-1]
+}
+
+// ConfigAll returns every value of key in order.
+func (r *Repo) ConfigAll(key string) []string { return r.config[CanonicalKey(key)] }
+
+// ConfigBool returns key as a git boolean, def when unset or unparsable.
+func (r *Repo) ConfigBool(key string, def bool) bool {
+	switch strings.ToLower(r.Config(key)) {
+	case "true", "yes", "on", "1":
+		return true
+	case "false", "no", "off", "0":
+		return false
+	}
+	return def
+}
+
+// Remotes lists the configured remote names, sorted.
+func (r *Repo) Remotes() []string {
+	var names []string
+	for k := range r.config {
+		if strings.HasPrefix(k, "remote.") && strings.HasSuffix(k, ".url") {
+			names = append(names, k[len("remote."):len(k)-len(".url")])
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// MemoryRemote returns the remote memory is exchanged with: ctx.remote,
+// else "origin" when it exists, else the only remote, else "".
+func (r *Repo) MemoryRemote() string {
+	if v := r.Config("ctx.remote"); v != "" {
+		return v
+	}
+	remotes := r.Remotes()
+	for _, n := range remotes {
+		if n == "origin" {
+			return n
+		}
+	}
+	if len(remotes) == 1 {
+		return remotes[0]
+	}
+	return ""
+}
+
+// RemoteURL returns the URL of the memory remote, normalised, or "".
+func (r *Repo) RemoteURL() string {
+	name := r.MemoryRemote()
+	if name == "" {
+		return ""
+	}
+	u := r.Config("remote." + name + ".url")
+	if u == "" {
+		return ""
+	}
+	return NormalizeURL(u)
+}
+
+// RepoID names this repository on the memory branch: ctx.repoId when set,
+// else the SHA-256 of the normalised memory remote URL, else the SHA-256 of
+// the root commit id of HEAD (the smallest, if there are several roots).
+func (r *Repo) RepoID(ctx context.Context) (string, error) {
+	if v := strings.TrimSpace(r.Config("ctx.repoId")); v != "" {
+		if err := ValidSegment(v); err != nil {
+			return "", fmt.Errorf("ctx.repoId: %w", err)
+		}
+		return v, nil
+	}
+	if u := r.RemoteURL(); u != "" {
+		return HashID(u), nil
+	}
+	out, err := gitexec.Git(ctx, r.Dir, "rev-list", "--max-parents=0", "HEAD")
+	if err != nil || len(bytes.TrimSpace(out)) == 0 {
+		return "", ErrNoRepoID
+	}
+	roots := strings.Fields(string(out))
+	sort.Strings(roots)
+	return HashID(roots[0]), nil
+}
+
+// HashID is the lowercase hex SHA-256 of s.
+func HashID(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+// NormalizeURL maps the spellings of one remote to one string: the scheme,
+// user info, a default port and a trailing ".git" or "/" are dropped, the
+// host is lower-cased, and scp syntax "user@host:a/b" becomes "host/a/b".
+// Local paths are cleaned and keep their leading "/".
+func NormalizeURL(raw string) string {
+	u := strings.TrimSpace(raw)
+	if u == "" {
+		return ""
+	}
+	var host, path string
+	if i := strings.Index(u, "://"); i > 0 && !strings.ContainsAny(u[:i], "/@:") {
+		scheme := strings.ToLower(u[:i])
+		rest := u[i+3:]
+		if scheme == "file" {
+			return trimRepoSuffix(filepath.Clean("/" + strings.TrimLeft(rest, "/")))
+		}
+		authority, p, _ := strings.Cut(rest, "/")
+		if at := strings.LastIndexByte(authority, '@'); at >= 0 {
+			authority = authority[at+1:]
+		}
+		host = dropDefaultPort(strings.ToLower(authority))
+		path = p
+	} else if colon := strings.IndexByte(u, ':'); colon > 0 && !strings.Contains(u[:colon], "/") && !isWindowsDrive(u, colon) {
+		authority := u[:colon]
+		if at := strings.LastIndexByte(authority, '@'); at >= 0 {
+			authority = authority[at+1:]
+		}
+		host = strings.ToLower(authority)
+		path = u[colon+1:]
+	} else {
+		return trimRepoSuffix(filepath.Clean(u))
+	}
+	path = strings.Trim(path, "/")
+	path = strings.TrimPrefix(path, "~/")
+	return trimRepoSuffix(host + "/" + path)
+}
+
+func trimRepoSuffix(s string) string {
+	for {
+		t := strings.TrimSuffix(strings.TrimSuffix(s, "/"), ".git")
+		if t == s || t == "" {
+			return s
+		}
+		s = t
+	}
+}
+
+func dropDefaultPort(authority string) string {
+	for _, p := range []string{":22", ":80", ":443", ":9418"} {
+		if strings.HasSuffix(authority, p) {
+			return strings.TrimSuffix(authority, p)
+		}
+	}
+	return authority
+}
+
+func isWindowsDrive(u string, colon int) bool {
+	return colon == 1 && len(u) > 2 && (u[2] == '\\' || u[2] == '/')
+}
+
+// ValidSegment reports whether s can be one path segment on the memory
+// branch: non-empty, at most 128 bytes, no "/", "\", NUL, no "..", not ".".
+func ValidSegment(s string) error {
+	switch {
+	case s == "" || s == ".":
+		return fmt.Errorf("%q is not a usable name", s)
+	case len(s) > 128:
+		return fmt.Errorf("name longer than 128 bytes")
+	case strings.ContainsAny(s, "/\\\x00") || strings.Contains(s, ".."):
+		return fmt.Errorf("%q contains a path separator, NUL or \"..\"", s)
+	}
+	return nil
+}
+
+// CurrentBranch returns the short name of the branch checked out in this
+// worktree ("" when detached or bare). During a rebase it returns the branch
+// being rebased.
+func (r *Repo) CurrentBranch() string {
+	for _, p := range []string{"rebase-merge/head-name", "rebase-apply/head-name"} {
+		if b, err := os.ReadFile(filepath.Join(r.GitDir, p)); err == nil {
+			return strings.TrimPrefix(strings.TrimSpace(string(b)), "refs/heads/")
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(r.GitDir, "HEAD"))
+	if err != nil {
+		return ""
+	}
+	s := strings.TrimSpace(string(b))
+	if ref, ok := strings.CutPrefix(s, "ref: "); ok {
+		return strings.TrimPrefix(ref, "refs/heads/")
+	}
+	return ""
+}
+
+// Identity returns user.name and user.email (either may be "").
+func (r *Repo) Identity() (name, email string) {
+	return r.Config("user.name"), r.Config("user.email")
+}
+
+// WorkTree returns the top of the work tree ("" in a bare repository).
+func (r *Repo) WorkTree(ctx context.Context) (string, error) {
+	if !r.InWorkTree {
+		return "", nil
+	}
+	out, err := gitexec.Git(ctx, r.Dir, "rev-parse", "--show-toplevel")
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(out)), nil
+}

@@ -1,0 +1,406 @@
+package gitstore
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/git-ctx/git-ctx/formats/checkpoint"
+)
+
+// Author is who commits on the memory branch (the user's git identity).
+type Author struct{ Name, Email string }
+
+func (a Author) signature(now time.Time) object.Signature {
+	name, email := a.Name, a.Email
+	if name == "" {
+		name = "git-ctx"
+	}
+	if email == "" {
+		email = "git-ctx@localhost"
+	}
+	return object.Signature{Name: name, Email: email, When: now}
+}
+
+// Device is the writing device: its id and private key.
+type Device struct {
+	ID  string
+	Key ed25519.PrivateKey
+}
+
+func (d Device) public() ed25519.PublicKey { return d.Key.Public().(ed25519.PublicKey) }
+
+// InitOptions configures Init.
+type InitOptions struct {
+	Layout Layout // "" = DefaultLayout (ignored when the branch exists)
+	Device Device
+	Author Author
+	// Base, when non-zero and the branch does not exist yet, is a commit
+	// (e.g. a fetched remote branch) the local branch starts from instead of
+	// a new root.
+	Base plumbing.Hash
+}
+
+// InitResult says what Init did.
+type InitResult struct {
+	Created   bool // the branch was created (new root or from Base)
+	Published bool // this device's key was added
+	Layout    Layout
+	Tip       plumbing.Hash
+}
+
+// maxCASRetries bounds retries when plain git moves the ref under us.
+const maxCASRetries = 20
+
+// Init creates the branch when missing and publishes this device's key.
+// Running it again is harmless. A branch that holds another key under this
+// device id is refused with ErrKeyConflict.
+func (s *Store) Init(ctx context.Context, opt InitOptions) (InitResult, error) {
+	var res InitResult
+	unlock, err := s.Lock(ctx)
+	if err != nil {
+		return res, err
+	}
+	defer unlock()
+	for attempt := 0; ; attempt++ {
+		res, err = s.initOnce(ctx, opt)
+		if !errors.Is(err, ErrConflict) || attempt >= maxCASRetries {
+			return res, err
+		}
+		backoff(ctx, attempt)
+	}
+}
+
+func (s *Store) initOnce(ctx context.Context, opt InitOptions) (InitResult, error) {
+	res := InitResult{}
+	tip, err := s.Tip()
+	if err != nil {
+		return res, err
+	}
+	now := time.Now()
+	keyPEM := checkpoint.EncodePublicKey(opt.Device.public())
+	if tip.IsZero() && !opt.Base.IsZero() {
+		if err := s.casRef(ctx, plumbing.ZeroHash, opt.Base, "ctx: init from "+opt.Base.String()); err != nil {
+			return res, err
+		}
+		res.Created = true
+		tip = opt.Base
+	}
+	if tip.IsZero() {
+		layout := opt.Layout
+		if layout == "" {
+			layout = DefaultLayout
+		}
+		edits := map[string][]byte{DeviceKeyPath(opt.Device.ID): keyPEM}
+		if layout == LayoutCtxV1 {
+			edits[LayoutFile] = []byte(string(layout) + "\n")
+		}
+		tree, err := s.treeWith(plumbing.ZeroHash, edits)
+		if err != nil {
+			return res, err
+		}
+		msg := fmt.Sprintf("ctx: init memory branch (%s) by %s\n", layout, opt.Device.ID)
+		c, err := s.writeCommit(tree, nil, opt.Author.signature(now), msg)
+		if err != nil {
+			return res, err
+		}
+		if err := s.casRef(ctx, plumbing.ZeroHash, c, "ctx: init"); err != nil {
+			return res, err
+		}
+		return InitResult{Created: true, Published: true, Layout: layout, Tip: c}, nil
+	}
+	v, err := s.ViewAt(tip)
+	if err != nil {
+		return res, err
+	}
+	res.Layout, res.Tip = v.Layout, tip
+	publish, err := needsKey(v, opt.Device)
+	if err != nil || !publish {
+		return res, err
+	}
+	tree, err := s.treeWith(v.Root, map[string][]byte{DeviceKeyPath(opt.Device.ID): keyPEM})
+	if err != nil {
+		return res, err
+	}
+	c, err := s.writeCommit(tree, []plumbing.Hash{tip}, opt.Author.signature(now), fmt.Sprintf("ctx: add device %s\n", opt.Device.ID))
+	if err != nil {
+		return res, err
+	}
+	if err := s.casRef(ctx, tip, c, "ctx: add device"); err != nil {
+		return res, err
+	}
+	res.Published, res.Tip = true, c
+	return res, nil
+}
+
+// needsKey reports whether d's key must be added to v; it fails when the
+// branch holds a different key (or garbage) under d's id.
+func needsKey(v *View, d Device) (bool, error) {
+	pub, _, err := v.DeviceKey(d.ID)
+	switch {
+	case errors.Is(err, ErrNotExist):
+		return true, nil
+	case err != nil:
+		return false, fmt.Errorf("%w: %s: %v", ErrKeyConflict, DeviceKeyPath(d.ID), err)
+	case !pub.Equal(d.public()):
+		return false, fmt.Errorf("%w: %s holds key %s, this machine has %s; pick another id with 'git config ctx.device NEW-ID'",
+			ErrKeyConflict, DeviceKeyPath(d.ID), checkpoint.Fingerprint(pub), checkpoint.Fingerprint(d.public()))
+	}
+	return false, nil
+}
+
+// treeWith writes the blobs in files and returns base edited to hold them.
+func (s *Store) treeWith(base plumbing.Hash, files map[string][]byte) (plumbing.Hash, error) {
+	edits := make(map[string]plumbing.Hash, len(files))
+	for p, data := range files {
+		h, err := s.writeBlob(data)
+		if err != nil {
+			return plumbing.ZeroHash, fmt.Errorf("write %s: %w", p, err)
+		}
+		edits[p] = h
+	}
+	return s.editTree(base, edits)
+}
+
+// Draft is a checkpoint to append. Parent, hash, signature, device and
+// version are filled in by Append; a zero Timestamp means now.
+type Draft = checkpoint.Checkpoint
+
+// AppendRequest asks for one or more checkpoints on one device's chain.
+type AppendRequest struct {
+	RepoID string
+	Device Device
+	Author Author
+	Drafts []Draft
+	// Prepare, if set, runs under the lock for each draft, after its parent
+	// is known: prev is the device's previous checkpoint in this repository
+	// (nil for the first). It may set fields such as Turn.
+	Prepare func(d *Draft, prev *checkpoint.Checkpoint) error
+}
+
+// AppendResult is what one Append wrote.
+type AppendResult struct {
+	Checkpoints []*checkpoint.Checkpoint
+	Commit      plumbing.Hash
+}
+
+// Append seals the drafts onto the device's chain in one commit. It holds
+// the git-ctx lock, re-reads the tip on every attempt, and retries when plain
+// git moved the ref in between.
+func (s *Store) Append(ctx context.Context, req AppendRequest) (*AppendResult, error) {
+	if len(req.Drafts) == 0 {
+		return nil, errors.New("nothing to append")
+	}
+	unlock, err := s.Lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	for attempt := 0; ; attempt++ {
+		res, err := s.appendOnce(ctx, req)
+		if !errors.Is(err, ErrConflict) || attempt >= maxCASRetries {
+			return res, err
+		}
+		backoff(ctx, attempt)
+	}
+}
+
+func (s *Store) appendOnce(ctx context.Context, req AppendRequest) (*AppendResult, error) {
+	tip, err := s.Tip()
+	if err != nil {
+		return nil, err
+	}
+	if tip.IsZero() {
+		return nil, ErrNotInitialized
+	}
+	v, err := s.ViewAt(tip)
+	if err != nil {
+		return nil, err
+	}
+	dev := req.Device
+	files := map[string][]byte{}
+	publish, err := needsKey(v, dev)
+	if err != nil {
+		return nil, err
+	}
+	if publish {
+		files[DeviceKeyPath(dev.ID)] = checkpoint.EncodePublicKey(dev.public())
+	}
+	seg, err := v.openSegment(req.RepoID, dev.ID)
+	if err != nil {
+		return nil, err
+	}
+	var prev *checkpoint.Checkpoint
+	if seg.last != nil {
+		if prev, err = v.Checkpoint(req.RepoID, seg.last.Hash); err != nil {
+			return nil, fmt.Errorf("%w: last checkpoint %s of %s: %v", ErrCorrupt, seg.last.Hash[:12], dev.ID, err)
+		}
+	}
+	now := time.Now()
+	res := &AppendResult{}
+	for i := range req.Drafts {
+		cp := req.Drafts[i] // copy: a retry starts from the caller's draft
+		cp.Version, cp.DeviceID, cp.Hash, cp.Signature = checkpoint.WriteVersion, dev.ID, "", ""
+		cp.ParentHash = checkpoint.ZeroHash
+		if cp.Timestamp == 0 {
+			cp.Timestamp = now.UnixNano()
+		}
+		if prev != nil {
+			cp.ParentHash = prev.Hash
+			if cp.Timestamp <= prev.Timestamp {
+				cp.Timestamp = prev.Timestamp + 1 // keep ts increasing along the chain
+			}
+		}
+		if req.Prepare != nil {
+			if err := req.Prepare(&cp, prev); err != nil {
+				return nil, err
+			}
+		}
+		if err := cp.Seal(dev.Key); err != nil {
+			return nil, fmt.Errorf("seal checkpoint: %w", err)
+		}
+		body, err := cp.MarshalFile()
+		if err != nil {
+			return nil, err
+		}
+		if len(body) > checkpoint.MaxFileSize {
+			return nil, fmt.Errorf("%w: checkpoint is %d bytes (limit %d)", checkpoint.ErrTooLarge, len(body), checkpoint.MaxFileSize)
+		}
+		files[v.Layout.CheckpointPath(req.RepoID, cp.Hash)] = body
+		seg.add(cp.Entry())
+		c := cp
+		res.Checkpoints = append(res.Checkpoints, &c)
+		prev = &c
+	}
+	for p, data := range seg.files() {
+		files[p] = data
+	}
+	tree, err := s.treeWith(v.Root, files)
+	if err != nil {
+		return nil, err
+	}
+	commit, err := s.writeCommit(tree, []plumbing.Hash{tip}, req.Author.signature(now), commitMessage(res.Checkpoints, dev.ID))
+	if err != nil {
+		return nil, err
+	}
+	if err := s.casRef(ctx, tip, commit, "ctx: checkpoint"); err != nil {
+		return nil, err
+	}
+	res.Commit = commit
+	return res, nil
+}
+
+// segmentWriter tracks the chain file(s) an append rewrites.
+type segmentWriter struct {
+	layout         Layout
+	repoID, device string
+	index          int    // current segment number (ctx-v1)
+	data           []byte // current segment (ctx-v1) or whole chain (ghyll-v1)
+	lines          int
+	dirty          map[string][]byte
+	last           *checkpoint.ChainEntry
+}
+
+// openSegment loads the file a new chain line goes into and the chain's
+// last entry. Only the last segment is read.
+func (v *View) openSegment(repoID, device string) (*segmentWriter, error) {
+	w := &segmentWriter{layout: v.Layout, repoID: repoID, device: device, dirty: map[string][]byte{}}
+	var err error
+	if v.Layout == LayoutGhyllV1 {
+		w.data, err = v.ReadFile(ChainPath(repoID, device), MaxBlob)
+		if errors.Is(err, ErrNotExist) {
+			err = nil
+		}
+	} else {
+		var segs []plumbing.Hash
+		segs, err = v.segments(repoID, device)
+		if err == nil && len(segs) > 0 {
+			w.index = len(segs) - 1
+			w.data, err = v.s.readBlob(segs[w.index], MaxBlob)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(w.data) > 0 {
+		if w.data[len(w.data)-1] != '\n' {
+			return nil, fmt.Errorf("%w: chain of %s does not end in a newline: run 'git ctx verify'", ErrCorrupt, device)
+		}
+		e, err := checkpoint.ParseChainLine(lastLine(w.data))
+		if err != nil {
+			return nil, fmt.Errorf("%w: last chain line of %s: %v: run 'git ctx verify'", ErrCorrupt, device, err)
+		}
+		w.last = &e
+		w.lines = bytes.Count(w.data, []byte{'\n'})
+	}
+	return w, nil
+}
+
+func (w *segmentWriter) path() string {
+	if w.layout == LayoutGhyllV1 {
+		return ChainPath(w.repoID, w.device)
+	}
+	return SegmentPath(w.repoID, w.device, w.index)
+}
+
+func (w *segmentWriter) add(e checkpoint.ChainEntry) {
+	if w.layout == LayoutCtxV1 && w.lines >= SegmentLines {
+		w.index++
+		w.data, w.lines = nil, 0
+	}
+	w.data = append(append([]byte(nil), w.data...), e.MarshalLine()...)
+	w.lines++
+	w.dirty[w.path()] = w.data
+	w.last = &e
+}
+
+func (w *segmentWriter) files() map[string][]byte { return w.dirty }
+
+// commitMessage: "ctx: checkpoint <hash12> by <device> (turn N): <summary>".
+func commitMessage(cps []*checkpoint.Checkpoint, device string) string {
+	var b strings.Builder
+	if len(cps) == 1 {
+		cp := cps[0]
+		fmt.Fprintf(&b, "ctx: checkpoint %s by %s (turn %d): %s\n\n", cp.Hash[:12], device, cp.Turn, oneLine(cp.Summary, 72))
+	} else {
+		fmt.Fprintf(&b, "ctx: %d checkpoints by %s\n\n", len(cps), device)
+	}
+	for _, cp := range cps {
+		fmt.Fprintf(&b, "Checkpoint: %s\n", cp.Hash)
+	}
+	return b.String()
+}
+
+// oneLine returns the first line of s without control characters, cut to
+// max runes.
+func oneLine(s string, max int) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s)
+	if r := []rune(s); len(r) > max {
+		s = string(r[:max-1]) + "…"
+	}
+	return s
+}
+
+func backoff(ctx context.Context, attempt int) {
+	d := time.Duration(1+rand.IntN(5*(attempt+1))) * time.Millisecond
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+}

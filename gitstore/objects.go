@@ -1,0 +1,167 @@
+package gitstore
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// ErrNotExist means a path is not on the branch.
+var ErrNotExist = errors.New("not on the branch")
+
+// ErrTooLarge means a blob exceeds the limit it was read with.
+var ErrTooLarge = errors.New("object too large")
+
+func (s *Store) writeBlob(data []byte) (plumbing.Hash, error) {
+	obj := s.st.NewEncodedObject()
+	obj.SetType(plumbing.BlobObject)
+	obj.SetSize(int64(len(data)))
+	w, err := obj.Writer()
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if _, err := w.Write(data); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if err := w.Close(); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return s.st.SetEncodedObject(obj)
+}
+
+// readBlob reads a blob, refusing it before reading when it exceeds max.
+func (s *Store) readBlob(h plumbing.Hash, max int64) ([]byte, error) {
+	obj, err := s.st.EncodedObject(plumbing.BlobObject, h)
+	if err != nil {
+		return nil, fmt.Errorf("read blob %s: %w", h, err)
+	}
+	if obj.Size() > max {
+		return nil, fmt.Errorf("%w: blob %s is %d bytes (limit %d)", ErrTooLarge, h, obj.Size(), max)
+	}
+	r, err := obj.Reader()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return io.ReadAll(io.LimitReader(r, max+1))
+}
+
+func (s *Store) readTree(h plumbing.Hash) (*object.Tree, error) {
+	t, err := object.GetTree(s.st, h)
+	if err != nil {
+		return nil, fmt.Errorf("read tree %s: %w", h, err)
+	}
+	return t, nil
+}
+
+// writeTree stores a tree with its entries in git's order.
+func (s *Store) writeTree(entries []object.TreeEntry) (plumbing.Hash, error) {
+	sortEntries(entries)
+	t := &object.Tree{Entries: entries}
+	obj := s.st.NewEncodedObject()
+	if err := t.Encode(obj); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return s.st.SetEncodedObject(obj)
+}
+
+// sortEntries orders entries as git does: by name, a tree's name compared
+// as if it ended in "/".
+func sortEntries(es []object.TreeEntry) {
+	key := func(e object.TreeEntry) string {
+		if e.Mode == filemode.Dir {
+			return e.Name + "/"
+		}
+		return e.Name
+	}
+	sort.Slice(es, func(i, j int) bool { return key(es[i]) < key(es[j]) })
+}
+
+// editTree returns base with the blobs in edits placed at their paths
+// (relative to base), rewriting only the trees on those paths. base may be
+// ZeroHash for an empty tree. A path that runs through an existing blob is
+// an error.
+func (s *Store) editTree(base plumbing.Hash, edits map[string]plumbing.Hash) (plumbing.Hash, error) {
+	var entries []object.TreeEntry
+	if !base.IsZero() {
+		t, err := s.readTree(base)
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		entries = append(entries, t.Entries...)
+	}
+	index := make(map[string]int, len(entries))
+	for i, e := range entries {
+		index[e.Name] = i
+	}
+	sub := map[string]map[string]plumbing.Hash{}
+	for p, h := range edits {
+		name, rest, deeper := strings.Cut(p, "/")
+		if name == "" {
+			return plumbing.ZeroHash, fmt.Errorf("bad path %q", p)
+		}
+		if !deeper {
+			if i, ok := index[name]; ok {
+				if entries[i].Mode == filemode.Dir {
+					return plumbing.ZeroHash, fmt.Errorf("path %q is a directory on the branch", p)
+				}
+				entries[i] = object.TreeEntry{Name: name, Mode: filemode.Regular, Hash: h}
+			} else {
+				index[name] = len(entries)
+				entries = append(entries, object.TreeEntry{Name: name, Mode: filemode.Regular, Hash: h})
+			}
+			continue
+		}
+		if sub[name] == nil {
+			sub[name] = map[string]plumbing.Hash{}
+		}
+		sub[name][rest] = h
+	}
+	for name, e := range sub {
+		childBase := plumbing.ZeroHash
+		i, ok := index[name]
+		if ok {
+			if entries[i].Mode != filemode.Dir {
+				return plumbing.ZeroHash, fmt.Errorf("path %q is a file on the branch", name)
+			}
+			childBase = entries[i].Hash
+		}
+		h, err := s.editTree(childBase, e)
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		te := object.TreeEntry{Name: name, Mode: filemode.Dir, Hash: h}
+		if ok {
+			entries[i] = te
+		} else {
+			index[name] = len(entries)
+			entries = append(entries, te)
+		}
+	}
+	return s.writeTree(entries)
+}
+
+func (s *Store) writeCommit(tree plumbing.Hash, parents []plumbing.Hash, sig object.Signature, msg string) (plumbing.Hash, error) {
+	c := &object.Commit{Author: sig, Committer: sig, Message: msg, TreeHash: tree, ParentHashes: parents}
+	obj := s.st.NewEncodedObject()
+	if err := c.Encode(obj); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return s.st.SetEncodedObject(obj)
+}
+
+// lastLine returns the last "\n"-terminated line of data without its newline.
+func lastLine(data []byte) []byte {
+	data = bytes.TrimSuffix(data, []byte("\n"))
+	if i := bytes.LastIndexByte(data, '\n'); i >= 0 {
+		return data[i+1:]
+	}
+	return data
+}

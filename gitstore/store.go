@@ -1,0 +1,137 @@
+// Package gitstore reads and writes the memory branch, refs/heads/ghyll/memory,
+// in either layout, without touching HEAD, the index or the work tree.
+//
+// Objects are written with go-git straight into the object database; an
+// append rewrites only the trees on the changed paths and moves the ref with
+// a compare-and-swap through `git update-ref`, under a lock file shared by
+// every git-ctx process of the repository, so each device's chain stays
+// linear under concurrency and plain git writers are never overwritten.
+package gitstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/go-git/go-billy/v5/osfs"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+
+	"github.com/git-ctx/git-ctx/gitexec"
+	"github.com/git-ctx/git-ctx/gitrepo"
+)
+
+// BranchRef is the memory branch.
+const BranchRef = "refs/heads/ghyll/memory"
+
+// Errors callers branch on.
+var (
+	ErrNotInitialized = errors.New("memory branch ghyll/memory does not exist: run 'git ctx init'")
+	ErrConflict       = errors.New("memory branch moved concurrently")
+	ErrKeyConflict    = errors.New("device id is published on the branch with a different key")
+	ErrCorrupt        = errors.New("memory branch is damaged")
+	ErrUnsupported    = errors.New("unsupported repository")
+)
+
+// Store is the memory branch of one repository.
+type Store struct {
+	Repo *gitrepo.Repo
+	st   *filesystem.Storage
+	ref  plumbing.ReferenceName
+}
+
+// Open prepares access to the memory branch of r.
+func Open(r *gitrepo.Repo) (*Store, error) {
+	if v := strings.ToLower(r.Config("extensions.refStorage")); v != "" && v != "files" {
+		return nil, fmt.Errorf("%w: ref storage %q (git-ctx supports the files backend)", ErrUnsupported, v)
+	}
+	if v := strings.ToLower(r.Config("extensions.objectFormat")); v != "" && v != "sha1" {
+		return nil, fmt.Errorf("%w: object format %q (git-ctx supports sha1 repositories)", ErrUnsupported, v)
+	}
+	fs := osfs.New(r.CommonDir)
+	st := filesystem.NewStorageWithOptions(fs, cache.NewObjectLRUDefault(), filesystem.Options{})
+	return &Store{Repo: r, st: st, ref: plumbing.ReferenceName(BranchRef)}, nil
+}
+
+// Tip returns the commit the branch points at, or ZeroHash when it does not
+// exist. It reads the ref afresh every time.
+func (s *Store) Tip() (plumbing.Hash, error) {
+	return s.resolve(s.ref)
+}
+
+func (s *Store) resolve(name plumbing.ReferenceName) (plumbing.Hash, error) {
+	ref, err := s.st.Reference(name)
+	if errors.Is(err, plumbing.ErrReferenceNotFound) {
+		return plumbing.ZeroHash, nil
+	}
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("read %s: %w", name, err)
+	}
+	if ref.Type() == plumbing.SymbolicReference {
+		return plumbing.ZeroHash, fmt.Errorf("%w: %s is a symbolic ref", ErrCorrupt, name)
+	}
+	return ref.Hash(), nil
+}
+
+// ResolveRef returns the commit a full ref name points at (ZeroHash if none).
+func (s *Store) ResolveRef(name string) (plumbing.Hash, error) {
+	return s.resolve(plumbing.ReferenceName(name))
+}
+
+// casRef moves the branch from old (ZeroHash: must not exist) to new with
+// `git update-ref`, which takes git's own ref lock. It returns ErrConflict
+// when the ref no longer holds old.
+func (s *Store) casRef(ctx context.Context, old, new plumbing.Hash, reason string) error {
+	oldArg := ""
+	if !old.IsZero() {
+		oldArg = old.String()
+	}
+	_, err := gitexec.Git(ctx, s.Repo.CommonDir, "update-ref", "-m", reason, BranchRef, new.String(), oldArg)
+	if err == nil {
+		return nil
+	}
+	if cur, rerr := s.Tip(); rerr == nil && cur != old {
+		return ErrConflict
+	}
+	return fmt.Errorf("update %s: %w", BranchRef, err)
+}
+
+// Lock takes the repository-wide git-ctx write lock
+// (<git-common-dir>/ctx/memory.lock, an flock released even on kill -9),
+// waiting until ctx is done.
+func (s *Store) Lock(ctx context.Context) (unlock func(), err error) {
+	dir := filepath.Join(s.Repo.CommonDir, "ctx")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create %s: %w", dir, err)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, "memory.lock"), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("open lock: %w", err)
+	}
+	delay := time.Millisecond
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return func() { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
+			f.Close()
+			return nil, fmt.Errorf("lock %s: %w", f.Name(), err)
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, fmt.Errorf("wait for the git-ctx lock: %w", ctx.Err())
+		case <-time.After(delay):
+		}
+		if delay < 20*time.Millisecond {
+			delay *= 2
+		}
+	}
+}

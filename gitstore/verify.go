@@ -1,0 +1,205 @@
+package gitstore
+
+import (
+	"crypto/ed25519"
+	"errors"
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+
+	"github.com/git-ctx/git-ctx/chain"
+	"github.com/git-ctx/git-ctx/formats/checkpoint"
+)
+
+// Problem is something wrong on the branch that is not one device's chain:
+// an unexpected path, a checkpoint file no chain names, an unreadable key.
+type Problem struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
+}
+
+// ChainReport is the verification of one device's chain in one repository.
+type ChainReport struct {
+	Repo     string                  `json:"repo"`
+	Device   string                  `json:"device"`
+	Entries  int                     `json:"entries"`
+	Verified int                     `json:"verified"`
+	Rules    map[checkpoint.Rule]int `json:"rules"`
+	Failure  *chain.Failure          `json:"failure,omitempty"`
+}
+
+// Report is the verification of a whole branch.
+type Report struct {
+	OK       bool          `json:"ok"` // set by Verify: nothing failed
+	Commit   string        `json:"commit"`
+	Layout   Layout        `json:"layout"`
+	Devices  []string      `json:"devices"`
+	Chains   []ChainReport `json:"chains"`
+	Problems []Problem     `json:"problems"`
+}
+
+func (r *Report) ok() bool {
+	if len(r.Problems) > 0 {
+		return false
+	}
+	for _, c := range r.Chains {
+		if c.Failure != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// Verified counts checkpoints that passed.
+func (r *Report) Verified() int {
+	n := 0
+	for _, c := range r.Chains {
+		n += c.Verified
+	}
+	return n
+}
+
+// Verify checks the whole branch: every device key parses, every chain links
+// from its genesis, every checkpoint it names has a matching file whose hash
+// and signature verify under the device's key, no checkpoint file is outside
+// a chain, and nothing on the branch lies outside the layout.
+func (v *View) Verify() (*Report, error) {
+	rep := &Report{Commit: v.Commit.String(), Layout: v.Layout, Problems: []Problem{}}
+	problem := func(p, format string, args ...any) {
+		rep.Problems = append(rep.Problems, Problem{Path: p, Reason: fmt.Sprintf(format, args...)})
+	}
+	root, err := v.List("")
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range root {
+		switch {
+		case e.Name == "devices" && e.Mode == filemode.Dir, e.Name == "repos" && e.Mode == filemode.Dir:
+		case e.Name == LayoutFile && e.Mode == filemode.Regular && v.Layout == LayoutCtxV1:
+		default:
+			problem(e.Name, "not part of the %s layout", v.Layout)
+		}
+	}
+	keys := map[string]ed25519.PublicKey{}
+	devEntries, err := v.List("devices")
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range devEntries {
+		id, ok := strings.CutSuffix(e.Name, ".pub")
+		if !ok || e.Mode != filemode.Regular {
+			if !(e.Name == ".gitkeep" && e.Mode == filemode.Regular) { // ghyll's init commit
+				problem("devices/"+e.Name, "not a device key file")
+			}
+			continue
+		}
+		rep.Devices = append(rep.Devices, id)
+		pub, _, err := v.DeviceKey(id)
+		if err != nil {
+			problem(DeviceKeyPath(id), "%v", err)
+			continue
+		}
+		keys[id] = pub
+	}
+	repos, err := v.List("repos")
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range repos {
+		if r.Mode != filemode.Dir {
+			problem("repos/"+r.Name, "not a repository directory")
+			continue
+		}
+		if err := v.verifyRepo(r.Name, keys, rep, problem); err != nil {
+			return nil, err
+		}
+	}
+	sort.Slice(rep.Chains, func(i, j int) bool {
+		a, b := rep.Chains[i], rep.Chains[j]
+		return a.Repo < b.Repo || a.Repo == b.Repo && a.Device < b.Device
+	})
+	rep.OK = rep.ok()
+	return rep, nil
+}
+
+func (v *View) verifyRepo(repoID string, keys map[string]ed25519.PublicKey, rep *Report, problem func(string, string, ...any)) error {
+	dir := RepoDir(repoID)
+	entries, err := v.List(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if (e.Name != "checkpoints" && e.Name != "chains") || e.Mode != filemode.Dir {
+			problem(path.Join(dir, e.Name), "not part of the %s layout", v.Layout)
+		}
+	}
+	files, bad, err := v.WalkCheckpoints(repoID)
+	if err != nil {
+		return err
+	}
+	for _, b := range bad {
+		problem(b, "not a checkpoint file name of the %s layout", v.Layout)
+	}
+	blobs := make(map[string]CheckpointEntry, len(files))
+	for _, f := range files {
+		blobs[f.Hash] = f
+	}
+	chained := map[string]bool{}
+	chainEntries, err := v.List(ChainDir(repoID))
+	if err != nil {
+		return err
+	}
+	for _, ce := range chainEntries {
+		var device string
+		switch {
+		case v.Layout == LayoutCtxV1 && ce.Mode == filemode.Dir:
+			device = ce.Name
+		case v.Layout == LayoutGhyllV1 && ce.Mode == filemode.Regular && strings.HasSuffix(ce.Name, ".jsonl"):
+			device = strings.TrimSuffix(ce.Name, ".jsonl")
+		default:
+			problem(path.Join(ChainDir(repoID), ce.Name), "not a chain of the %s layout", v.Layout)
+			continue
+		}
+		cr := ChainReport{Repo: repoID, Device: device, Rules: map[checkpoint.Rule]int{}}
+		raw, err := v.ChainBytes(repoID, device)
+		var list []checkpoint.ChainEntry
+		if err == nil {
+			var line int
+			list, line, err = checkpoint.ParseChain(raw)
+			if err != nil {
+				cr.Failure = &chain.Failure{Device: device, Index: line - 1, Reason: chain.Malformed, Detail: err.Error()}
+			}
+		} else if errors.Is(err, ErrCorrupt) || errors.Is(err, ErrTooLarge) {
+			cr.Failure = &chain.Failure{Device: device, Index: -1, Reason: chain.Malformed, Detail: err.Error()}
+		} else {
+			return err
+		}
+		cr.Entries = len(list)
+		for _, e := range list {
+			chained[e.Hash] = true
+		}
+		if cr.Failure == nil {
+			res := chain.Verify(chain.Input{
+				Device: device, Key: keys[device], Entries: list,
+				Load: func(hash string) ([]byte, error) {
+					f, ok := blobs[hash]
+					if !ok {
+						return nil, chain.ErrMissing
+					}
+					return v.s.readBlob(f.Blob, checkpoint.MaxFileSize)
+				},
+			})
+			cr.Verified, cr.Rules, cr.Failure = res.Verified, res.Rules, res.Failure
+		}
+		rep.Chains = append(rep.Chains, cr)
+	}
+	for _, f := range files {
+		if !chained[f.Hash] {
+			problem(f.Path, "checkpoint file not named by any chain")
+		}
+	}
+	return nil
+}

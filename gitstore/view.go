@@ -1,0 +1,351 @@
+package gitstore
+
+import (
+	"crypto/ed25519"
+	"errors"
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/git-ctx/git-ctx/formats/checkpoint"
+)
+
+// View is the branch as of one commit. It is read-only and cheap to make.
+type View struct {
+	s      *Store
+	Commit plumbing.Hash
+	Root   plumbing.Hash
+	Layout Layout
+	root   *object.Tree
+}
+
+// View returns the branch at its current tip, or ErrNotInitialized.
+func (s *Store) View() (*View, error) {
+	tip, err := s.Tip()
+	if err != nil {
+		return nil, err
+	}
+	if tip.IsZero() {
+		return nil, ErrNotInitialized
+	}
+	return s.ViewAt(tip)
+}
+
+// ViewAt returns the branch as of commit c.
+func (s *Store) ViewAt(c plumbing.Hash) (*View, error) {
+	commit, err := s.readCommit(c)
+	if err != nil {
+		return nil, err
+	}
+	root, err := s.readTree(commit.TreeHash)
+	if err != nil {
+		return nil, err
+	}
+	v := &View{s: s, Commit: c, Root: commit.TreeHash, root: root, Layout: LayoutGhyllV1}
+	if data, err := v.ReadFile(LayoutFile, 64); err == nil {
+		l, err := ParseLayout(strings.TrimSpace(string(data)))
+		if err != nil {
+			return nil, fmt.Errorf("%w: LAYOUT: %v", ErrCorrupt, err)
+		}
+		v.Layout = l
+	} else if !errors.Is(err, ErrNotExist) {
+		return nil, err
+	}
+	return v, nil
+}
+
+func (s *Store) readCommit(c plumbing.Hash) (*object.Commit, error) {
+	commit, err := object.GetCommit(s.st, c)
+	if err != nil {
+		return nil, fmt.Errorf("read commit %s: %w", c, err)
+	}
+	return commit, nil
+}
+
+// entry finds the tree entry at p ("" is the root).
+func (v *View) entry(p string) (object.TreeEntry, error) {
+	if p == "" {
+		return object.TreeEntry{Mode: filemode.Dir, Hash: v.Root}, nil
+	}
+	e, err := v.root.FindEntry(p)
+	if errors.Is(err, object.ErrEntryNotFound) || errors.Is(err, object.ErrDirectoryNotFound) {
+		return object.TreeEntry{}, fmt.Errorf("%s: %w", p, ErrNotExist)
+	}
+	if err != nil {
+		return object.TreeEntry{}, fmt.Errorf("%s: %w", p, err)
+	}
+	return *e, nil
+}
+
+// BlobHash returns the blob id at p.
+func (v *View) BlobHash(p string) (plumbing.Hash, error) {
+	e, err := v.entry(p)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if e.Mode != filemode.Regular && e.Mode != filemode.Deprecated {
+		return plumbing.ZeroHash, fmt.Errorf("%w: %s is not a regular file (mode %o)", ErrCorrupt, p, uint32(e.Mode))
+	}
+	return e.Hash, nil
+}
+
+// ReadFile reads the regular file at p, refusing more than max bytes.
+func (v *View) ReadFile(p string, max int64) ([]byte, error) {
+	h, err := v.BlobHash(p)
+	if err != nil {
+		return nil, err
+	}
+	return v.s.readBlob(h, max)
+}
+
+// List returns the entries of the directory at p (nil if it does not exist).
+func (v *View) List(p string) ([]object.TreeEntry, error) {
+	e, err := v.entry(p)
+	if errors.Is(err, ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if e.Mode != filemode.Dir {
+		return nil, fmt.Errorf("%w: %s is not a directory", ErrCorrupt, p)
+	}
+	t, err := v.s.readTree(e.Hash)
+	if err != nil {
+		return nil, err
+	}
+	return t.Entries, nil
+}
+
+// Devices lists the device ids that have a public key on the branch.
+func (v *View) Devices() ([]string, error) {
+	es, err := v.List("devices")
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range es {
+		if id, ok := strings.CutSuffix(e.Name, ".pub"); ok && e.Mode != filemode.Dir {
+			out = append(out, id)
+		}
+	}
+	return out, nil
+}
+
+// DeviceKey returns the public key published for device (ErrNotExist if
+// none) and the raw file bytes.
+func (v *View) DeviceKey(device string) (ed25519.PublicKey, []byte, error) {
+	raw, err := v.ReadFile(DeviceKeyPath(device), checkpoint.MaxKeyFileSize)
+	if err != nil {
+		return nil, nil, err
+	}
+	pub, err := checkpoint.ParsePublicKey(raw)
+	if err != nil {
+		return nil, raw, fmt.Errorf("%s: %w", DeviceKeyPath(device), err)
+	}
+	return pub, raw, nil
+}
+
+// Repos lists the repo ids on the branch.
+func (v *View) Repos() ([]string, error) {
+	es, err := v.List("repos")
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range es {
+		if e.Mode == filemode.Dir {
+			out = append(out, e.Name)
+		}
+	}
+	return out, nil
+}
+
+// ChainDevices lists the devices with a chain in repoID.
+func (v *View) ChainDevices(repoID string) ([]string, error) {
+	es, err := v.List(ChainDir(repoID))
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range es {
+		if v.Layout == LayoutCtxV1 && e.Mode == filemode.Dir {
+			out = append(out, e.Name)
+		}
+		if id, ok := strings.CutSuffix(e.Name, ".jsonl"); ok && v.Layout == LayoutGhyllV1 && e.Mode != filemode.Dir {
+			out = append(out, id)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// ChainBytes returns device's whole chain in repoID (segments concatenated
+// in order), or nil when the device has no chain there.
+func (v *View) ChainBytes(repoID, device string) ([]byte, error) {
+	if v.Layout == LayoutGhyllV1 {
+		b, err := v.ReadFile(ChainPath(repoID, device), MaxBlob)
+		if errors.Is(err, ErrNotExist) {
+			return nil, nil
+		}
+		return b, err
+	}
+	segs, err := v.segments(repoID, device)
+	if err != nil {
+		return nil, err
+	}
+	var out []byte
+	for _, h := range segs {
+		b, err := v.s.readBlob(h, MaxBlob)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, b...)
+	}
+	return out, nil
+}
+
+// segments returns the blob ids of device's ctx-v1 segments in order, and
+// fails unless they are exactly 00000000.jsonl … N.jsonl, regular files.
+func (v *View) segments(repoID, device string) ([]plumbing.Hash, error) {
+	dir := path.Join(ChainDir(repoID), device)
+	es, err := v.List(dir)
+	if err != nil {
+		return nil, err
+	}
+	sort.Slice(es, func(i, j int) bool { return es[i].Name < es[j].Name })
+	out := make([]plumbing.Hash, 0, len(es))
+	for i, e := range es {
+		if e.Name != SegmentName(i) || e.Mode != filemode.Regular {
+			return nil, fmt.Errorf("%w: unexpected entry %s/%s in a chain", ErrCorrupt, dir, e.Name)
+		}
+		out = append(out, e.Hash)
+	}
+	return out, nil
+}
+
+// Chain parses device's chain in repoID.
+func (v *View) Chain(repoID, device string) ([]checkpoint.ChainEntry, error) {
+	b, err := v.ChainBytes(repoID, device)
+	if err != nil {
+		return nil, err
+	}
+	entries, _, err := checkpoint.ParseChain(b)
+	if err != nil {
+		return entries, fmt.Errorf("%w: chain of %s: %v", ErrCorrupt, device, err)
+	}
+	return entries, nil
+}
+
+// CheckpointFile reads the raw checkpoint file for hash in repoID.
+func (v *View) CheckpointFile(repoID, hash string) ([]byte, error) {
+	if !checkpoint.IsHexHash(hash) {
+		return nil, fmt.Errorf("%q is not a checkpoint hash", hash)
+	}
+	return v.ReadFile(v.Layout.CheckpointPath(repoID, hash), checkpoint.MaxFileSize)
+}
+
+// Checkpoint reads and parses the checkpoint hash in repoID.
+func (v *View) Checkpoint(repoID, hash string) (*checkpoint.Checkpoint, error) {
+	raw, err := v.CheckpointFile(repoID, hash)
+	if err != nil {
+		return nil, err
+	}
+	return checkpoint.Parse(raw)
+}
+
+// CheckpointEntry is one checkpoint file found by WalkCheckpoints.
+type CheckpointEntry struct {
+	Path string
+	Hash string // from the file name
+	Blob plumbing.Hash
+}
+
+// WalkCheckpoints lists the checkpoint files of repoID. Entries whose path is
+// not what the layout prescribes for their name go to bad.
+func (v *View) WalkCheckpoints(repoID string) (good []CheckpointEntry, bad []string, err error) {
+	dir := path.Join(RepoDir(repoID), "checkpoints")
+	var walk func(p string, depth int) error
+	walk = func(p string, depth int) error {
+		es, err := v.List(p)
+		if err != nil {
+			return err
+		}
+		for _, e := range es {
+			full := path.Join(p, e.Name)
+			leafDepth := 0
+			if v.Layout == LayoutCtxV1 {
+				leafDepth = 2
+			}
+			if e.Mode == filemode.Dir && depth < leafDepth {
+				if len(e.Name) != 2 || !isHex(e.Name) {
+					bad = append(bad, full+"/")
+					continue
+				}
+				if err := walk(full, depth+1); err != nil {
+					return err
+				}
+				continue
+			}
+			hash, ok := strings.CutSuffix(e.Name, ".json")
+			if !ok || depth != leafDepth || e.Mode != filemode.Regular || !checkpoint.IsHexHash(hash) ||
+				v.Layout.CheckpointPath(repoID, hash) != full {
+				bad = append(bad, full)
+				continue
+			}
+			good = append(good, CheckpointEntry{Path: full, Hash: hash, Blob: e.Hash})
+		}
+		return nil
+	}
+	err = walk(dir, 0)
+	return good, bad, err
+}
+
+// ReadBlob reads a blob by id with a size limit.
+func (v *View) ReadBlob(h plumbing.Hash, max int64) ([]byte, error) { return v.s.readBlob(h, max) }
+
+// Resolve returns the hashes of repoID's checkpoints starting with prefix.
+func (v *View) Resolve(repoID, prefix string) ([]string, error) {
+	prefix = strings.ToLower(prefix)
+	if prefix == "" || len(prefix) > 64 || !isHex(prefix) {
+		return nil, fmt.Errorf("%q is not a hash prefix", prefix)
+	}
+	var out []string
+	if v.Layout == LayoutCtxV1 && len(prefix) >= 4 {
+		es, err := v.List(path.Join(RepoDir(repoID), "checkpoints", prefix[:2], prefix[2:4]))
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range es {
+			if h, ok := strings.CutSuffix(e.Name, ".json"); ok && strings.HasPrefix(h, prefix) {
+				out = append(out, h)
+			}
+		}
+		return out, nil
+	}
+	all, _, err := v.WalkCheckpoints(repoID)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range all {
+		if strings.HasPrefix(c.Hash, prefix) {
+			out = append(out, c.Hash)
+		}
+	}
+	return out, nil
+}
+
+func isHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}

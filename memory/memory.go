@@ -1,0 +1,356 @@
+// Package memory is what git-ctx commands act on: one repository, its memory
+// branch and this device's identity, plus the operations that combine them
+// (initialise, record a checkpoint, read the log, find a record, verify).
+// The CLI and the hooks call it; it holds no terminal I/O.
+package memory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/git-ctx/git-ctx/formats/checkpoint"
+	"github.com/git-ctx/git-ctx/gitrepo"
+	"github.com/git-ctx/git-ctx/gitstore"
+	"github.com/git-ctx/git-ctx/identity"
+)
+
+// ErrInput marks input refused for safety (too large, not encodable).
+var ErrInput = errors.New("input refused")
+
+// ErrNotFound means no record matched.
+var ErrNotFound = errors.New("not found")
+
+// ErrAmbiguous means a prefix matched several records.
+var ErrAmbiguous = errors.New("ambiguous")
+
+// Memory is one repository's memory as seen from one directory.
+type Memory struct {
+	Repo   *gitrepo.Repo
+	Store  *gitstore.Store
+	repoID string
+	ident  *identity.Identity
+}
+
+// Open finds the repository containing dir.
+func Open(ctx context.Context, dir string) (*Memory, error) {
+	r, err := gitrepo.Open(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	st, err := gitstore.Open(r)
+	if err != nil {
+		return nil, err
+	}
+	return &Memory{Repo: r, Store: st}, nil
+}
+
+// Identity loads (creating on first use) this device's identity, honouring
+// git config ctx.device.
+func (m *Memory) Identity() (*identity.Identity, error) {
+	if m.ident != nil {
+		return m.ident, nil
+	}
+	home, err := identity.Home()
+	if err != nil {
+		return nil, err
+	}
+	id, err := identity.Load(home, strings.TrimSpace(m.Repo.Config("ctx.device")))
+	if err != nil {
+		return nil, err
+	}
+	m.ident = id
+	return id, nil
+}
+
+// RepoID names this repository on the branch (see gitrepo.Repo.RepoID).
+func (m *Memory) RepoID(ctx context.Context) (string, error) {
+	if m.repoID == "" {
+		id, err := m.Repo.RepoID(ctx)
+		if err != nil {
+			return "", err
+		}
+		m.repoID = id
+	}
+	return m.repoID, nil
+}
+
+func (m *Memory) author() gitstore.Author {
+	name, email := m.Repo.Identity()
+	return gitstore.Author{Name: name, Email: email}
+}
+
+func (m *Memory) device() (gitstore.Device, error) {
+	id, err := m.Identity()
+	if err != nil {
+		return gitstore.Device{}, err
+	}
+	return gitstore.Device{ID: id.DeviceID, Key: id.Private}, nil
+}
+
+// Init creates the memory branch if needed (from the memory remote's
+// fetched branch when there is one) and publishes this device's key.
+func (m *Memory) Init(ctx context.Context, layout gitstore.Layout) (gitstore.InitResult, error) {
+	dev, err := m.device()
+	if err != nil {
+		return gitstore.InitResult{}, err
+	}
+	if _, err := m.RepoID(ctx); err != nil {
+		return gitstore.InitResult{}, err
+	}
+	opt := gitstore.InitOptions{Layout: layout, Device: dev, Author: m.author()}
+	if remote := m.Repo.MemoryRemote(); remote != "" {
+		if h, err := m.Store.ResolveRef("refs/remotes/" + remote + "/ghyll/memory"); err == nil {
+			opt.Base = h
+		}
+	}
+	res, err := m.Store.Init(ctx, opt)
+	if err == nil && layout != "" && res.Layout != layout {
+		return res, fmt.Errorf("the memory branch already uses layout %s; --layout %s applies only to a new branch", res.Layout, layout)
+	}
+	return res, err
+}
+
+// Limits on what one checkpoint may hold; bigger input is refused (ErrInput).
+const (
+	MaxSummary   = 64 << 10
+	MaxFiles     = 1000
+	MaxPathLen   = 4096
+	MaxTools     = 256
+	MaxListItem  = 256
+	MaxEmbedding = 16384
+	// CommitFiles bounds the files taken from a commit; the summary says how
+	// many were left out.
+	CommitFiles = 200
+	// CommitBody bounds the commit message body taken into a summary.
+	CommitBody = 4096
+)
+
+// RecordInput is what a caller knows about a checkpoint.
+type RecordInput struct {
+	Summary    string
+	FromCommit string // a revision: summary and files from that commit
+	Session    string // "" = $GIT_CTX_SESSION, else git config ctx.session
+	Turn       int    // 0 = next in this session on this device
+	Model      string // "" = $GIT_CTX_MODEL, else git config ctx.model
+	Files      []string
+	Tools      []string
+	Injections []string
+	Embedding  []float32
+}
+
+// Record appends one checkpoint by this device and returns it.
+func (m *Memory) Record(ctx context.Context, in RecordInput) (*checkpoint.Checkpoint, error) {
+	if in.FromCommit != "" {
+		ci, err := m.Repo.Commit(ctx, in.FromCommit, CommitFiles)
+		if err != nil {
+			return nil, err
+		}
+		summary := ci.Subject
+		if body := ci.Body; body != "" {
+			if len(body) > CommitBody {
+				body = strings.ToValidUTF8(body[:CommitBody], "") + "…"
+			}
+			summary += "\n\n" + body
+		}
+		if ci.FilesOmitted > 0 {
+			summary += fmt.Sprintf("\n\n(%d more changed files not listed)", ci.FilesOmitted)
+		}
+		if in.Summary != "" {
+			summary = in.Summary + "\n\n" + summary
+		}
+		in.Summary = summary
+		in.Files = append(in.Files, ci.Files...)
+	}
+	in.Session = firstNonEmpty(in.Session, os.Getenv("GIT_CTX_SESSION"), m.Repo.Config("ctx.session"))
+	in.Model = firstNonEmpty(in.Model, os.Getenv("GIT_CTX_MODEL"), m.Repo.Config("ctx.model"))
+	if err := checkInput(in); err != nil {
+		return nil, err
+	}
+	dev, err := m.device()
+	if err != nil {
+		return nil, err
+	}
+	repoID, err := m.RepoID(ctx)
+	if err != nil {
+		return nil, err
+	}
+	_, email := m.Repo.Identity()
+	draft := gitstore.Draft{
+		AuthorID: email, RepoRemote: m.Repo.RemoteURL(), Branch: m.Repo.CurrentBranch(),
+		SessionID: in.Session, Turn: in.Turn, ActiveModel: in.Model, Summary: in.Summary,
+		Embedding: in.Embedding, FilesTouched: in.Files, ToolsUsed: in.Tools, InjectionSig: in.Injections,
+	}
+	res, err := m.Store.Append(ctx, gitstore.AppendRequest{
+		RepoID: repoID, Device: dev, Author: m.author(), Drafts: []gitstore.Draft{draft},
+		Prepare: func(d *gitstore.Draft, prev *checkpoint.Checkpoint) error {
+			if d.Turn == 0 {
+				d.Turn = 1
+				if prev != nil && prev.SessionID == d.SessionID {
+					d.Turn = prev.Turn + 1
+				}
+			}
+			return nil
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res.Checkpoints[0], nil
+}
+
+func checkInput(in RecordInput) error {
+	switch {
+	case strings.TrimSpace(in.Summary) == "":
+		return fmt.Errorf("%w: a checkpoint needs a summary (-m TEXT, --from-commit REV or --stdin)", ErrInput)
+	case len(in.Summary) > MaxSummary:
+		return fmt.Errorf("%w: summary is %d bytes (limit %d)", ErrInput, len(in.Summary), MaxSummary)
+	case len(in.Files) > MaxFiles:
+		return fmt.Errorf("%w: %d files (limit %d)", ErrInput, len(in.Files), MaxFiles)
+	case len(in.Tools) > MaxTools || len(in.Injections) > MaxTools:
+		return fmt.Errorf("%w: more than %d tools or injections", ErrInput, MaxTools)
+	case len(in.Embedding) > MaxEmbedding:
+		return fmt.Errorf("%w: embedding has %d dimensions (limit %d)", ErrInput, len(in.Embedding), MaxEmbedding)
+	case in.Turn < 0:
+		return fmt.Errorf("%w: turn must not be negative", ErrInput)
+	}
+	for _, f := range in.Files {
+		if f == "" || len(f) > MaxPathLen {
+			return fmt.Errorf("%w: empty or over-long file path", ErrInput)
+		}
+	}
+	for _, l := range [][]string{in.Tools, in.Injections} {
+		for _, t := range l {
+			if t == "" || len(t) > MaxListItem {
+				return fmt.Errorf("%w: empty or over-long tool or injection name", ErrInput)
+			}
+		}
+	}
+	for _, s := range []string{in.Session, in.Model} {
+		if len(s) > MaxListItem {
+			return fmt.Errorf("%w: session or model longer than %d bytes", ErrInput, MaxListItem)
+		}
+	}
+	return nil
+}
+
+func firstNonEmpty(vals ...string) string {
+	for _, v := range vals {
+		if v = strings.TrimSpace(v); v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// Filter selects log entries.
+type Filter struct {
+	Device  string
+	Session string
+	Limit   int // 0 = all
+}
+
+// Log returns this repository's checkpoints, newest first (ties broken by
+// device and chain position, so the order is stable).
+func (m *Memory) Log(ctx context.Context, f Filter) ([]*checkpoint.Checkpoint, error) {
+	v, err := m.Store.View()
+	if err != nil {
+		return nil, err
+	}
+	repoID, err := m.RepoID(ctx)
+	if err != nil {
+		return nil, err
+	}
+	devices, err := v.ChainDevices(repoID)
+	if err != nil {
+		return nil, err
+	}
+	type item struct {
+		cp  *checkpoint.Checkpoint
+		pos int
+	}
+	var all []item
+	for _, d := range devices {
+		if f.Device != "" && d != f.Device {
+			continue
+		}
+		entries, err := v.Chain(repoID, d)
+		if err != nil {
+			return nil, err
+		}
+		for i, e := range entries {
+			cp, err := v.Checkpoint(repoID, e.Hash)
+			if err != nil {
+				return nil, fmt.Errorf("read checkpoint %s of %s: %w", e.Hash[:12], d, err)
+			}
+			if f.Session != "" && cp.SessionID != f.Session {
+				continue
+			}
+			all = append(all, item{cp, i})
+		}
+	}
+	sort.SliceStable(all, func(i, j int) bool {
+		a, b := all[i], all[j]
+		if a.cp.Timestamp != b.cp.Timestamp {
+			return a.cp.Timestamp > b.cp.Timestamp
+		}
+		if a.cp.DeviceID != b.cp.DeviceID {
+			return a.cp.DeviceID < b.cp.DeviceID
+		}
+		return a.pos > b.pos
+	})
+	if f.Limit > 0 && len(all) > f.Limit {
+		all = all[:f.Limit]
+	}
+	out := make([]*checkpoint.Checkpoint, len(all))
+	for i, it := range all {
+		out[i] = it.cp
+	}
+	return out, nil
+}
+
+// Show finds the checkpoint whose hash starts with prefix in this
+// repository. Several matches give ErrAmbiguous listing them.
+func (m *Memory) Show(ctx context.Context, prefix string) (*checkpoint.Checkpoint, []byte, error) {
+	v, err := m.Store.View()
+	if err != nil {
+		return nil, nil, err
+	}
+	repoID, err := m.RepoID(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	matches, err := v.Resolve(repoID, prefix)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %v", ErrInput, err)
+	}
+	switch len(matches) {
+	case 0:
+		return nil, nil, fmt.Errorf("%w: no checkpoint %s in this repository", ErrNotFound, prefix)
+	case 1:
+	default:
+		sort.Strings(matches)
+		if len(matches) > 10 {
+			matches = append(matches[:10], "…")
+		}
+		return nil, nil, fmt.Errorf("%w: %s matches %s", ErrAmbiguous, prefix, strings.Join(matches, ", "))
+	}
+	raw, err := v.CheckpointFile(repoID, matches[0])
+	if err != nil {
+		return nil, nil, err
+	}
+	cp, err := checkpoint.Parse(raw)
+	return cp, raw, err
+}
+
+// Verify checks the whole memory branch.
+func (m *Memory) Verify(ctx context.Context) (*gitstore.Report, error) {
+	v, err := m.Store.View()
+	if err != nil {
+		return nil, err
+	}
+	return v.Verify()
+}

@@ -1,0 +1,153 @@
+package memory
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/git-ctx/git-ctx/formats/checkpoint"
+	"github.com/git-ctx/git-ctx/gitstore"
+)
+
+// FileResult is the offline verification of one file (the JSON contract of
+// `git ctx verify FILE… --json`).
+type FileResult struct {
+	File   string `json:"file"`
+	Format string `json:"format"`
+	Valid  bool   `json:"valid"`
+	ID     string `json:"id"`
+	Error  string `json:"error"`
+	Rule   string `json:"rule,omitempty"`
+	Device string `json:"device,omitempty"`
+	// KeySource says where the public key came from: "--key FILE" or
+	// "branch devices/<id>.pub".
+	KeySource string `json:"key_source,omitempty"`
+	// Refused is set when the file was refused for safety (size limit).
+	Refused bool `json:"-"`
+}
+
+// KeySource finds a device's public key for offline verification.
+type KeySource func(device string) (ed25519.PublicKey, string, error)
+
+// FixedKey is a KeySource returning one key whatever the device.
+func FixedKey(path string) (KeySource, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, checkpoint.MaxKeyFileSize+1))
+	if err != nil {
+		return nil, err
+	}
+	pub, err := checkpoint.ParsePublicKey(data)
+	if err != nil {
+		return nil, fmt.Errorf("--key %s: %w", path, err)
+	}
+	return func(string) (ed25519.PublicKey, string, error) { return pub, "--key " + path, nil }, nil
+}
+
+// BranchKeys returns a KeySource reading devices/<id>.pub from the memory
+// branch of m, or nil when there is no branch.
+func (m *Memory) BranchKeys() KeySource {
+	v, err := m.Store.View()
+	if err != nil {
+		return nil
+	}
+	return func(device string) (ed25519.PublicKey, string, error) {
+		pub, _, err := v.DeviceKey(device)
+		if err != nil {
+			return nil, "", err
+		}
+		return pub, "branch " + gitstore.DeviceKeyPath(device), nil
+	}
+}
+
+// maxVerifyFile bounds any file verify reads (the largest format limit).
+const maxVerifyFile = checkpoint.MaxFileSize
+
+// VerifyFile detects the format of path and verifies it with keys (which
+// may be nil: then the signature cannot be checked and the file is invalid).
+func VerifyFile(path string, keys KeySource) FileResult {
+	res := FileResult{File: path, Format: "unknown"}
+	fail := func(format string, args ...any) FileResult {
+		res.Error = fmt.Sprintf(format, args...)
+		return res
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return fail("%v", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return fail("%v", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return fail("not a regular file")
+	}
+	if fi.Size() > maxVerifyFile {
+		res.Refused = true
+		return fail("file is %d bytes, over the %d-byte limit", fi.Size(), maxVerifyFile)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxVerifyFile+1))
+	if err != nil {
+		return fail("%v", err)
+	}
+	res.Format = DetectFormat(data)
+	switch res.Format {
+	case "checkpoint":
+		return verifyCheckpointFile(res, data, keys)
+	}
+	return fail("not a recognised git-ctx record")
+}
+
+// DetectFormat names the record format of data by its top-level keys.
+func DetectFormat(data []byte) string {
+	var probe map[string]json.RawMessage
+	if err := json.Unmarshal(bytes.TrimSpace(data), &probe); err != nil {
+		return "unknown"
+	}
+	_, hasHash := probe["hash"]
+	_, hasSig := probe["sig"]
+	_, hasParent := probe["parent"]
+	if hasHash && hasSig && hasParent {
+		return "checkpoint"
+	}
+	return "unknown"
+}
+
+func verifyCheckpointFile(res FileResult, data []byte, keys KeySource) FileResult {
+	cp, err := checkpoint.Parse(data)
+	if err != nil {
+		res.Error = err.Error()
+		return res
+	}
+	res.ID, res.Device = cp.Hash, cp.DeviceID
+	if keys == nil {
+		res.Error = fmt.Sprintf("no public key for device %q: pass --key PUB.pem or run inside the repository", cp.DeviceID)
+		return res
+	}
+	pub, src, err := keys(cp.DeviceID)
+	if err != nil {
+		if errors.Is(err, gitstore.ErrNotExist) {
+			res.Error = fmt.Sprintf("no public key for device %q on the memory branch: pass --key PUB.pem", cp.DeviceID)
+		} else {
+			res.Error = err.Error()
+		}
+		return res
+	}
+	res.KeySource = src
+	rule, err := cp.Verify(pub)
+	res.Rule = string(rule)
+	if err != nil {
+		res.Error = err.Error()
+		return res
+	}
+	res.Valid = true
+	return res
+}
