@@ -20,20 +20,7 @@ var ErrNotExist = errors.New("not on the branch")
 var ErrTooLarge = errors.New("object too large")
 
 func (s *Store) writeBlob(data []byte) (plumbing.Hash, error) {
-	obj := s.st.NewEncodedObject()
-	obj.SetType(plumbing.BlobObject)
-	obj.SetSize(int64(len(data)))
-	w, err := obj.Writer()
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	if _, err := w.Write(data); err != nil {
-		return plumbing.ZeroHash, err
-	}
-	if err := w.Close(); err != nil {
-		return plumbing.ZeroHash, err
-	}
-	return s.st.SetEncodedObject(obj)
+	return s.writeLoose(plumbing.BlobObject, data)
 }
 
 // readBlob reads a blob, refusing it before reading when it exceeds max.
@@ -64,12 +51,13 @@ func (s *Store) readTree(h plumbing.Hash) (*object.Tree, error) {
 // writeTree stores a tree with its entries in git's order.
 func (s *Store) writeTree(entries []object.TreeEntry) (plumbing.Hash, error) {
 	sortEntries(entries)
-	t := &object.Tree{Entries: entries}
-	obj := s.st.NewEncodedObject()
-	if err := t.Encode(obj); err != nil {
-		return plumbing.ZeroHash, err
+	var buf bytes.Buffer
+	for _, e := range entries {
+		fmt.Fprintf(&buf, "%o %s", uint32(e.Mode), e.Name)
+		buf.WriteByte(0)
+		buf.Write(e.Hash[:])
 	}
-	return s.st.SetEncodedObject(obj)
+	return s.writeLoose(plumbing.TreeObject, buf.Bytes())
 }
 
 // sortEntries orders entries as git does: by name, a tree's name compared
@@ -150,11 +138,16 @@ func (s *Store) editTree(base plumbing.Hash, edits map[string]plumbing.Hash) (pl
 
 func (s *Store) writeCommit(tree plumbing.Hash, parents []plumbing.Hash, sig object.Signature, msg string) (plumbing.Hash, error) {
 	c := &object.Commit{Author: sig, Committer: sig, Message: msg, TreeHash: tree, ParentHashes: parents}
-	obj := s.st.NewEncodedObject()
+	obj := &plumbing.MemoryObject{}
 	if err := c.Encode(obj); err != nil {
 		return plumbing.ZeroHash, err
 	}
-	return s.st.SetEncodedObject(obj)
+	r, _ := obj.Reader()
+	body, err := io.ReadAll(r)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return s.writeLoose(plumbing.CommitObject, body)
 }
 
 // lastLine returns the last "\n"-terminated line of data without its newline.

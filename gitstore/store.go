@@ -23,7 +23,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 
-	"github.com/git-ctx/git-ctx/gitexec"
 	"github.com/git-ctx/git-ctx/gitrepo"
 )
 
@@ -82,24 +81,6 @@ func (s *Store) resolve(name plumbing.ReferenceName) (plumbing.Hash, error) {
 // ResolveRef returns the commit a full ref name points at (ZeroHash if none).
 func (s *Store) ResolveRef(name string) (plumbing.Hash, error) {
 	return s.resolve(plumbing.ReferenceName(name))
-}
-
-// casRef moves the branch from old (ZeroHash: must not exist) to new with
-// `git update-ref`, which takes git's own ref lock. It returns ErrConflict
-// when the ref no longer holds old.
-func (s *Store) casRef(ctx context.Context, old, new plumbing.Hash, reason string) error {
-	oldArg := ""
-	if !old.IsZero() {
-		oldArg = old.String()
-	}
-	_, err := gitexec.Git(ctx, s.Repo.CommonDir, "update-ref", "-m", reason, BranchRef, new.String(), oldArg)
-	if err == nil {
-		return nil
-	}
-	if cur, rerr := s.Tip(); rerr == nil && cur != old {
-		return ErrConflict
-	}
-	return fmt.Errorf("update %s: %w", BranchRef, err)
 }
 
 // Lock takes the repository-wide git-ctx write lock

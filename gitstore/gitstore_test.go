@@ -1,0 +1,403 @@
+package gitstore
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/git-ctx/git-ctx/chain"
+	"github.com/git-ctx/git-ctx/formats/checkpoint"
+	"github.com/git-ctx/git-ctx/gitrepo"
+)
+
+// isolate points git at an empty global config so the user's never leaks in.
+func isolate(t testing.TB) {
+	t.Helper()
+	home := t.TempDir()
+	cfg := filepath.Join(home, "gitconfig")
+	os.WriteFile(cfg, []byte("[user]\n\tname = T\n\temail = t@example.org\n"), 0o644)
+	t.Setenv("HOME", home)
+	t.Setenv("GIT_CONFIG_GLOBAL", cfg)
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+}
+
+func git(t testing.TB, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func newStore(t testing.TB) (*Store, string) {
+	t.Helper()
+	dir := t.TempDir()
+	git(t, dir, "init", "-q", "-b", "main")
+	git(t, dir, "commit", "-q", "--allow-empty", "-m", "root")
+	r, err := gitrepo.Open(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, dir
+}
+
+func device(t testing.TB, id string, seed byte) Device {
+	t.Helper()
+	return Device{ID: id, Key: ed25519.NewKeyFromSeed(bytes.Repeat([]byte{seed}, 32))}
+}
+
+const repoID = "1111111111111111111111111111111111111111111111111111111111111111"
+
+func drafts(n int, prefix string) []Draft {
+	out := make([]Draft, n)
+	for i := range out {
+		out[i] = Draft{Summary: fmt.Sprintf("%s %d", prefix, i), SessionID: "s", Turn: i + 1}
+	}
+	return out
+}
+
+func TestInitAndAppendBothLayouts(t *testing.T) {
+	isolate(t)
+	for _, layout := range []Layout{LayoutCtxV1, LayoutGhyllV1} {
+		t.Run(string(layout), func(t *testing.T) {
+			s, dir := newStore(t)
+			ctx := context.Background()
+			d := device(t, "dev-a", 1)
+			res, err := s.Init(ctx, InitOptions{Layout: layout, Device: d})
+			if err != nil || !res.Created || !res.Published || res.Layout != layout {
+				t.Fatalf("init: %+v %v", res, err)
+			}
+			again, err := s.Init(ctx, InitOptions{Device: d})
+			if err != nil || again.Created || again.Published || again.Tip != res.Tip {
+				t.Fatalf("second init changed something: %+v %v", again, err)
+			}
+			// 300 drafts in one append cross a ctx-v1 segment boundary.
+			ar, err := s.Append(ctx, AppendRequest{RepoID: repoID, Device: d, Drafts: drafts(300, "bulk")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Append(ctx, AppendRequest{RepoID: repoID, Device: d, Drafts: drafts(1, "one")}); err != nil {
+				t.Fatal(err)
+			}
+			v, err := s.View()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v.Layout != layout {
+				t.Fatalf("layout %s", v.Layout)
+			}
+			entries, err := v.Chain(repoID, "dev-a")
+			if err != nil || len(entries) != 301 {
+				t.Fatalf("chain: %d %v", len(entries), err)
+			}
+			if entries[0].Parent != checkpoint.ZeroHash || entries[1].Parent != entries[0].Hash || entries[0].Hash != ar.Checkpoints[0].Hash {
+				t.Fatal("chain does not link")
+			}
+			cp, err := v.Checkpoint(repoID, entries[300].Hash)
+			if err != nil || cp.Summary != "one 0" || cp.Version != checkpoint.WriteVersion {
+				t.Fatalf("read back: %+v %v", cp, err)
+			}
+			rep, err := v.Verify()
+			if err != nil || !rep.OK || rep.Verified() != 301 {
+				t.Fatalf("verify: %+v %v", rep, err)
+			}
+			paths := git(t, dir, "ls-tree", "-r", "--name-only", BranchRef)
+			wantPaths := []string{DeviceKeyPath("dev-a"), layout.CheckpointPath(repoID, entries[7].Hash)}
+			if layout == LayoutCtxV1 {
+				wantPaths = append(wantPaths, LayoutFile, SegmentPath(repoID, "dev-a", 0), SegmentPath(repoID, "dev-a", 1))
+				seg0 := git(t, dir, "show", BranchRef+":"+SegmentPath(repoID, "dev-a", 0))
+				if n := strings.Count(seg0, "\n") + 1; n != SegmentLines {
+					t.Fatalf("segment 0 has %d lines", n)
+				}
+			} else {
+				wantPaths = append(wantPaths, ChainPath(repoID, "dev-a"))
+				if strings.Contains(paths, LayoutFile) {
+					t.Fatal("ghyll-v1 branch has a LAYOUT file")
+				}
+			}
+			for _, p := range wantPaths {
+				if !strings.Contains(paths, p) {
+					t.Errorf("missing %s", p)
+				}
+			}
+			git(t, dir, "fsck", "--strict", "--no-progress")
+			if h := git(t, dir, "rev-parse", "HEAD"); h == "" {
+				t.Fatal("HEAD gone")
+			}
+		})
+	}
+}
+
+func TestAppendRewritesOnlyChangedPaths(t *testing.T) {
+	isolate(t)
+	s, _ := newStore(t)
+	ctx := context.Background()
+	a, b := device(t, "dev-a", 1), device(t, "dev-b", 2)
+	if _, err := s.Init(ctx, InitOptions{Device: a}); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []Device{a, b} {
+		if _, err := s.Append(ctx, AppendRequest{RepoID: repoID, Device: d, Drafts: drafts(3, d.ID)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before, _ := s.View()
+	bChain, _ := before.entry(path2(ChainDir(repoID), "dev-b"))
+	keyA, _ := before.entry(DeviceKeyPath("dev-a"))
+	if _, err := s.Append(ctx, AppendRequest{RepoID: repoID, Device: a, Drafts: drafts(1, "later")}); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := s.View()
+	bChain2, _ := after.entry(path2(ChainDir(repoID), "dev-b"))
+	keyA2, _ := after.entry(DeviceKeyPath("dev-a"))
+	if bChain.Hash != bChain2.Hash || keyA.Hash != keyA2.Hash {
+		t.Fatal("an append by dev-a rewrote dev-b's chain tree or dev-a's key")
+	}
+	c, err := s.readCommit(after.Commit)
+	if err != nil || len(c.ParentHashes) != 1 || c.ParentHashes[0] != before.Commit {
+		t.Fatalf("append is not one commit on the old tip: %v", err)
+	}
+	if !strings.HasPrefix(c.Message, "ctx: checkpoint ") || !strings.Contains(c.Message, "by dev-a (turn 1): later 0") {
+		t.Fatalf("message %q", c.Message)
+	}
+}
+
+func path2(a, b string) string { return a + "/" + b }
+
+func TestEditTreeMatchesGit(t *testing.T) {
+	isolate(t)
+	s, dir := newStore(t)
+	// Names chosen to exercise git's tree order: "a" (dir) sorts as "a/",
+	// after "a.b" and "a-c" but before "a0".
+	files := map[string][]byte{"a/x": []byte("1"), "a.b": []byte("2"), "a-c": []byte("3"), "a0": []byte("4"), "z/y/w": []byte("5")}
+	tree, err := s.treeWith(plumbing.ZeroHash, files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// git's own mktree of the same listing must produce the same id.
+	listing := git(t, dir, "ls-tree", tree.String())
+	cmd := exec.Command("git", "mktree")
+	cmd.Dir = dir
+	cmd.Stdin = strings.NewReader(listing + "\n")
+	out, err := cmd.Output()
+	if err != nil || strings.TrimSpace(string(out)) != tree.String() {
+		t.Fatalf("mktree gives %s, we wrote %s (%v)", out, tree, err)
+	}
+	git(t, dir, "fsck", "--strict", "--no-progress", "--no-dangling")
+	// A path through a file is refused.
+	if _, err := s.treeWith(tree, map[string][]byte{"a0/x": []byte("6")}); err == nil {
+		t.Fatal("wrote a path through a file")
+	}
+}
+
+func TestKeyConflict(t *testing.T) {
+	isolate(t)
+	s, _ := newStore(t)
+	ctx := context.Background()
+	if _, err := s.Init(ctx, InitOptions{Device: device(t, "same", 1)}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.Init(ctx, InitOptions{Device: device(t, "same", 2)})
+	if !errors.Is(err, ErrKeyConflict) || !strings.Contains(err.Error(), "ctx.device") {
+		t.Fatalf("init: %v", err)
+	}
+	_, err = s.Append(ctx, AppendRequest{RepoID: repoID, Device: device(t, "same", 2), Drafts: drafts(1, "x")})
+	if !errors.Is(err, ErrKeyConflict) {
+		t.Fatalf("append: %v", err)
+	}
+}
+
+func TestNotInitialized(t *testing.T) {
+	isolate(t)
+	s, _ := newStore(t)
+	if _, err := s.View(); !errors.Is(err, ErrNotInitialized) {
+		t.Fatal(err)
+	}
+	_, err := s.Append(context.Background(), AppendRequest{RepoID: repoID, Device: device(t, "d", 1), Drafts: drafts(1, "x")})
+	if !errors.Is(err, ErrNotInitialized) {
+		t.Fatal(err)
+	}
+}
+
+func TestCASRefusesMovedRef(t *testing.T) {
+	isolate(t)
+	s, dir := newStore(t)
+	ctx := context.Background()
+	res, err := s.Init(ctx, InitOptions{Device: device(t, "d", 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := plumbing.NewHash(git(t, dir, "rev-parse", "HEAD"))
+	if err := s.casRef(ctx, head, head, "test"); !errors.Is(err, ErrConflict) {
+		t.Fatalf("stale old value accepted: %v", err)
+	}
+	if tip, _ := s.Tip(); tip != res.Tip {
+		t.Fatal("ref moved")
+	}
+	if err := s.casRef(ctx, plumbing.ZeroHash, head, "test"); !errors.Is(err, ErrConflict) {
+		t.Fatalf("create over an existing ref: %v", err)
+	}
+}
+
+// Goroutines with separate Stores contend like separate processes: every
+// append lands on one linear chain.
+func TestConcurrentAppends(t *testing.T) {
+	isolate(t)
+	s, dir := newStore(t)
+	ctx := context.Background()
+	d := device(t, "d", 1)
+	if _, err := s.Init(ctx, InitOptions{Device: d}); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for w := 0; w < 6; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			r, err := gitrepo.Open(ctx, dir)
+			if err != nil {
+				errs <- err
+				return
+			}
+			st, _ := Open(r)
+			for i := 0; i < 8; i++ {
+				if _, err := st.Append(ctx, AppendRequest{RepoID: repoID, Device: d, Drafts: drafts(1, fmt.Sprintf("w%d", w))}); err != nil {
+					errs <- err
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	v, _ := s.View()
+	rep, err := v.Verify()
+	if err != nil || !rep.OK || rep.Verified() != 48 {
+		t.Fatalf("%+v %v", rep, err)
+	}
+}
+
+func TestVerifyFindsDamage(t *testing.T) {
+	isolate(t)
+	s, dir := newStore(t)
+	ctx := context.Background()
+	d := device(t, "d", 1)
+	if _, err := s.Init(ctx, InitOptions{Device: d}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Append(ctx, AppendRequest{RepoID: repoID, Device: d, Drafts: drafts(3, "x")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	good, _ := s.View()
+	second := res.Checkpoints[1]
+	edit := func(files map[string][]byte) *Report {
+		tree, err := s.treeWith(good.Root, files)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, _ := s.writeCommit(tree, nil, Author{}.signature(time.Now()), "tamper")
+		v, err := s.ViewAt(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := v.Verify()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	raw, _ := good.CheckpointFile(repoID, second.Hash)
+	edited := bytes.Replace(raw, []byte(`"x 1"`), []byte(`"x 9"`), 1)
+	rep := edit(map[string][]byte{good.Layout.CheckpointPath(repoID, second.Hash): edited})
+	if rep.OK || rep.Chains[0].Failure == nil || rep.Chains[0].Failure.Reason != chain.HashMismatch || rep.Chains[0].Failure.Hash != second.Hash {
+		t.Fatalf("edited summary: %+v", rep.Chains[0].Failure)
+	}
+	other := ed25519.NewKeyFromSeed(bytes.Repeat([]byte{9}, 32)).Public().(ed25519.PublicKey)
+	rep = edit(map[string][]byte{DeviceKeyPath("d"): checkpoint.EncodePublicKey(other)})
+	if rep.OK || rep.Chains[0].Failure.Reason != chain.BadSignature || rep.Chains[0].Failure.Index != 0 {
+		t.Fatalf("replaced key: %+v", rep.Chains[0].Failure)
+	}
+	rep = edit(map[string][]byte{"stray.txt": []byte("x")})
+	if rep.OK || len(rep.Problems) != 1 || rep.Problems[0].Path != "stray.txt" {
+		t.Fatalf("stray file: %+v", rep.Problems)
+	}
+	_ = dir
+}
+
+// The ref may live only in packed-refs (after git gc); appends still move it
+// with a compare-and-swap, git sees the result, and the reflog records it.
+func TestPackedRefAndReflog(t *testing.T) {
+	isolate(t)
+	s, dir := newStore(t)
+	ctx := context.Background()
+	d := device(t, "d", 1)
+	if _, err := s.Init(ctx, InitOptions{Device: d}); err != nil {
+		t.Fatal(err)
+	}
+	git(t, dir, "pack-refs", "--all")
+	if _, err := os.Stat(s.refPath()); !os.IsNotExist(err) {
+		t.Fatal("ref still loose after pack-refs")
+	}
+	res, err := s.Append(ctx, AppendRequest{RepoID: repoID, Device: d, Drafts: drafts(2, "p")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := git(t, dir, "rev-parse", BranchRef); got != res.Commit.String() {
+		t.Fatalf("git sees %s, want %s", got, res.Commit)
+	}
+	log := git(t, dir, "reflog", "show", "--format=%H %gs", BranchRef)
+	if !strings.Contains(log, res.Commit.String()+" ctx: checkpoint") || strings.Count(log, "\n") != 1 {
+		t.Fatalf("reflog:\n%s", log)
+	}
+	git(t, dir, "fsck", "--strict", "--no-progress")
+}
+
+// A ref lock held by another writer makes us wait, then fail with git's
+// advice instead of overwriting; nothing moves.
+func TestForeignRefLock(t *testing.T) {
+	isolate(t)
+	s, _ := newStore(t)
+	ctx := context.Background()
+	d := device(t, "d", 1)
+	res, err := s.Init(ctx, InitOptions{Device: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(s.refPath()+".lock", []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	if _, err := s.Append(cctx, AppendRequest{RepoID: repoID, Device: d, Drafts: drafts(1, "x")}); err == nil {
+		t.Fatal("appended through a foreign lock")
+	}
+	if tip, _ := s.Tip(); tip != res.Tip {
+		t.Fatal("ref moved")
+	}
+	os.Remove(s.refPath() + ".lock")
+	if _, err := s.Append(ctx, AppendRequest{RepoID: repoID, Device: d, Drafts: drafts(1, "x")}); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,75 @@
+package gitstore
+
+import (
+	"bytes"
+	"compress/zlib"
+	"crypto/sha1"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// Loose objects are written here rather than through go-git's object writer,
+// which creates each temp file in objects/pack and a fresh zlib state per
+// object (about 0.6 ms an object on the reference machine). The bytes are the
+// same: "<type> <size>\0<content>", zlib-compressed, named by SHA-1.
+
+var zlibPool = sync.Pool{New: func() any {
+	w, _ := zlib.NewWriterLevel(nil, zlib.BestSpeed)
+	return w
+}}
+
+// writeLoose stores one object and returns its id. An object that already
+// exists is not rewritten.
+func (s *Store) writeLoose(t plumbing.ObjectType, content []byte) (plumbing.Hash, error) {
+	header := []byte(t.String() + " " + strconv.Itoa(len(content)) + "\x00")
+	h := sha1.New()
+	h.Write(header)
+	h.Write(content)
+	var id plumbing.Hash
+	copy(id[:], h.Sum(nil))
+	hexID := hex.EncodeToString(id[:])
+	dir := filepath.Join(s.Repo.CommonDir, "objects", hexID[:2])
+	final := filepath.Join(dir, hexID[2:])
+	if _, err := os.Lstat(final); err == nil {
+		return id, nil
+	}
+	var buf bytes.Buffer
+	zw := zlibPool.Get().(*zlib.Writer)
+	zw.Reset(&buf)
+	zw.Write(header)
+	zw.Write(content)
+	err := zw.Close()
+	zlibPool.Put(zw)
+	if err != nil {
+		return id, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return id, fmt.Errorf("write object: %w", err)
+	}
+	tmp, err := os.CreateTemp(dir, "tmp_obj_")
+	if err != nil {
+		return id, fmt.Errorf("write object: %w", err)
+	}
+	_, werr := tmp.Write(buf.Bytes())
+	cerr := tmp.Close()
+	if werr != nil || cerr != nil {
+		os.Remove(tmp.Name())
+		return id, fmt.Errorf("write object %s: %w", hexID, errors.Join(werr, cerr))
+	}
+	_ = os.Chmod(tmp.Name(), 0o444)
+	// link fails if another process wrote the same object first: fine.
+	if err := os.Link(tmp.Name(), final); err != nil && !errors.Is(err, fs.ErrExist) {
+		os.Remove(tmp.Name())
+		return id, fmt.Errorf("write object %s: %w", hexID, err)
+	}
+	os.Remove(tmp.Name())
+	return id, nil
+}
