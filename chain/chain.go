@@ -30,11 +30,11 @@ const (
 
 // Failure is the first bad record of one device.
 type Failure struct {
-	Device string
-	Index  int    // 0-based position in the chain; -1 when not about one entry
-	Hash   string // the record at fault ("" when unknown)
-	Reason Reason
-	Detail string
+	Device string `json:"device"`
+	Index  int    `json:"index"`          // 0-based position in the chain; -1 when not about one entry
+	Hash   string `json:"hash,omitempty"` // the record at fault ("" when unknown)
+	Reason Reason `json:"reason"`
+	Detail string `json:"detail"`
 }
 
 func (f *Failure) Error() string {

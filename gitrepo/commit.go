@@ -27,17 +27,19 @@ func (r *Repo) Commit(ctx context.Context, rev string, maxFiles int) (*CommitInf
 	if strings.HasPrefix(rev, "-") {
 		return nil, fmt.Errorf("bad revision %q", rev)
 	}
-	out, err := gitexec.Git(ctx, r.Dir, "show", "-s", "--format=%H%x00%T%x00%s%x00%b", rev, "--")
+	// "^{commit}" peels an annotated tag (git show would print the tag too).
+	out, err := gitexec.Git(ctx, r.Dir, "show", "-s", "--no-show-signature", "--format=%H%x00%T%x00%s%x00%b", rev+"^{commit}", "--")
 	if err != nil {
 		return nil, fmt.Errorf("read commit %s: %w", rev, err)
 	}
-	parts := strings.SplitN(string(out), "\x00", 4)
+	// Exactly one record: a range would list several.
+	parts := strings.Split(string(out), "\x00")
 	if len(parts) != 4 {
 		return nil, fmt.Errorf("read commit %s: unexpected output", rev)
 	}
 	ci := &CommitInfo{Hash: parts[0], Tree: parts[1], Subject: parts[2], Body: strings.TrimSpace(parts[3])}
 	names, err := gitexec.Git(ctx, r.Dir, "diff-tree", "-r", "-z", "--name-only", "--no-commit-id",
-		"--root", "-m", "--first-parent", ci.Hash, "--")
+		"--root", "--diff-merges=first-parent", ci.Hash, "--")
 	if err != nil {
 		return nil, fmt.Errorf("list files of %s: %w", rev, err)
 	}

@@ -114,7 +114,13 @@ func (r *Repo) ConfigAll(key string) []string { return r.config[CanonicalKey(key
 
 // ConfigBool returns key as a git boolean, def when unset or unparsable.
 func (r *Repo) ConfigBool(key string, def bool) bool {
-	switch strings.ToLower(r.Config(key)) {
+	vals := r.ConfigAll(key)
+	if len(vals) == 0 {
+		return def
+	}
+	switch strings.ToLower(vals[len(vals)-1]) {
+	case "": // "[section] key" without a value means true
+		return true
 	case "true", "yes", "on", "1":
 		return true
 	case "false", "no", "off", "0":
@@ -159,11 +165,13 @@ func (r *Repo) RemoteURL() string {
 	if name == "" {
 		return ""
 	}
-	u := r.Config("remote." + name + ".url")
-	if u == "" {
+	// The first URL, the one git fetches from: a push URL added later with
+	// `git remote set-url --add` must not rename the repository.
+	urls := r.ConfigAll("remote." + name + ".url")
+	if len(urls) == 0 || urls[0] == "" {
 		return ""
 	}
-	return NormalizeURL(u)
+	return NormalizeURL(urls[0])
 }
 
 // RepoID names this repository on the memory branch: ctx.repoId when set,
@@ -272,9 +280,17 @@ func ValidSegment(s string) error {
 // worktree ("" when detached or bare). During a rebase it returns the branch
 // being rebased.
 func (r *Repo) CurrentBranch() string {
+	if r.Bare {
+		return ""
+	}
 	for _, p := range []string{"rebase-merge/head-name", "rebase-apply/head-name"} {
 		if b, err := os.ReadFile(filepath.Join(r.GitDir, p)); err == nil {
-			return strings.TrimPrefix(strings.TrimSpace(string(b)), "refs/heads/")
+			// A rebase of a detached HEAD writes "detached HEAD".
+			name, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "refs/heads/")
+			if !ok {
+				return ""
+			}
+			return name
 		}
 	}
 	b, err := os.ReadFile(filepath.Join(r.GitDir, "HEAD"))

@@ -24,6 +24,9 @@ var ErrInput = errors.New("input refused")
 // ErrNotFound means no record matched.
 var ErrNotFound = errors.New("not found")
 
+// ErrLayoutMismatch means --layout asked for a layout the existing branch does not use.
+var ErrLayoutMismatch = errors.New("layout mismatch")
+
 // ErrAmbiguous means a prefix matched several records.
 var ErrAmbiguous = errors.New("ambiguous")
 
@@ -109,7 +112,7 @@ func (m *Memory) Init(ctx context.Context, layout gitstore.Layout) (gitstore.Ini
 	}
 	res, err := m.Store.Init(ctx, opt)
 	if err == nil && layout != "" && res.Layout != layout {
-		return res, fmt.Errorf("the memory branch already uses layout %s; --layout %s applies only to a new branch", res.Layout, layout)
+		return res, fmt.Errorf("%w: the memory branch already uses layout %s; --layout %s applies only to a new branch", ErrLayoutMismatch, res.Layout, layout)
 	}
 	return res, err
 }

@@ -19,7 +19,7 @@ func classify(err error) int {
 		return exitRefused
 	case errors.Is(err, memory.ErrNotFound):
 		return exitFailed
-	case errors.Is(err, memory.ErrAmbiguous):
+	case errors.Is(err, memory.ErrAmbiguous), errors.Is(err, memory.ErrLayoutMismatch):
 		return exitUsage
 	case errors.Is(err, gitstore.ErrConflict):
 		return exitConflict

@@ -199,7 +199,9 @@ func splitObject(data []byte) ([]Member, error) {
 	if _, err := dec.Token(); err != nil { // closing brace
 		return nil, err
 	}
-	if _, err := dec.Token(); err == nil {
+	// Only whitespace may follow: any other byte would change the file
+	// without changing its hash.
+	if rest := bytes.TrimLeft(data[dec.InputOffset():], " \t\r\n"); len(rest) > 0 {
 		return nil, errors.New("data after the object")
 	}
 	return members, nil

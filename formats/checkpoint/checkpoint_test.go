@@ -194,6 +194,11 @@ func TestTamperDetected(t *testing.T) {
 		}
 	}
 	c, _ := sealed(t)
+	c.Signature = strings.ToUpper(c.Signature)
+	if _, err := c.Verify(pub); !errors.Is(err, ErrBadSignature) {
+		t.Errorf("uppercase sig accepted: %v", err)
+	}
+	c, _ = sealed(t)
 	c.Signature = strings.Repeat("0", 128)
 	if _, err := c.Verify(pub); !errors.Is(err, ErrBadSignature) {
 		t.Errorf("zero sig: %v", err)
@@ -237,14 +242,19 @@ func TestParseRejects(t *testing.T) {
 	good, _ := sealed(t)
 	file, _ := good.MarshalFile()
 	cases := map[string][]byte{
-		"empty":         nil,
-		"array":         []byte(`[]`),
-		"duplicate key": []byte(`{"v":1,"v":1}`),
-		"trailing data": append(append([]byte{}, file...), []byte(` {}`)...),
-		"wrong type":    []byte(`{"ts":"1"}`),
-		"float ts":      []byte(`{"ts":1.5}`),
-		"too large":     bytes.Repeat([]byte(" "), MaxFileSize+1),
-		"truncated":     file[:len(file)/2],
+		"empty":          nil,
+		"array":          []byte(`[]`),
+		"duplicate key":  []byte(`{"v":1,"v":1}`),
+		"trailing data":  append(append([]byte{}, file...), []byte(` {}`)...),
+		"wrong type":     []byte(`{"ts":"1"}`),
+		"float ts":       []byte(`{"ts":1.5}`),
+		"too large":      bytes.Repeat([]byte(" "), MaxFileSize+1),
+		"truncated":      file[:len(file)/2],
+		"case variant":   []byte(`{"v":1,"pArent":"00"}`),
+		"trailing byte":  append(append([]byte{}, file...), 'x'),
+		"trailing brace": append(append([]byte{}, file...), '}'),
+		"trailing comma": append(append([]byte{}, file...), ','),
+		"trailing NUL":   append(append([]byte{}, file...), 0),
 	}
 	for name, in := range cases {
 		if _, err := Parse(in); err == nil {

@@ -52,9 +52,11 @@ func (cp *Checkpoint) VerifySignature(pub ed25519.PublicKey) error {
 	if len(pub) != ed25519.PublicKeySize {
 		return fmt.Errorf("%w: public key is %d bytes", ErrBadKey, len(pub))
 	}
+	// Lowercase only: an uppercase spelling would verify too, giving one
+	// record two different files under the same hash.
 	sig, err := hex.DecodeString(cp.Signature)
-	if err != nil || len(sig) != ed25519.SignatureSize {
-		return fmt.Errorf("%w: sig is not 128 hex characters", ErrBadSignature)
+	if err != nil || len(sig) != ed25519.SignatureSize || hex.EncodeToString(sig) != cp.Signature {
+		return fmt.Errorf("%w: sig is not 128 lowercase hex characters", ErrBadSignature)
 	}
 	if !ed25519.Verify(pub, []byte(cp.Hash), sig) {
 		return fmt.Errorf("%w: signature does not match the device key", ErrBadSignature)
