@@ -73,6 +73,8 @@ type Input struct {
 	// must start at the genesis (parent = ZeroHash).
 	Trusted *checkpoint.ChainEntry
 	Load    Loader
+	// Verified, if set, receives each record that passed, in chain order.
+	Verified func(i int, cp *checkpoint.Checkpoint) error
 }
 
 // Verify checks every entry in order and stops at the first failure: linkage,
@@ -131,6 +133,11 @@ func Verify(in Input) Result {
 			return fail(i, e.Hash, BadSignature, "%v", err)
 		case err != nil:
 			return fail(i, e.Hash, Malformed, "%v", err)
+		}
+		if in.Verified != nil {
+			if err := in.Verified(i, cp); err != nil {
+				return fail(i, e.Hash, Malformed, "%v", err)
+			}
 		}
 		res.Rules[rule]++
 		res.Verified++

@@ -1,6 +1,7 @@
 package gitstore
 
 import (
+	"bytes"
 	"crypto/ed25519"
 	"errors"
 	"fmt"
@@ -200,10 +201,14 @@ func (v *View) ChainBytes(repoID, device string) ([]byte, error) {
 		return nil, err
 	}
 	var out []byte
-	for _, h := range segs {
+	for i, h := range segs {
 		b, err := v.s.readBlob(h, MaxBlob)
 		if err != nil {
 			return nil, err
+		}
+		n := bytes.Count(b, []byte{'\n'})
+		if n > SegmentLines || i < len(segs)-1 && n != SegmentLines || n == 0 {
+			return nil, fmt.Errorf("%w: chain of %s: segment %s holds %d lines (full segments hold %d)", ErrCorrupt, device, SegmentName(i), n, SegmentLines)
 		}
 		out = append(out, b...)
 	}

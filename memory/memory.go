@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"sort"
 	"strings"
 
 	"github.com/git-ctx/git-ctx/formats/checkpoint"
@@ -32,6 +31,8 @@ var ErrAmbiguous = errors.New("ambiguous")
 
 // Memory is one repository's memory as seen from one directory.
 type Memory struct {
+	// Notice, when set, receives one-line notices (e.g. a cache rebuild).
+	Notice func(string)
 	Repo   *gitrepo.Repo
 	Store  *gitstore.Store
 	repoID string
@@ -247,106 +248,6 @@ func firstNonEmpty(vals ...string) string {
 		}
 	}
 	return ""
-}
-
-// Filter selects log entries.
-type Filter struct {
-	Device  string
-	Session string
-	Limit   int // 0 = all
-}
-
-// Log returns this repository's checkpoints, newest first (ties broken by
-// device and chain position, so the order is stable).
-func (m *Memory) Log(ctx context.Context, f Filter) ([]*checkpoint.Checkpoint, error) {
-	v, err := m.Store.View()
-	if err != nil {
-		return nil, err
-	}
-	repoID, err := m.RepoID(ctx)
-	if err != nil {
-		return nil, err
-	}
-	devices, err := v.ChainDevices(repoID)
-	if err != nil {
-		return nil, err
-	}
-	type item struct {
-		cp  *checkpoint.Checkpoint
-		pos int
-	}
-	var all []item
-	for _, d := range devices {
-		if f.Device != "" && d != f.Device {
-			continue
-		}
-		entries, err := v.Chain(repoID, d)
-		if err != nil {
-			return nil, err
-		}
-		for i, e := range entries {
-			cp, err := v.Checkpoint(repoID, e.Hash)
-			if err != nil {
-				return nil, fmt.Errorf("read checkpoint %s of %s: %w", e.Hash[:12], d, err)
-			}
-			if f.Session != "" && cp.SessionID != f.Session {
-				continue
-			}
-			all = append(all, item{cp, i})
-		}
-	}
-	sort.SliceStable(all, func(i, j int) bool {
-		a, b := all[i], all[j]
-		if a.cp.Timestamp != b.cp.Timestamp {
-			return a.cp.Timestamp > b.cp.Timestamp
-		}
-		if a.cp.DeviceID != b.cp.DeviceID {
-			return a.cp.DeviceID < b.cp.DeviceID
-		}
-		return a.pos > b.pos
-	})
-	if f.Limit > 0 && len(all) > f.Limit {
-		all = all[:f.Limit]
-	}
-	out := make([]*checkpoint.Checkpoint, len(all))
-	for i, it := range all {
-		out[i] = it.cp
-	}
-	return out, nil
-}
-
-// Show finds the checkpoint whose hash starts with prefix in this
-// repository. Several matches give ErrAmbiguous listing them.
-func (m *Memory) Show(ctx context.Context, prefix string) (*checkpoint.Checkpoint, []byte, error) {
-	v, err := m.Store.View()
-	if err != nil {
-		return nil, nil, err
-	}
-	repoID, err := m.RepoID(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	matches, err := v.Resolve(repoID, prefix)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %v", ErrInput, err)
-	}
-	switch len(matches) {
-	case 0:
-		return nil, nil, fmt.Errorf("%w: no checkpoint %s in this repository", ErrNotFound, prefix)
-	case 1:
-	default:
-		sort.Strings(matches)
-		if len(matches) > 10 {
-			matches = append(matches[:10], "…")
-		}
-		return nil, nil, fmt.Errorf("%w: %s matches %s", ErrAmbiguous, prefix, strings.Join(matches, ", "))
-	}
-	raw, err := v.CheckpointFile(repoID, matches[0])
-	if err != nil {
-		return nil, nil, err
-	}
-	cp, err := checkpoint.Parse(raw)
-	return cp, raw, err
 }
 
 // Verify checks the whole memory branch.

@@ -18,6 +18,7 @@ type Status struct {
 	Checkpoints       int // in this repository, all devices
 	DeviceCheckpoints int // in this repository, this device
 	Devices           int // keys on the branch
+	Quarantined       int // records that failed verification
 }
 
 // Status reads the branch tip, the chains of this repository and the keys.
@@ -48,20 +49,21 @@ func (m *Memory) Status(ctx context.Context) (*Status, error) {
 	if pub, _, err := v.DeviceKey(id.DeviceID); err == nil && pub.Equal(id.Public) {
 		st.KeyPublished = true
 	}
-	chains, err := v.ChainDevices(repoID)
+	db, err := m.Cache(ctx)
 	if err != nil {
 		return nil, err
 	}
-	for _, d := range chains {
-		entries, err := v.Chain(repoID, d)
-		if err != nil {
-			return nil, err
-		}
-		st.Checkpoints += len(entries)
-		if d == id.DeviceID {
-			st.DeviceCheckpoints = len(entries)
-		}
+	defer db.Close()
+	total, by, err := db.Counts(ctx, repoID)
+	if err != nil {
+		return nil, err
 	}
+	st.Checkpoints, st.DeviceCheckpoints = total, by[id.DeviceID]
+	q, err := db.Quarantine(ctx, repoID)
+	if err != nil {
+		return nil, err
+	}
+	st.Quarantined = len(q)
 	return st, nil
 }
 

@@ -31,7 +31,8 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			return usageErr("%v (see 'git ctx %s --help')", err, c.Command.Name)
 		},
 		Commands: []*cli.Command{
-			cmdInit(), cmdStatus(), cmdCheckpoint(), cmdLog(), cmdShow(), cmdVerify(), cmdVersion(),
+			cmdInit(), cmdStatus(), cmdCheckpoint(), cmdLog(), cmdShow(), cmdSearch(), cmdSimilar(),
+			cmdVerify(), cmdReindex(), cmdVersion(),
 		},
 	}
 	app.Action = func(c *cli.Context) error {

@@ -21,7 +21,12 @@ import (
 )
 
 func openMemory(c *cli.Context) (*memory.Memory, error) {
-	return memory.Open(c.Context, ".")
+	m, err := memory.Open(c.Context, ".")
+	if err != nil {
+		return nil, err
+	}
+	m.Notice = func(s string) { fmt.Fprintf(c.App.ErrWriter, "git-ctx: %s\n", s) }
+	return m, nil
 }
 
 func printJSON(w io.Writer, v any) error {
@@ -101,6 +106,7 @@ type statusJSON struct {
 	Checkpoints       int    `json:"checkpoints"`
 	DeviceCheckpoints int    `json:"device_checkpoints"`
 	Devices           int    `json:"devices"`
+	Quarantined       int    `json:"quarantined"`
 }
 
 func cmdStatus() *cli.Command {
@@ -126,7 +132,7 @@ func cmdStatus() *cli.Command {
 				Initialized: st.Initialized, Branch: "ghyll/memory", Device: id.DeviceID,
 				Fingerprint: checkpoint.Fingerprint(id.Public), KeyPublished: st.KeyPublished,
 				RepoID: st.RepoID, Remote: m.Repo.MemoryRemote(), Checkpoints: st.Checkpoints,
-				DeviceCheckpoints: st.DeviceCheckpoints, Devices: st.Devices,
+				DeviceCheckpoints: st.DeviceCheckpoints, Devices: st.Devices, Quarantined: st.Quarantined,
 			}
 			if st.Initialized {
 				out.Tip, out.Layout = st.Tip, string(st.Layout)
@@ -152,6 +158,9 @@ func cmdStatus() *cli.Command {
 			fmt.Fprintf(w, "Repository:    %s (%s)\n", st.RepoID[:12], remote)
 			fmt.Fprintf(w, "Checkpoints:   %d in this repository, %d by this device, %d devices\n",
 				st.Checkpoints, st.DeviceCheckpoints, st.Devices)
+			if st.Quarantined > 0 {
+				fmt.Fprintf(w, "Unverified:    %d records failed verification (see 'git ctx log --unverified')\n", st.Quarantined)
+			}
 			return nil
 		},
 	}
@@ -280,16 +289,20 @@ func readStdinInput(r io.Reader, in *memory.RecordInput, embFile *string) error 
 // readEmbedding reads a JSON array of numbers or raw float32 little-endian.
 func readEmbedding(path string) ([]float32, error) {
 	limit := int64(memory.MaxEmbedding * 32)
-	fi, err := os.Stat(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, withCode(exitRefused, fmt.Errorf("--emb-file: %v", err))
 	}
-	if !fi.Mode().IsRegular() || fi.Size() > limit {
-		return nil, withCode(exitRefused, fmt.Errorf("--emb-file %s: not a regular file of at most %d bytes", path, limit))
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > limit {
+		return nil, withCode(exitRefused, fmt.Errorf("--emb-file %s: %d bytes is over the %d-byte limit", path, fi.Size(), limit))
 	}
-	data, err := os.ReadFile(path)
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
-		return nil, err
+		return nil, withCode(exitRefused, fmt.Errorf("--emb-file %s: %v", path, err))
+	}
+	if int64(len(data)) > limit {
+		return nil, withCode(exitRefused, fmt.Errorf("--emb-file %s: over the %d-byte limit", path, limit))
 	}
 	if t := bytes.TrimSpace(data); len(t) > 0 && t[0] == '[' {
 		return parseJSONEmbedding(t)
@@ -322,49 +335,6 @@ func parseJSONEmbedding(data []byte) ([]float32, error) {
 	return out, nil
 }
 
-func cmdLog() *cli.Command {
-	return &cli.Command{
-		Name:        "log",
-		Usage:       "list checkpoints of this repository, newest first",
-		Description: "Examples:\n  git ctx log -n 20\n  git ctx log --device laptop-3f2a9c1d --json",
-		Flags: []cli.Flag{
-			&cli.IntFlag{Name: "n", Aliases: []string{"max-count"}, Usage: "show at most `N` checkpoints"},
-			&cli.StringFlag{Name: "device", Usage: "only checkpoints of device `ID`"},
-			&cli.StringFlag{Name: "session", Usage: "only checkpoints of session `ID`"},
-			jsonFlag,
-		},
-		Action: func(c *cli.Context) error {
-			if c.Int("n") < 0 {
-				return usageErr("-n must not be negative")
-			}
-			m, err := openMemory(c)
-			if err != nil {
-				return err
-			}
-			cps, err := m.Log(c.Context, memory.Filter{Device: c.String("device"), Session: c.String("session"), Limit: c.Int("n")})
-			if err != nil {
-				return err
-			}
-			if c.Bool("json") {
-				list := make([]json.RawMessage, 0, len(cps))
-				for _, cp := range cps {
-					b, err := cp.MarshalCompact()
-					if err != nil {
-						return err
-					}
-					list = append(list, b)
-				}
-				return printJSON(c.App.Writer, list)
-			}
-			for _, cp := range cps {
-				fmt.Fprintf(c.App.Writer, "%s %s %s %s/%d %s\n", cp.Hash[:12], formatTS(cp.Timestamp), cp.DeviceID,
-					orDash(cp.SessionID), cp.Turn, firstLine(cp.Summary))
-			}
-			return nil
-		},
-	}
-}
-
 func cmdShow() *cli.Command {
 	return &cli.Command{
 		Name:        "show",
@@ -388,6 +358,9 @@ func cmdShow() *cli.Command {
 			if c.Bool("json") {
 				fmt.Fprintf(w, "%s\n", raw)
 				return nil
+			}
+			if !cp.Verified {
+				fmt.Fprintf(w, "UNVERIFIED: this checkpoint failed verification; see 'git ctx log --unverified'\n")
 			}
 			fmt.Fprintf(w, "checkpoint %s\n", cp.Hash)
 			fmt.Fprintf(w, "Parent:   %s\n", cp.ParentHash)

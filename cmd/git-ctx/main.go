@@ -59,7 +59,7 @@ func main() {
 // run executes the CLI and returns the process exit code.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	app := newApp(stdin, stdout, stderr)
-	err := app.RunContext(ctx, args)
+	err := app.RunContext(ctx, permuteArgs(app, args))
 	if err == nil {
 		return exitOK
 	}

@@ -1,0 +1,318 @@
+// Package cache is the SQLite mirror of the memory branch: the seed's
+// checkpoints table exactly as specified, plus devices, chain positions,
+// quarantined records, full-text search and the last indexed tip per ref.
+//
+// The branch is the source of truth; the cache can always be rebuilt.
+// Rows are only ever inserted: no UPDATE or DELETE touches checkpoints, and a
+// rebuild writes a new file that replaces the old one under an exclusive
+// lock, while every user of the cache holds that lock shared.
+package cache
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	sqlite3 "github.com/mattn/go-sqlite3"
+)
+
+// SchemaVersion changes whenever the schema or the meaning of a column
+// changes; a cache of another version is rebuilt.
+const SchemaVersion = 1
+
+// FileName is the cache database inside <git-common-dir>/ctx.
+const FileName = "cache.db"
+
+// Errors callers branch on.
+var (
+	// ErrNeedRebuild: the file is corrupt or of another schema.
+	ErrNeedRebuild = errors.New("cache needs a rebuild")
+	// ErrMissing: there is no cache file yet (it wraps ErrNeedRebuild).
+	ErrMissing = fmt.Errorf("%w: no cache file", ErrNeedRebuild)
+	// ErrNoFTS: this binary was built without SQLite FTS5.
+	ErrNoFTS = errors.New("full-text search is not available: this git-ctx was built without the sqlite_fts5 build tag (reinstall with ./install.sh)")
+)
+
+// seedSchema is the seed document's table, column for column.
+const seedSchema = `
+CREATE TABLE checkpoints (
+    hash       TEXT PRIMARY KEY,
+    parent     TEXT NOT NULL,
+    device     TEXT NOT NULL,
+    author     TEXT NOT NULL,
+    ts         INTEGER NOT NULL,
+    repo       TEXT NOT NULL,
+    branch     TEXT NOT NULL,
+    session    TEXT NOT NULL,
+    turn       INTEGER NOT NULL,
+    model      TEXT NOT NULL,
+    summary    TEXT NOT NULL,
+    embedding  BLOB NOT NULL,
+    files      TEXT NOT NULL,
+    tools      TEXT NOT NULL,
+    injections TEXT,
+    sig        TEXT NOT NULL,
+    verified   INTEGER DEFAULT 1,
+    imported   INTEGER DEFAULT 0
+);
+CREATE INDEX idx_checkpoints_session ON checkpoints(session);
+CREATE INDEX idx_checkpoints_device ON checkpoints(device);
+CREATE INDEX idx_checkpoints_repo ON checkpoints(repo);
+`
+
+// extraSchema holds what the seed's table cannot express.
+const extraSchema = `
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+-- Where each checkpoint sits, and the fields the seed's columns lose:
+-- the version, v2 fields, nil-vs-empty emb, unknown members.
+CREATE TABLE records (
+    hash         TEXT PRIMARY KEY,
+    repo_id      TEXT NOT NULL,
+    device       TEXT NOT NULL,
+    seq          INTEGER NOT NULL,
+    v            INTEGER NOT NULL,
+    emb_null     INTEGER NOT NULL,
+    plan_mode    INTEGER NOT NULL DEFAULT 0,
+    resumed_from TEXT,
+    extra        TEXT,
+    UNIQUE (repo_id, device, seq)
+);
+CREATE INDEX idx_records_repo_ts ON records(repo_id);
+CREATE TABLE devices (
+    id          TEXT PRIMARY KEY,
+    public_key  TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    first_seen  INTEGER NOT NULL,
+    trust       TEXT NOT NULL DEFAULT 'tofu'
+);
+CREATE TABLE tips (
+    ref        TEXT PRIMARY KEY,
+    commit_id  TEXT NOT NULL,
+    indexed_at INTEGER NOT NULL
+);
+CREATE TABLE quarantine (
+    id       INTEGER PRIMARY KEY,
+    ref      TEXT NOT NULL,
+    repo_id  TEXT NOT NULL,
+    device   TEXT NOT NULL,
+    record   TEXT NOT NULL,
+    reason   TEXT NOT NULL,
+    detail   TEXT NOT NULL,
+    seen     INTEGER NOT NULL
+);
+CREATE INDEX idx_checkpoints_ts ON checkpoints(ts);
+`
+
+const ftsSchema = `
+CREATE VIRTUAL TABLE checkpoints_fts USING fts5(
+    summary, files, tools, content='checkpoints', content_rowid='rowid'
+);
+`
+
+// DB is an open cache. It holds the cache lock shared until Close.
+type DB struct {
+	db   *sql.DB
+	dir  string
+	lock *os.File
+	// FTS reports whether full-text search is available in this file.
+	FTS bool
+}
+
+// Path returns the database file path in dir.
+func Path(dir string) string { return filepath.Join(dir, FileName) }
+
+func dsn(path string) string {
+	return "file:" + path + "?_journal_mode=WAL&_busy_timeout=30000&_synchronous=NORMAL&_txlock=immediate"
+}
+
+// lockFile takes the cache lock (shared or exclusive), waiting until ctx ends.
+func lockFile(ctx context.Context, dir string, how int) (*os.File, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(filepath.Join(dir, "cache.lock"), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	for delay := time.Millisecond; ; delay = min(delay*2, 50*time.Millisecond) {
+		err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB)
+		if err == nil {
+			return f, nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
+			f.Close()
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, fmt.Errorf("wait for the cache lock: %w", ctx.Err())
+		case <-time.After(delay):
+		}
+	}
+}
+
+// Open opens the cache in dir, holding its lock shared. It returns
+// ErrNeedRebuild (with the DB closed) when the file is missing, unreadable
+// or of another schema version.
+func Open(ctx context.Context, dir string) (*DB, error) {
+	lock, err := lockFile(ctx, dir, syscall.LOCK_SH)
+	if err != nil {
+		return nil, fmt.Errorf("open cache: %w", err)
+	}
+	d, err := openFile(Path(dir))
+	if err != nil {
+		lock.Close()
+		return nil, err
+	}
+	d.dir, d.lock = dir, lock
+	return d, nil
+}
+
+func openFile(path string) (*DB, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, ErrMissing
+	}
+	db, err := sql.Open("sqlite3", dsn(path))
+	if err != nil {
+		return nil, err
+	}
+	d := &DB{db: db}
+	var v string
+	if err := db.QueryRow(`SELECT value FROM meta WHERE key = 'schema'`).Scan(&v); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("%w: %s is unreadable (%v)", ErrNeedRebuild, path, err)
+	}
+	if v != fmt.Sprint(SchemaVersion) {
+		db.Close()
+		return nil, fmt.Errorf("%w: schema %s, this git-ctx uses %d", ErrNeedRebuild, v, SchemaVersion)
+	}
+	var fts int
+	if err := db.QueryRow(`SELECT count(*) FROM sqlite_master WHERE name = 'checkpoints_fts'`).Scan(&fts); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("%w: %v", ErrNeedRebuild, err)
+	}
+	d.FTS = fts == 1
+	return d, nil
+}
+
+// Close releases the database and the lock.
+func (d *DB) Close() error {
+	err := d.db.Close()
+	if d.lock != nil {
+		d.lock.Close()
+	}
+	return err
+}
+
+// Rebuild replaces the cache in dir with a new file filled by fill. It takes
+// the cache lock exclusively (so no process is reading the old file), builds
+// the new file beside it, and renames it into place. The caller must not
+// hold an open DB on dir.
+func Rebuild(ctx context.Context, dir string, fill func(w *Writer) error) error {
+	lock, err := lockFile(ctx, dir, syscall.LOCK_EX)
+	if err != nil {
+		return fmt.Errorf("rebuild cache: %w", err)
+	}
+	defer lock.Close()
+	tmp := filepath.Join(dir, fmt.Sprintf("cache.db.new-%d", os.Getpid()))
+	for _, p := range []string{tmp, tmp + "-wal", tmp + "-shm", tmp + "-journal"} {
+		os.Remove(p)
+	}
+	defer func() {
+		for _, p := range []string{tmp, tmp + "-wal", tmp + "-shm", tmp + "-journal"} {
+			os.Remove(p)
+		}
+	}()
+	db, err := sql.Open("sqlite3", "file:"+tmp+"?_journal_mode=OFF&_synchronous=OFF&_txlock=immediate")
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if _, err := db.Exec(seedSchema + extraSchema); err != nil {
+		return fmt.Errorf("create cache schema: %w", err)
+	}
+	fts := true
+	if _, err := db.Exec(ftsSchema); err != nil {
+		if !strings.Contains(err.Error(), "no such module") {
+			return fmt.Errorf("create full-text index: %w", err)
+		}
+		fts = false
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	w, err := newWriter(ctx, tx, fts)
+	if err != nil {
+		tx.Rollback()
+		return err
+	}
+	if err := fill(w); err != nil {
+		w.close()
+		tx.Rollback()
+		return err
+	}
+	w.close()
+	if _, err := tx.Exec(`INSERT INTO meta(key, value) VALUES ('schema', ?)`, fmt.Sprint(SchemaVersion)); err != nil {
+		tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	if _, err := db.Exec(`PRAGMA journal_mode=WAL`); err != nil {
+		return err
+	}
+	if err := db.Close(); err != nil {
+		return err
+	}
+	// Nobody has the old file open (we hold the lock exclusively): drop its
+	// WAL and shared memory so they cannot be applied to the new file.
+	final := Path(dir)
+	for _, p := range []string{final + "-wal", final + "-shm", final + "-journal"} {
+		if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
+			return err
+		}
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Update runs fn in one write transaction (BEGIN IMMEDIATE, so concurrent
+// refreshers serialise and each sees the other's result).
+func (d *DB) Update(ctx context.Context, fn func(w *Writer) error) error {
+	tx, err := d.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("cache write: %w", err)
+	}
+	w, err := newWriter(ctx, tx, d.FTS)
+	if err != nil {
+		tx.Rollback()
+		return err
+	}
+	if err := fn(w); err != nil {
+		w.close()
+		tx.Rollback()
+		return err
+	}
+	w.close()
+	return tx.Commit()
+}
+
+// IsCorrupt reports whether err says the database file is damaged.
+func IsCorrupt(err error) bool {
+	var se sqlite3.Error
+	if errors.As(err, &se) {
+		return se.Code == sqlite3.ErrCorrupt || se.Code == sqlite3.ErrNotADB
+	}
+	return false
+}

@@ -1,0 +1,375 @@
+package cache
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/git-ctx/git-ctx/formats/checkpoint"
+)
+
+// Entry is one cached checkpoint with where it sits.
+type Entry struct {
+	*checkpoint.Checkpoint
+	RepoID   string
+	Seq      int
+	Verified bool
+	Imported int64
+}
+
+const entryCols = `c.hash, c.parent, c.device, c.author, c.ts, c.repo, c.branch, c.session, c.turn, c.model,
+	c.summary, c.embedding, c.files, c.tools, c.injections, c.sig, c.verified, c.imported,
+	r.repo_id, r.seq, r.v, r.emb_null, r.plan_mode, r.resumed_from, r.extra`
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanEntry(s scanner, extra ...any) (*Entry, error) {
+	var (
+		cp                Entry
+		c                 checkpoint.Checkpoint
+		emb               []byte
+		files, tools      string
+		inj, resumed, ext sql.NullString
+		verified          int
+		embNull, plan     int
+	)
+	dest := []any{&c.Hash, &c.ParentHash, &c.DeviceID, &c.AuthorID, &c.Timestamp, &c.RepoRemote, &c.Branch,
+		&c.SessionID, &c.Turn, &c.ActiveModel, &c.Summary, &emb, &files, &tools, &inj, &c.Signature,
+		&verified, &cp.Imported, &cp.RepoID, &cp.Seq, &c.Version, &embNull, &plan, &resumed, &ext}
+	if err := s.Scan(append(dest, extra...)...); err != nil {
+		return nil, err
+	}
+	var err error
+	if embNull == 0 {
+		if c.Embedding, err = DecodeEmbedding(emb); err != nil {
+			return nil, err
+		}
+	}
+	if err := json.Unmarshal([]byte(files), &c.FilesTouched); err != nil {
+		return nil, fmt.Errorf("files of %s: %w", c.Hash, err)
+	}
+	if err := json.Unmarshal([]byte(tools), &c.ToolsUsed); err != nil {
+		return nil, fmt.Errorf("tools of %s: %w", c.Hash, err)
+	}
+	if inj.Valid {
+		if err := json.Unmarshal([]byte(inj.String), &c.InjectionSig); err != nil {
+			return nil, err
+		}
+		if c.InjectionSig == nil {
+			c.InjectionSig = []string{}
+		}
+	}
+	c.PlanMode = plan == 1
+	if resumed.Valid {
+		c.ResumedFrom = &checkpoint.ResumedFrom{}
+		if err := json.Unmarshal([]byte(resumed.String), c.ResumedFrom); err != nil {
+			return nil, err
+		}
+	}
+	if ext.Valid {
+		var pairs [][2]json.RawMessage
+		if err := json.Unmarshal([]byte(ext.String), &pairs); err != nil {
+			return nil, err
+		}
+		for _, p := range pairs {
+			var k string
+			if err := json.Unmarshal(p[0], &k); err != nil {
+				return nil, err
+			}
+			c.Extra = append(c.Extra, checkpoint.Member{Key: k, Value: p[1]})
+		}
+	}
+	cp.Checkpoint, cp.Verified = &c, verified == 1
+	return &cp, nil
+}
+
+// Query selects log entries. Empty fields do not filter.
+type Query struct {
+	RepoID  string
+	Device  string
+	Session string
+	Author  string
+	Since   int64 // ts >= Since (ns) when non-zero
+	Until   int64 // ts <= Until (ns) when non-zero
+	// Unverified selects only records stored as unverified.
+	Unverified bool
+	Limit      int
+}
+
+// Log returns matching entries newest first; ties are broken by device and
+// then chain position, so the order is stable.
+func (d *DB) Log(ctx context.Context, q Query) ([]*Entry, error) {
+	var where []string
+	var args []any
+	add := func(cond string, v any) { where = append(where, cond); args = append(args, v) }
+	add("r.repo_id = ?", q.RepoID)
+	if q.Device != "" {
+		add("c.device = ?", q.Device)
+	}
+	if q.Session != "" {
+		add("c.session = ?", q.Session)
+	}
+	if q.Author != "" {
+		add("c.author = ?", q.Author)
+	}
+	if q.Since != 0 {
+		add("c.ts >= ?", q.Since)
+	}
+	if q.Until != 0 {
+		add("c.ts <= ?", q.Until)
+	}
+	if q.Unverified {
+		add("c.verified = ?", 0)
+	}
+	sqlq := `SELECT ` + entryCols + ` FROM checkpoints c JOIN records r ON r.hash = c.hash WHERE ` +
+		strings.Join(where, " AND ") + ` ORDER BY c.ts DESC, c.device ASC, r.seq DESC`
+	if q.Limit > 0 {
+		sqlq += fmt.Sprintf(" LIMIT %d", q.Limit)
+	}
+	rows, err := d.db.QueryContext(ctx, sqlq, args...)
+	if err != nil {
+		return nil, fmt.Errorf("cache log: %w", err)
+	}
+	defer rows.Close()
+	var out []*Entry
+	for rows.Next() {
+		e, err := scanEntry(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// Get returns the entry for a full hash, or nil.
+func (d *DB) Get(ctx context.Context, hash string) (*Entry, error) {
+	row := d.db.QueryRowContext(ctx, `SELECT `+entryCols+` FROM checkpoints c JOIN records r ON r.hash = c.hash WHERE c.hash = ?`, hash)
+	e, err := scanEntry(row)
+	if err == sql.ErrNoRows {
+		return nil, nil
+	}
+	return e, err
+}
+
+// Resolve returns the hashes in repoID starting with prefix (at most 11).
+func (d *DB) Resolve(ctx context.Context, repoID, prefix string) ([]string, error) {
+	rows, err := d.db.QueryContext(ctx, `SELECT hash FROM records WHERE repo_id = ? AND hash >= ? AND hash < ? ORDER BY hash LIMIT 11`,
+		repoID, prefix, prefix+"g")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var h string
+		if err := rows.Scan(&h); err != nil {
+			return nil, err
+		}
+		out = append(out, h)
+	}
+	return out, rows.Err()
+}
+
+// Hit is one search result.
+type Hit struct {
+	*Entry
+	Snippet string
+	Rank    float64 // bm25: lower is better
+}
+
+// Search runs a full-text query over summaries, files and tools. Each word
+// of query must match (words are quoted, so punctuation is safe); open and
+// close surround matched words in the snippet.
+func (d *DB) Search(ctx context.Context, repoID, query string, limit int, open, close string) ([]Hit, error) {
+	if !d.FTS {
+		return nil, ErrNoFTS
+	}
+	match := ftsQuery(query)
+	if match == "" {
+		return nil, fmt.Errorf("empty search query")
+	}
+	if limit <= 0 {
+		limit = 20
+	}
+	rows, err := d.db.QueryContext(ctx, `SELECT `+entryCols+`,
+		snippet(checkpoints_fts, 0, ?, ?, '…', 16), bm25(checkpoints_fts)
+		FROM checkpoints_fts JOIN checkpoints c ON c.rowid = checkpoints_fts.rowid
+		JOIN records r ON r.hash = c.hash
+		WHERE checkpoints_fts MATCH ? AND r.repo_id = ?
+		ORDER BY bm25(checkpoints_fts), c.ts DESC LIMIT ?`, open, close, match, repoID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	defer rows.Close()
+	var out []Hit
+	for rows.Next() {
+		var h Hit
+		e, err := scanEntry(rows, &h.Snippet, &h.Rank)
+		if err != nil {
+			return nil, err
+		}
+		h.Entry = e
+		out = append(out, h)
+	}
+	return out, rows.Err()
+}
+
+// ftsQuery quotes every whitespace-separated word as an FTS5 string.
+func ftsQuery(q string) string {
+	var parts []string
+	for _, w := range strings.Fields(q) {
+		parts = append(parts, `"`+strings.ReplaceAll(w, `"`, `""`)+`"`)
+	}
+	return strings.Join(parts, " ")
+}
+
+// Match is one similarity result.
+type Match struct {
+	*Entry
+	Score float64 // cosine similarity
+}
+
+// Similar returns the k checkpoints of repoID whose embeddings have the
+// highest cosine similarity to vec (same dimension only), excluding hash
+// except.
+func (d *DB) Similar(ctx context.Context, repoID string, vec []float32, k int, except string) ([]Match, error) {
+	if len(vec) == 0 {
+		return nil, fmt.Errorf("empty query embedding")
+	}
+	norm := l2(vec)
+	if norm == 0 {
+		return nil, fmt.Errorf("query embedding is all zeros")
+	}
+	rows, err := d.db.QueryContext(ctx, `SELECT c.hash, c.embedding FROM checkpoints c JOIN records r ON r.hash = c.hash
+		WHERE r.repo_id = ? AND length(c.embedding) = ? AND c.hash <> ? AND c.verified = 1`, repoID, 4*len(vec), except)
+	if err != nil {
+		return nil, err
+	}
+	type scored struct {
+		hash  string
+		score float64
+	}
+	var all []scored
+	for rows.Next() {
+		var h string
+		var blob []byte
+		if err := rows.Scan(&h, &blob); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		emb, err := DecodeEmbedding(blob)
+		if err != nil {
+			continue
+		}
+		n := l2(emb)
+		if n == 0 {
+			continue
+		}
+		dot := 0.0
+		for i := range vec {
+			dot += float64(vec[i]) * float64(emb[i])
+		}
+		all = append(all, scored{h, dot / (norm * n)})
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].score != all[j].score {
+			return all[i].score > all[j].score
+		}
+		return all[i].hash < all[j].hash
+	})
+	if k > 0 && len(all) > k {
+		all = all[:k]
+	}
+	out := make([]Match, 0, len(all))
+	for _, s := range all {
+		e, err := d.Get(ctx, s.hash)
+		if err != nil || e == nil {
+			return nil, fmt.Errorf("similar: %v", err)
+		}
+		out = append(out, Match{Entry: e, Score: s.score})
+	}
+	return out, nil
+}
+
+func l2(v []float32) float64 {
+	s := 0.0
+	for _, f := range v {
+		s += float64(f) * float64(f)
+	}
+	return math.Sqrt(s)
+}
+
+// Quarantine lists quarantined records of repoID, newest first.
+func (d *DB) Quarantine(ctx context.Context, repoID string) ([]Quarantined, error) {
+	rows, err := d.db.QueryContext(ctx, `SELECT ref, repo_id, device, record, reason, detail, seen FROM quarantine
+		WHERE repo_id = ? OR repo_id = '' ORDER BY seen DESC, id DESC`, repoID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Quarantined
+	for rows.Next() {
+		var q Quarantined
+		if err := rows.Scan(&q.Ref, &q.RepoID, &q.Device, &q.Record, &q.Reason, &q.Detail, &q.Seen); err != nil {
+			return nil, err
+		}
+		out = append(out, q)
+	}
+	return out, rows.Err()
+}
+
+// Devices lists the devices the cache knows.
+func (d *DB) Devices(ctx context.Context) ([]Device, error) {
+	rows, err := d.db.QueryContext(ctx, `SELECT id, public_key, fingerprint, first_seen, trust FROM devices ORDER BY id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Device
+	for rows.Next() {
+		var v Device
+		if err := rows.Scan(&v.ID, &v.PublicKey, &v.Fingerprint, &v.FirstSeen, &v.Trust); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+// Counts returns the number of checkpoints of repoID, in all and by device.
+func (d *DB) Counts(ctx context.Context, repoID string) (int, map[string]int, error) {
+	rows, err := d.db.QueryContext(ctx, `SELECT device, count(*) FROM records WHERE repo_id = ? GROUP BY device`, repoID)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer rows.Close()
+	total, by := 0, map[string]int{}
+	for rows.Next() {
+		var dev string
+		var n int
+		if err := rows.Scan(&dev, &n); err != nil {
+			return 0, nil, err
+		}
+		by[dev], total = n, total+n
+	}
+	return total, by, rows.Err()
+}
+
+// Tip returns the commit last indexed for ref ("" when never).
+func (d *DB) Tip(ctx context.Context, ref string) (string, error) {
+	var c string
+	err := d.db.QueryRowContext(ctx, `SELECT commit_id FROM tips WHERE ref = ?`, ref).Scan(&c)
+	if err == sql.ErrNoRows {
+		return "", nil
+	}
+	return c, err
+}

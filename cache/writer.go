@@ -1,0 +1,246 @@
+package cache
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/git-ctx/git-ctx/formats/checkpoint"
+)
+
+// Writer adds rows inside one transaction.
+type Writer struct {
+	ctx   context.Context
+	tx    *sql.Tx
+	fts   bool
+	stmts map[string]*sql.Stmt
+}
+
+func newWriter(ctx context.Context, tx *sql.Tx, fts bool) (*Writer, error) {
+	w := &Writer{ctx: ctx, tx: tx, fts: fts, stmts: map[string]*sql.Stmt{}}
+	return w, nil
+}
+
+func (w *Writer) stmt(q string) (*sql.Stmt, error) {
+	if s, ok := w.stmts[q]; ok {
+		return s, nil
+	}
+	s, err := w.tx.PrepareContext(w.ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	w.stmts[q] = s
+	return s, nil
+}
+
+func (w *Writer) exec(q string, args ...any) (sql.Result, error) {
+	s, err := w.stmt(q)
+	if err != nil {
+		return nil, err
+	}
+	return s.ExecContext(w.ctx, args...)
+}
+
+func (w *Writer) close() {
+	for _, s := range w.stmts {
+		s.Close()
+	}
+}
+
+// Row is one checkpoint to add.
+type Row struct {
+	CP       *checkpoint.Checkpoint
+	RepoID   string
+	Seq      int // 0-based position in the device's chain
+	Verified bool
+	Imported int64 // unix seconds when it came from another device (0: written here)
+}
+
+// AddCheckpoint inserts one checkpoint; a hash already present is left as
+// it is (rows are never updated).
+func (w *Writer) AddCheckpoint(r Row) error {
+	cp := r.CP
+	files, err := json.Marshal(cp.FilesTouched)
+	if err != nil {
+		return err
+	}
+	tools, err := json.Marshal(cp.ToolsUsed)
+	if err != nil {
+		return err
+	}
+	var injections any
+	if cp.InjectionSig != nil {
+		b, err := json.Marshal(cp.InjectionSig)
+		if err != nil {
+			return err
+		}
+		injections = string(b)
+	}
+	verified := 0
+	if r.Verified {
+		verified = 1
+	}
+	res, err := w.exec(`INSERT OR IGNORE INTO checkpoints
+		(hash, parent, device, author, ts, repo, branch, session, turn, model, summary,
+		 embedding, files, tools, injections, sig, verified, imported)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+		cp.Hash, cp.ParentHash, cp.DeviceID, cp.AuthorID, cp.Timestamp, cp.RepoRemote, cp.Branch,
+		cp.SessionID, cp.Turn, cp.ActiveModel, cp.Summary, EncodeEmbedding(cp.Embedding),
+		string(files), string(tools), injections, cp.Signature, verified, r.Imported)
+	if err != nil {
+		return fmt.Errorf("cache checkpoint %s: %w", cp.Hash, err)
+	}
+	n, _ := res.RowsAffected()
+	if n == 0 {
+		return nil
+	}
+	rowid, err := res.LastInsertId()
+	if err != nil {
+		return err
+	}
+	var resumed, extra any
+	if cp.ResumedFrom != nil {
+		b, _ := json.Marshal(cp.ResumedFrom)
+		resumed = string(b)
+	}
+	if len(cp.Extra) > 0 {
+		pairs := make([][2]json.RawMessage, len(cp.Extra))
+		for i, m := range cp.Extra {
+			k, _ := json.Marshal(m.Key)
+			pairs[i] = [2]json.RawMessage{k, m.Value}
+		}
+		b, err := json.Marshal(pairs)
+		if err != nil {
+			return err
+		}
+		extra = string(b)
+	}
+	if _, err := w.exec(`INSERT OR IGNORE INTO records
+		(hash, repo_id, device, seq, v, emb_null, plan_mode, resumed_from, extra) VALUES (?,?,?,?,?,?,?,?,?)`,
+		cp.Hash, r.RepoID, cp.DeviceID, r.Seq, cp.Version, boolInt(cp.Embedding == nil), boolInt(cp.PlanMode), resumed, extra); err != nil {
+		return fmt.Errorf("cache record %s: %w", cp.Hash, err)
+	}
+	if w.fts {
+		if _, err := w.exec(`INSERT INTO checkpoints_fts(rowid, summary, files, tools) VALUES (?,?,?,?)`,
+			rowid, cp.Summary, string(files), string(tools)); err != nil {
+			return fmt.Errorf("index checkpoint %s: %w", cp.Hash, err)
+		}
+	}
+	return nil
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// EncodeEmbedding is the seed's BLOB: float32 little-endian, concatenated.
+func EncodeEmbedding(v []float32) []byte {
+	out := make([]byte, 4*len(v))
+	for i, f := range v {
+		binary.LittleEndian.PutUint32(out[4*i:], math.Float32bits(f))
+	}
+	return out
+}
+
+// DecodeEmbedding reverses EncodeEmbedding; a length that is not a multiple
+// of four is an error.
+func DecodeEmbedding(b []byte) ([]float32, error) {
+	if len(b)%4 != 0 {
+		return nil, fmt.Errorf("embedding blob of %d bytes is not float32 values", len(b))
+	}
+	out := make([]float32, len(b)/4)
+	for i := range out {
+		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return out, nil
+}
+
+// HeadState returns the number of checkpoints cached for device in repoID,
+// the hash of the last one ("" when none) and whether it is verified (true
+// when there is none: a new chain starts trusted).
+func (w *Writer) HeadState(repoID, device string) (int, string, bool, error) {
+	s, err := w.stmt(`SELECT r.seq, r.hash, c.verified FROM records r JOIN checkpoints c ON c.hash = r.hash
+		WHERE r.repo_id = ? AND r.device = ? ORDER BY r.seq DESC LIMIT 1`)
+	if err != nil {
+		return 0, "", false, err
+	}
+	var seq, verified int
+	var hash string
+	err = s.QueryRowContext(w.ctx, repoID, device).Scan(&seq, &hash, &verified)
+	if err == sql.ErrNoRows {
+		return 0, "", true, nil
+	}
+	if err != nil {
+		return 0, "", false, err
+	}
+	return seq + 1, hash, verified == 1, nil
+}
+
+// Tip returns the commit last indexed for ref ("" when never).
+func (w *Writer) Tip(ref string) (string, error) {
+	s, err := w.stmt(`SELECT commit_id FROM tips WHERE ref = ?`)
+	if err != nil {
+		return "", err
+	}
+	var c string
+	err = s.QueryRowContext(w.ctx, ref).Scan(&c)
+	if err == sql.ErrNoRows {
+		return "", nil
+	}
+	return c, err
+}
+
+// SetTip records that ref has been indexed up to commit.
+func (w *Writer) SetTip(ref, commit string) error {
+	_, err := w.exec(`INSERT OR REPLACE INTO tips(ref, commit_id, indexed_at) VALUES (?,?,?)`, ref, commit, time.Now().Unix())
+	return err
+}
+
+// Device is one device known to the cache.
+type Device struct {
+	ID          string `json:"id"`
+	PublicKey   string `json:"public_key"`
+	Fingerprint string `json:"fingerprint"`
+	FirstSeen   int64  `json:"first_seen"`
+	Trust       string `json:"trust"`
+}
+
+// PutDevice records a device the first time it is seen.
+func (w *Writer) PutDevice(d Device) error {
+	if d.Trust == "" {
+		d.Trust = "tofu"
+	}
+	_, err := w.exec(`INSERT OR IGNORE INTO devices(id, public_key, fingerprint, first_seen, trust) VALUES (?,?,?,?,?)`,
+		d.ID, d.PublicKey, d.Fingerprint, d.FirstSeen, d.Trust)
+	return err
+}
+
+// Quarantined is a record that failed verification.
+type Quarantined struct {
+	Ref    string `json:"ref"`
+	RepoID string `json:"repo_id"`
+	Device string `json:"device"`
+	Record string `json:"record"` // a checkpoint hash or a path
+	Reason string `json:"reason"`
+	Detail string `json:"detail"`
+	Seen   int64  `json:"seen"`
+}
+
+// AddQuarantine records a failed record (once per ref, record and reason).
+func (w *Writer) AddQuarantine(q Quarantined) error {
+	if q.Seen == 0 {
+		q.Seen = time.Now().Unix()
+	}
+	_, err := w.exec(`INSERT INTO quarantine(ref, repo_id, device, record, reason, detail, seen)
+		SELECT ?,?,?,?,?,?,? WHERE NOT EXISTS (
+			SELECT 1 FROM quarantine WHERE ref = ? AND record = ? AND reason = ?)`,
+		q.Ref, q.RepoID, q.Device, q.Record, q.Reason, q.Detail, q.Seen, q.Ref, q.Record, q.Reason)
+	return err
+}

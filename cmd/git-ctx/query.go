@@ -1,0 +1,299 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/git-ctx/git-ctx/cache"
+	"github.com/git-ctx/git-ctx/memory"
+)
+
+// entryJSON is one checkpoint in listings: the record's own members plus
+// "verified".
+func entryJSON(e *cache.Entry, extra map[string]any) (json.RawMessage, error) {
+	b, err := e.MarshalCompact()
+	if err != nil {
+		return nil, err
+	}
+	tail := map[string]any{"verified": e.Verified}
+	for k, v := range extra {
+		tail[k] = v
+	}
+	t, err := json.Marshal(tail)
+	if err != nil {
+		return nil, err
+	}
+	out := append(b[:len(b)-1:len(b)-1], ',')
+	return append(out, t[1:]...), nil
+}
+
+func cmdLog() *cli.Command {
+	return &cli.Command{
+		Name:  "log",
+		Usage: "list checkpoints of this repository, newest first",
+		Description: "Reads the local cache, which follows the branch whoever moved it. --since and --until take\n" +
+			"a date (2026-11-30), a time (RFC 3339) or an age (90m, 36h, 7d, 2w).\n\n" +
+			"Examples:\n  git ctx log -n 20\n  git ctx log --device laptop-3f2a9c1d --since 7d --json\n  git ctx log --unverified",
+		Flags: []cli.Flag{
+			&cli.IntFlag{Name: "n", Aliases: []string{"max-count"}, Usage: "show at most `N` checkpoints"},
+			&cli.StringFlag{Name: "device", Usage: "only checkpoints of device `ID`"},
+			&cli.StringFlag{Name: "session", Usage: "only checkpoints of session `ID`"},
+			&cli.StringFlag{Name: "author", Usage: "only checkpoints by author `EMAIL`"},
+			&cli.StringFlag{Name: "since", Usage: "only checkpoints at or after `WHEN`"},
+			&cli.StringFlag{Name: "until", Usage: "only checkpoints at or before `WHEN`"},
+			&cli.BoolFlag{Name: "unverified", Usage: "show records that failed verification, with the reasons"},
+			jsonFlag,
+		},
+		Action: func(c *cli.Context) error {
+			if c.Int("n") < 0 {
+				return usageErr("-n must not be negative")
+			}
+			now := time.Now()
+			since, err := parseWhen(c.String("since"), now)
+			if err != nil {
+				return usageErr("--since: %v", err)
+			}
+			until, err := parseWhen(c.String("until"), now)
+			if err != nil {
+				return usageErr("--until: %v", err)
+			}
+			m, err := openMemory(c)
+			if err != nil {
+				return err
+			}
+			f := memory.Filter{Device: c.String("device"), Session: c.String("session"), Author: c.String("author"),
+				Since: since, Until: until, Unverified: c.Bool("unverified"), Limit: c.Int("n")}
+			entries, err := m.Log(c.Context, f)
+			if err != nil {
+				return err
+			}
+			var quarantine []cache.Quarantined
+			if f.Unverified {
+				if quarantine, err = m.Quarantine(c.Context); err != nil {
+					return err
+				}
+			}
+			w := c.App.Writer
+			if c.Bool("json") {
+				list := make([]json.RawMessage, 0, len(entries))
+				for _, e := range entries {
+					b, err := entryJSON(e, nil)
+					if err != nil {
+						return err
+					}
+					list = append(list, b)
+				}
+				if f.Unverified {
+					if quarantine == nil {
+						quarantine = []cache.Quarantined{}
+					}
+					return printJSON(w, map[string]any{"quarantine": quarantine, "checkpoints": list})
+				}
+				return printJSON(w, list)
+			}
+			for _, q := range quarantine {
+				fmt.Fprintf(w, "REJECTED device %s, %s: %s: %s\n", q.Device, orDash(shortHash(q.Record)), q.Reason, q.Detail)
+			}
+			for _, e := range entries {
+				printEntryLine(w, e, "")
+			}
+			return nil
+		},
+	}
+}
+
+func printEntryLine(w io.Writer, e *cache.Entry, tail string) {
+	mark := ""
+	if !e.Verified {
+		mark = " UNVERIFIED"
+	}
+	text := tail
+	if text == "" {
+		text = firstLine(e.Summary)
+	}
+	fmt.Fprintf(w, "%s %s %s %s/%d%s %s\n", e.Hash[:12], formatTS(e.Timestamp), e.DeviceID, orDash(e.SessionID), e.Turn, mark, text)
+}
+
+func shortHash(h string) string {
+	if len(h) == 64 {
+		return h[:12]
+	}
+	return h
+}
+
+// parseWhen reads a date, an RFC 3339 time or an age ("36h", "7d", "2w")
+// as unix nanoseconds; "" is 0 (no bound).
+func parseWhen(s string, now time.Time) (int64, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return 0, nil
+	}
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t.UnixNano(), nil
+	}
+	if t, err := time.ParseInLocation("2006-01-02", s, time.Local); err == nil {
+		return t.UnixNano(), nil
+	}
+	if len(s) > 1 {
+		if n, err := strconv.Atoi(s[:len(s)-1]); err == nil && n >= 0 {
+			switch s[len(s)-1] {
+			case 'd':
+				return now.Add(-time.Duration(n) * 24 * time.Hour).UnixNano(), nil
+			case 'w':
+				return now.Add(-time.Duration(n) * 7 * 24 * time.Hour).UnixNano(), nil
+			}
+		}
+	}
+	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+		return now.Add(-d).UnixNano(), nil
+	}
+	return 0, fmt.Errorf("%q is not a date (2026-11-30), a time (RFC 3339) or an age (36h, 7d, 2w)", s)
+}
+
+func cmdSearch() *cli.Command {
+	return &cli.Command{
+		Name:      "search",
+		Usage:     "full-text search over summaries, files and tools",
+		ArgsUsage: "<query>",
+		Description: "Every word must match (words are matched as whole tokens, prefix matches with a trailing *\n" +
+			"are not supported). Results are ranked by relevance (BM25).\n\n" +
+			"Examples:\n  git ctx search jwt refresh\n  git ctx search auth.go -n 5 --json",
+		Flags: []cli.Flag{
+			&cli.IntFlag{Name: "n", Value: 20, Usage: "at most `N` results"},
+			jsonFlag,
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() == 0 {
+				return usageErr("search needs a query")
+			}
+			m, err := openMemory(c)
+			if err != nil {
+				return err
+			}
+			open, close := "[", "]"
+			if c.Bool("json") {
+				open, close = "", ""
+			} else if colorOK(c.App.Writer) {
+				open, close = "\x1b[1m", "\x1b[0m"
+			}
+			hits, err := m.Search(c.Context, strings.Join(c.Args().Slice(), " "), c.Int("n"), open, close)
+			if err != nil {
+				return err
+			}
+			if c.Bool("json") {
+				list := make([]json.RawMessage, 0, len(hits))
+				for _, h := range hits {
+					b, err := entryJSON(h.Entry, map[string]any{"snippet": h.Snippet, "rank": h.Rank})
+					if err != nil {
+						return err
+					}
+					list = append(list, b)
+				}
+				return printJSON(c.App.Writer, list)
+			}
+			for _, h := range hits {
+				printEntryLine(c.App.Writer, h.Entry, strings.ReplaceAll(h.Snippet, "\n", " "))
+			}
+			if len(hits) == 0 {
+				return silent{exitFailed}
+			}
+			return nil
+		},
+	}
+}
+
+func cmdSimilar() *cli.Command {
+	return &cli.Command{
+		Name:        "similar",
+		Usage:       "checkpoints whose embeddings are closest (cosine) to one checkpoint or a vector",
+		Description: "Examples:\n  git ctx similar --to 3f2a9c -k 5\n  git ctx similar --emb-file query.f32 --json",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "to", Usage: "compare with checkpoint `HASH` (a prefix)"},
+			&cli.StringFlag{Name: "emb-file", Usage: "compare with the embedding in `FILE` (JSON array or float32 little-endian)"},
+			&cli.IntFlag{Name: "k", Value: 5, Usage: "at most `N` results"},
+			jsonFlag,
+		},
+		Action: func(c *cli.Context) error {
+			if c.IsSet("to") == c.IsSet("emb-file") {
+				return usageErr("similar takes exactly one of --to HASH and --emb-file FILE")
+			}
+			var vec []float32
+			if f := c.String("emb-file"); f != "" {
+				v, err := readEmbedding(f)
+				if err != nil {
+					return err
+				}
+				vec = v
+			}
+			m, err := openMemory(c)
+			if err != nil {
+				return err
+			}
+			matches, err := m.Similar(c.Context, c.String("to"), vec, c.Int("k"))
+			if err != nil {
+				return err
+			}
+			if c.Bool("json") {
+				list := make([]json.RawMessage, 0, len(matches))
+				for _, mt := range matches {
+					b, err := entryJSON(mt.Entry, map[string]any{"score": mt.Score})
+					if err != nil {
+						return err
+					}
+					list = append(list, b)
+				}
+				return printJSON(c.App.Writer, list)
+			}
+			for _, mt := range matches {
+				fmt.Fprintf(c.App.Writer, "%.4f ", mt.Score)
+				printEntryLine(c.App.Writer, mt.Entry, "")
+			}
+			return nil
+		},
+	}
+}
+
+func cmdReindex() *cli.Command {
+	return &cli.Command{
+		Name:        "reindex",
+		Usage:       "rebuild the local cache from the memory branch",
+		Description: "The cache (<git-common-dir>/ctx/cache.db) only mirrors the branch; rebuilding loses nothing.\n\nExample:\n  git ctx reindex",
+		Action: func(c *cli.Context) error {
+			m, err := openMemory(c)
+			if err != nil {
+				return err
+			}
+			start := time.Now()
+			if err := m.Reindex(c.Context); err != nil {
+				return err
+			}
+			st, err := m.Status(c.Context)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(c.App.Writer, "Reindexed %d checkpoints of this repository (%d devices) in %.2fs\n",
+				st.Checkpoints, st.Devices, time.Since(start).Seconds())
+			return nil
+		},
+	}
+}
+
+// colorOK: a terminal, and NO_COLOR unset.
+func colorOK(w io.Writer) bool {
+	if os.Getenv("NO_COLOR") != "" || os.Getenv("TERM") == "dumb" {
+		return false
+	}
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}

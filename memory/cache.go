@@ -1,0 +1,267 @@
+package memory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/git-ctx/git-ctx/cache"
+	"github.com/git-ctx/git-ctx/chain"
+	"github.com/git-ctx/git-ctx/formats/checkpoint"
+	"github.com/git-ctx/git-ctx/gitstore"
+)
+
+// errRewritten means the branch no longer extends what the cache holds.
+var errRewritten = errors.New("memory branch history was rewritten")
+
+// CacheDir is <git-common-dir>/ctx, home of cache.db.
+func (m *Memory) CacheDir() string { return filepath.Join(m.Repo.CommonDir, "ctx") }
+
+// Cache opens the cache and brings it up to the branch tip: incrementally
+// when the tip moved forward (whoever moved it), by a rebuild when the cache
+// is missing, corrupt, of another schema, or the branch was rewritten. The
+// caller must Close it.
+func (m *Memory) Cache(ctx context.Context) (*cache.DB, error) {
+	for attempt := 0; attempt < 3; attempt++ {
+		db, err := cache.Open(ctx, m.CacheDir())
+		if errors.Is(err, cache.ErrNeedRebuild) || cache.IsCorrupt(err) {
+			why := err
+			if errors.Is(err, cache.ErrMissing) {
+				why = nil // a first build, or after 'rm cache.db': nothing went wrong
+				if tip, _ := m.Store.Tip(); !tip.IsZero() {
+					m.notice("building the cache of the memory branch")
+				}
+			}
+			if err := m.rebuild(ctx, why); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		err = m.refresh(ctx, db)
+		if err == nil {
+			return db, nil
+		}
+		db.Close()
+		if errors.Is(err, errRewritten) || cache.IsCorrupt(err) {
+			if err := m.rebuild(ctx, err); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		return nil, err
+	}
+	return nil, errors.New("cache: could not bring it up to date")
+}
+
+func (m *Memory) notice(format string, args ...any) {
+	if m.Notice != nil {
+		m.Notice(fmt.Sprintf(format, args...))
+	}
+}
+
+// Reindex rebuilds the cache from the branch.
+func (m *Memory) Reindex(ctx context.Context) error {
+	return m.rebuild(ctx, nil)
+}
+
+func (m *Memory) rebuild(ctx context.Context, why error) error {
+	if why != nil {
+		m.notice("rebuilding the cache (%v)", why)
+	}
+	tip, err := m.Store.Tip()
+	if err != nil {
+		return err
+	}
+	return cache.Rebuild(ctx, m.CacheDir(), func(w *cache.Writer) error {
+		if !tip.IsZero() {
+			v, err := m.Store.ViewAt(tip)
+			if err != nil {
+				return err
+			}
+			if err := m.index(ctx, w, nil, v); err != nil {
+				return err
+			}
+		}
+		return w.SetTip(gitstore.BranchRef, tip.String())
+	})
+}
+
+// refresh indexes what the branch gained since the cached tip.
+func (m *Memory) refresh(ctx context.Context, db *cache.DB) error {
+	tip, err := m.Store.Tip()
+	if err != nil {
+		return err
+	}
+	cached, err := db.Tip(ctx, gitstore.BranchRef)
+	if err != nil {
+		return err
+	}
+	if cached == tip.String() {
+		return nil
+	}
+	return db.Update(ctx, func(w *cache.Writer) error {
+		// Another process may have refreshed while we waited for the lock.
+		cached, err := w.Tip(gitstore.BranchRef)
+		if err != nil || cached == tip.String() {
+			return err
+		}
+		if tip.IsZero() {
+			return fmt.Errorf("%w: the branch was deleted", errRewritten)
+		}
+		v, err := m.Store.ViewAt(tip)
+		if err != nil {
+			return err
+		}
+		var old *gitstore.View
+		if c := plumbing.NewHash(cached); cached != "" && !c.IsZero() {
+			if o, err := m.Store.ViewAt(c); err == nil && o.Layout == v.Layout {
+				old = o
+			}
+		}
+		if err := m.index(ctx, w, old, v); err != nil {
+			return err
+		}
+		return w.SetTip(gitstore.BranchRef, tip.String())
+	})
+}
+
+// index adds to w every device key and every chain entry of v that is not
+// cached yet. With old (the previously indexed view), chains whose object
+// id did not change are skipped without reading them.
+func (m *Memory) index(ctx context.Context, w *cache.Writer, old, v *gitstore.View) error {
+	devices, err := v.Devices()
+	if err != nil {
+		return err
+	}
+	keys := map[string][]byte{}
+	now := time.Now().Unix()
+	for _, d := range devices {
+		pub, raw, err := v.DeviceKey(d)
+		if err != nil {
+			continue // verification reports it; the device's records stay unverified
+		}
+		keys[d] = raw
+		if err := w.PutDevice(cache.Device{ID: d, PublicKey: string(raw), Fingerprint: checkpoint.Fingerprint(pub), FirstSeen: now}); err != nil {
+			return err
+		}
+	}
+	repos, err := v.Repos()
+	if err != nil {
+		return err
+	}
+	for _, repoID := range repos {
+		chains, err := v.ChainDevices(repoID)
+		if err != nil {
+			return err
+		}
+		for _, dev := range chains {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if old != nil {
+				a, errA := old.ChainID(repoID, dev)
+				b, errB := v.ChainID(repoID, dev)
+				if errA == nil && errB == nil && a == b {
+					if oldKey, _, err := old.DeviceKey(dev); err == nil {
+						if newKey, _, err := v.DeviceKey(dev); err == nil && oldKey.Equal(newKey) {
+							continue
+						}
+					}
+				}
+			}
+			if err := m.indexChain(w, v, repoID, dev); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// indexChain caches the entries of one device's chain beyond what is cached,
+// verifying them from the last cached entry on.
+func (m *Memory) indexChain(w *cache.Writer, v *gitstore.View, repoID, dev string) error {
+	count, lastHash, lastVerified, err := w.HeadState(repoID, dev)
+	if err != nil {
+		return err
+	}
+	from := count - 1
+	entries, err := v.ChainFrom(repoID, dev, max(from, 0))
+	if err != nil {
+		return m.quarantine(w, repoID, dev, "", chain.Malformed, err.Error())
+	}
+	var trusted *checkpoint.ChainEntry
+	if count > 0 {
+		if len(entries) == 0 || entries[0].Hash != lastHash {
+			return fmt.Errorf("%w: the chain of %s no longer holds checkpoint %s at position %d", errRewritten, dev, lastHash[:12], count)
+		}
+		trusted, entries = &entries[0], entries[1:]
+	}
+	if len(entries) == 0 {
+		return nil
+	}
+	var pub []byte
+	if k, _, err := v.DeviceKey(dev); err == nil {
+		pub = k
+	}
+	in := chain.Input{
+		Device: dev, Key: pub, Entries: entries, Trusted: trusted,
+		Load: func(hash string) ([]byte, error) {
+			b, err := v.CheckpointFile(repoID, hash)
+			if errors.Is(err, gitstore.ErrNotExist) {
+				return nil, chain.ErrMissing
+			}
+			return b, err
+		},
+		Verified: func(i int, cp *checkpoint.Checkpoint) error {
+			return w.AddCheckpoint(cache.Row{CP: cp, RepoID: repoID, Seq: count + i, Verified: lastVerified})
+		},
+	}
+	if pub == nil {
+		in.Key = nil
+	}
+	res := chain.Verify(in)
+	if res.Failure == nil {
+		return nil
+	}
+	// The failing record and every later one are stored unverified when
+	// their files can be read at all; the failure is quarantined.
+	if err := m.quarantine(w, repoID, dev, res.Failure.Hash, res.Failure.Reason, res.Failure.Detail); err != nil {
+		return err
+	}
+	for i := res.Failure.Index; i < len(entries); i++ {
+		raw, err := in.Load(entries[i].Hash)
+		if err != nil {
+			break
+		}
+		cp, err := checkpoint.Parse(raw)
+		if err != nil || cp.Hash != entries[i].Hash {
+			break
+		}
+		if err := w.AddCheckpoint(cache.Row{CP: cp, RepoID: repoID, Seq: count + i, Verified: false}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (m *Memory) quarantine(w *cache.Writer, repoID, dev, record string, reason chain.Reason, detail string) error {
+	m.notice("device %s: checkpoint %s failed verification (%s): it is not trusted; see 'git ctx log --unverified'", dev, short(record), reason)
+	return w.AddQuarantine(cache.Quarantined{Ref: gitstore.BranchRef, RepoID: repoID, Device: dev, Record: record, Reason: string(reason), Detail: detail})
+}
+
+func short(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	if h == "" {
+		return "(chain)"
+	}
+	return h
+}

@@ -1,0 +1,139 @@
+package memory
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/git-ctx/git-ctx/cache"
+)
+
+// Filter selects log entries; empty fields do not filter.
+type Filter struct {
+	Device     string
+	Session    string
+	Author     string
+	Since      int64 // unix nanoseconds
+	Until      int64
+	Unverified bool
+	Limit      int // 0 = all
+}
+
+// Log returns this repository's checkpoints from the cache, newest first
+// (ties broken by device, then chain position: a stable order).
+func (m *Memory) Log(ctx context.Context, f Filter) ([]*cache.Entry, error) {
+	repoID, err := m.RepoID(ctx)
+	if err != nil {
+		return nil, err
+	}
+	db, err := m.Cache(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	return db.Log(ctx, cache.Query{RepoID: repoID, Device: f.Device, Session: f.Session, Author: f.Author,
+		Since: f.Since, Until: f.Until, Unverified: f.Unverified, Limit: f.Limit})
+}
+
+// Quarantine lists the records of this repository that failed verification.
+func (m *Memory) Quarantine(ctx context.Context) ([]cache.Quarantined, error) {
+	repoID, err := m.RepoID(ctx)
+	if err != nil {
+		return nil, err
+	}
+	db, err := m.Cache(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	return db.Quarantine(ctx, repoID)
+}
+
+// Show finds the checkpoint whose hash starts with prefix in this
+// repository and returns it with its file bytes from the branch. Several
+// matches give ErrAmbiguous listing them.
+func (m *Memory) Show(ctx context.Context, prefix string) (*cache.Entry, []byte, error) {
+	repoID, err := m.RepoID(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	prefix = strings.ToLower(prefix)
+	if prefix == "" || len(prefix) > 64 || strings.Trim(prefix, "0123456789abcdef") != "" {
+		return nil, nil, fmt.Errorf("%w: %q is not a hash prefix", ErrInput, prefix)
+	}
+	db, err := m.Cache(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer db.Close()
+	matches, err := db.Resolve(ctx, repoID, prefix)
+	if err != nil {
+		return nil, nil, err
+	}
+	switch len(matches) {
+	case 0:
+		return nil, nil, fmt.Errorf("%w: no checkpoint %s in this repository", ErrNotFound, prefix)
+	case 1:
+	default:
+		if len(matches) > 10 {
+			matches = append(matches[:10], "…")
+		}
+		return nil, nil, fmt.Errorf("%w: %s matches %s", ErrAmbiguous, prefix, strings.Join(matches, ", "))
+	}
+	e, err := db.Get(ctx, matches[0])
+	if err != nil || e == nil {
+		return nil, nil, fmt.Errorf("read checkpoint %s: %v", matches[0], err)
+	}
+	v, err := m.Store.View()
+	if err != nil {
+		return nil, nil, err
+	}
+	raw, err := v.CheckpointFile(repoID, e.Hash)
+	if err != nil {
+		return nil, nil, err
+	}
+	return e, raw, nil
+}
+
+// Search runs a full-text query over this repository's checkpoints.
+func (m *Memory) Search(ctx context.Context, query string, limit int, open, close string) ([]cache.Hit, error) {
+	repoID, err := m.RepoID(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(query) == "" {
+		return nil, fmt.Errorf("%w: empty search query", ErrInput)
+	}
+	db, err := m.Cache(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	return db.Search(ctx, repoID, query, limit, open, close)
+}
+
+// Similar returns the k checkpoints closest (cosine) to vec, or to the
+// embedding of the checkpoint whose hash starts with to when vec is nil.
+func (m *Memory) Similar(ctx context.Context, to string, vec []float32, k int) ([]cache.Match, error) {
+	repoID, err := m.RepoID(ctx)
+	if err != nil {
+		return nil, err
+	}
+	except := ""
+	if vec == nil {
+		e, _, err := m.Show(ctx, to)
+		if err != nil {
+			return nil, err
+		}
+		if len(e.Embedding) == 0 {
+			return nil, fmt.Errorf("%w: checkpoint %s has no embedding", ErrNotFound, e.Hash[:12])
+		}
+		vec, except = e.Embedding, e.Hash
+	}
+	db, err := m.Cache(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	return db.Similar(ctx, repoID, vec, k, except)
+}
