@@ -24,7 +24,7 @@ import (
 
 // SchemaVersion changes whenever the schema or the meaning of a column
 // changes; a cache of another version is rebuilt.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // FileName is the cache database inside <git-common-dir>/ctx.
 const FileName = "cache.db"
@@ -76,6 +76,7 @@ CREATE TABLE records (
     repo_id      TEXT NOT NULL,
     device       TEXT NOT NULL,
     seq          INTEGER NOT NULL,
+    ts           INTEGER NOT NULL,
     v            INTEGER NOT NULL,
     emb_null     INTEGER NOT NULL,
     plan_mode    INTEGER NOT NULL DEFAULT 0,
@@ -83,7 +84,8 @@ CREATE TABLE records (
     extra        TEXT,
     UNIQUE (repo_id, device, seq)
 );
-CREATE INDEX idx_records_repo_ts ON records(repo_id);
+-- Log order: newest first, then device, then chain position.
+CREATE INDEX idx_records_log ON records(repo_id, ts DESC, device, seq DESC);
 CREATE TABLE devices (
     id          TEXT PRIMARY KEY,
     public_key  TEXT NOT NULL,
@@ -106,7 +108,6 @@ CREATE TABLE quarantine (
     detail   TEXT NOT NULL,
     seen     INTEGER NOT NULL
 );
-CREATE INDEX idx_checkpoints_ts ON checkpoints(ts);
 `
 
 const ftsSchema = `

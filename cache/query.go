@@ -108,7 +108,7 @@ func (d *DB) Log(ctx context.Context, q Query) ([]*Entry, error) {
 	add := func(cond string, v any) { where = append(where, cond); args = append(args, v) }
 	add("r.repo_id = ?", q.RepoID)
 	if q.Device != "" {
-		add("c.device = ?", q.Device)
+		add("r.device = ?", q.Device)
 	}
 	if q.Session != "" {
 		add("c.session = ?", q.Session)
@@ -117,16 +117,16 @@ func (d *DB) Log(ctx context.Context, q Query) ([]*Entry, error) {
 		add("c.author = ?", q.Author)
 	}
 	if q.Since != 0 {
-		add("c.ts >= ?", q.Since)
+		add("r.ts >= ?", q.Since)
 	}
 	if q.Until != 0 {
-		add("c.ts <= ?", q.Until)
+		add("r.ts <= ?", q.Until)
 	}
 	if q.Unverified {
 		add("c.verified = ?", 0)
 	}
 	sqlq := `SELECT ` + entryCols + ` FROM checkpoints c JOIN records r ON r.hash = c.hash WHERE ` +
-		strings.Join(where, " AND ") + ` ORDER BY c.ts DESC, c.device ASC, r.seq DESC`
+		strings.Join(where, " AND ") + ` ORDER BY r.ts DESC, r.device ASC, r.seq DESC`
 	if q.Limit > 0 {
 		sqlq += fmt.Sprintf(" LIMIT %d", q.Limit)
 	}

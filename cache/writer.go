@@ -120,8 +120,8 @@ func (w *Writer) AddCheckpoint(r Row) error {
 		extra = string(b)
 	}
 	if _, err := w.exec(`INSERT OR IGNORE INTO records
-		(hash, repo_id, device, seq, v, emb_null, plan_mode, resumed_from, extra) VALUES (?,?,?,?,?,?,?,?,?)`,
-		cp.Hash, r.RepoID, cp.DeviceID, r.Seq, cp.Version, boolInt(cp.Embedding == nil), boolInt(cp.PlanMode), resumed, extra); err != nil {
+		(hash, repo_id, device, seq, ts, v, emb_null, plan_mode, resumed_from, extra) VALUES (?,?,?,?,?,?,?,?,?,?)`,
+		cp.Hash, r.RepoID, cp.DeviceID, r.Seq, cp.Timestamp, cp.Version, boolInt(cp.Embedding == nil), boolInt(cp.PlanMode), resumed, extra); err != nil {
 		return fmt.Errorf("cache record %s: %w", cp.Hash, err)
 	}
 	if w.fts {

@@ -186,6 +186,10 @@ type AppendRequest struct {
 	// is known: prev is the device's previous checkpoint in this repository
 	// (nil for the first). It may set fields such as Turn.
 	Prepare func(d *Draft, prev *checkpoint.Checkpoint) error
+	// KeepTimestamps writes each draft's Timestamp even when it is not after
+	// the previous record's (imports of older records); by default a
+	// timestamp that does not move forward is raised to previous+1.
+	KeepTimestamps bool
 }
 
 // AppendResult is what one Append wrote.
@@ -257,7 +261,7 @@ func (s *Store) appendOnce(ctx context.Context, req AppendRequest) (*AppendResul
 		}
 		if prev != nil {
 			cp.ParentHash = prev.Hash
-			if cp.Timestamp <= prev.Timestamp {
+			if cp.Timestamp <= prev.Timestamp && !req.KeepTimestamps {
 				cp.Timestamp = prev.Timestamp + 1 // keep ts increasing along the chain
 			}
 		}

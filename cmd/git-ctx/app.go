@@ -32,7 +32,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		},
 		Commands: []*cli.Command{
 			cmdInit(), cmdStatus(), cmdCheckpoint(), cmdLog(), cmdShow(), cmdSearch(), cmdSimilar(),
-			cmdVerify(), cmdReindex(), cmdVersion(),
+			cmdVerify(), cmdReindex(), cmdImport(), cmdVersion(),
 		},
 	}
 	app.Action = func(c *cli.Context) error {

@@ -1,0 +1,236 @@
+// Command ctxbench is git-ctx's benchmark harness. It builds memory branches
+// of real signed checkpoints through the real write path, then measures
+// operations in process and as whole `git ctx` commands, and prints Markdown
+// tables of medians. scripts/bench.sh runs it for docs/PERFORMANCE.md.
+package main
+
+import (
+	"context"
+	"crypto/ed25519"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/git-ctx/git-ctx/gitstore"
+	"github.com/git-ctx/git-ctx/memory"
+)
+
+var (
+	sizesFlag = flag.String("sizes", "1000,10000,100000", "branch sizes (checkpoints)")
+	devices   = flag.Int("devices", 20, "devices the checkpoints are spread over")
+	runs      = flag.Int("runs", 15, "repetitions per measurement (median reported)")
+	binary    = flag.String("bin", "", "git-ctx binary for whole-command timings (required)")
+	work      = flag.String("work", "", "scratch directory (default: a temp dir, removed)")
+)
+
+func main() {
+	flag.Parse()
+	if *binary == "" {
+		fatal(fmt.Errorf("-bin is required"))
+	}
+	dir := *work
+	if dir == "" {
+		d, err := os.MkdirTemp("", "ctxbench")
+		if err != nil {
+			fatal(err)
+		}
+		defer os.RemoveAll(d)
+		dir = d
+	}
+	isolate(dir)
+	var sizes []int
+	for _, s := range strings.Split(*sizesFlag, ",") {
+		var n int
+		fmt.Sscan(s, &n)
+		sizes = append(sizes, n)
+	}
+	fmt.Printf("| operation | layout | checkpoints | median | runs |\n|---|---|---:|---:|---:|\n")
+	for _, layout := range []gitstore.Layout{gitstore.LayoutCtxV1} {
+		for _, n := range sizes {
+			benchSize(dir, layout, n)
+		}
+	}
+}
+
+func isolate(dir string) {
+	home := filepath.Join(dir, "home")
+	os.MkdirAll(home, 0o755)
+	cfg := filepath.Join(home, "gitconfig")
+	os.WriteFile(cfg, []byte("[user]\n\tname = Bench\n\temail = bench@example.org\n[gc]\n\tauto = 0\n"), 0o644)
+	os.Setenv("HOME", home)
+	os.Setenv("GIT_CONFIG_GLOBAL", cfg)
+	os.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	os.Setenv("GIT_CTX_HOME", filepath.Join(dir, "ctxhome"))
+	os.Setenv("XDG_DATA_HOME", filepath.Join(dir, "xdg"))
+}
+
+var words = strings.Fields(`auth token refresh cache session decision migrate schema index query
+	router handler retry backoff timeout deadline config parser lexer build release deploy rollback
+	feature flag metric trace span logger error panic recover goroutine channel mutex lock queue
+	worker pool batch stream buffer encode decode json yaml proto grpc http client server tls cert`)
+
+func summary(r *rand.Rand) string {
+	n := 6 + r.IntN(12)
+	parts := make([]string, n)
+	for i := range parts {
+		parts[i] = words[r.IntN(len(words))]
+	}
+	return strings.Join(parts, " ")
+}
+
+func run(dir string, name string, args ...string) {
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		fatal(fmt.Errorf("%s %v: %v\n%s", name, args, err, out))
+	}
+}
+
+// build makes a repository whose memory branch holds n checkpoints spread
+// over the devices, written in batches through gitstore.Append, then packed
+// as `git gc` would leave it.
+func build(dir string, layout gitstore.Layout, n int) (string, *memory.Memory) {
+	repo := filepath.Join(dir, fmt.Sprintf("%s-%d", layout, n))
+	os.RemoveAll(repo)
+	os.MkdirAll(repo, 0o755)
+	run(repo, "git", "init", "-q", "-b", "main")
+	run(repo, "git", "commit", "-q", "--allow-empty", "-m", "root")
+	run(repo, "git", "config", "ctx.repoId", strings.Repeat("ab", 32))
+	ctx := context.Background()
+	m, err := memory.Open(ctx, repo)
+	if err != nil {
+		fatal(err)
+	}
+	if _, err := m.Init(ctx, layout); err != nil {
+		fatal(err)
+	}
+	r := rand.New(rand.NewPCG(1, uint64(n)))
+	per := n / *devices
+	for d := 0; d < *devices; d++ {
+		seed := make([]byte, 32)
+		seed[0], seed[1] = byte(d), 0xbe
+		dev := gitstore.Device{ID: fmt.Sprintf("bench-dev-%02d", d), Key: ed25519.NewKeyFromSeed(seed)}
+		for done := 0; done < per; done += 2000 {
+			k := min(2000, per-done)
+			drafts := make([]gitstore.Draft, k)
+			for i := range drafts {
+				drafts[i] = gitstore.Draft{AuthorID: fmt.Sprintf("dev%d@example.org", d), SessionID: fmt.Sprintf("s-%d-%d", d, (done+i)/50),
+					Turn: (done+i)%50 + 1, ActiveModel: "claude-sonnet", Summary: summary(r),
+					FilesTouched: []string{fmt.Sprintf("pkg/%s/%s.go", words[r.IntN(len(words))], words[r.IntN(len(words))])},
+					ToolsUsed:    []string{"Edit", "Bash"}}
+			}
+			if _, err := m.Store.Append(ctx, gitstore.AppendRequest{RepoID: strings.Repeat("ab", 32), Device: dev, Drafts: drafts}); err != nil {
+				fatal(err)
+			}
+		}
+	}
+	run(repo, "git", "repack", "-adq")
+	run(repo, "git", "prune")
+	if _, err := m.Init(ctx, layout); err != nil { // publish the bench identity's key
+		fatal(err)
+	}
+	return repo, m
+}
+
+func median(ds []time.Duration) time.Duration {
+	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+	return ds[len(ds)/2]
+}
+
+func measure(runs int, f func()) time.Duration {
+	ds := make([]time.Duration, runs)
+	for i := range ds {
+		t := time.Now()
+		f()
+		ds[i] = time.Since(t)
+	}
+	return median(ds)
+}
+
+func row(op string, layout gitstore.Layout, n int, d time.Duration, runs int) {
+	fmt.Printf("| %s | %s | %d | %s | %d |\n", op, layout, n, fmtDur(d), runs)
+}
+
+func fmtDur(d time.Duration) string {
+	switch {
+	case d >= time.Second:
+		return fmt.Sprintf("%.2f s", d.Seconds())
+	case d >= time.Millisecond:
+		return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000)
+	default:
+		return fmt.Sprintf("%d µs", d.Microseconds())
+	}
+}
+
+func gitctx(repo string, args ...string) {
+	cmd := exec.Command(*binary, args...)
+	cmd.Dir = repo
+	if out, err := cmd.CombinedOutput(); err != nil {
+		fatal(fmt.Errorf("git-ctx %v: %v\n%s", args, err, out))
+	}
+}
+
+func benchSize(dir string, layout gitstore.Layout, n int) {
+	ctx := context.Background()
+	t0 := time.Now()
+	repo, m := build(dir, layout, n)
+	fmt.Fprintf(os.Stderr, "built %d checkpoints (%s) in %s\n", n, layout, time.Since(t0).Round(time.Millisecond))
+
+	// Reindex: a full rebuild of the cache from the branch.
+	rr := max(3, *runs/5)
+	row("reindex (full cache rebuild, in process)", layout, n, measure(rr, func() {
+		if err := m.Reindex(ctx); err != nil {
+			fatal(err)
+		}
+	}), rr)
+
+	// One append, in process and as `git ctx checkpoint`.
+	row("append one checkpoint (in process: memory.Record)", layout, n, measure(*runs, func() {
+		if _, err := m.Record(ctx, memory.RecordInput{Summary: "bench append"}); err != nil {
+			fatal(err)
+		}
+	}), *runs)
+	row("`git ctx checkpoint -m …` (whole command)", layout, n, measure(*runs, func() {
+		gitctx(repo, "checkpoint", "-m", "bench append")
+	}), *runs)
+
+	// Incremental refresh after one new checkpoint (refresh only).
+	ds := make([]time.Duration, *runs)
+	for i := range ds {
+		if _, err := m.Record(ctx, memory.RecordInput{Summary: "bench refresh"}); err != nil {
+			fatal(err)
+		}
+		t := time.Now()
+		db, err := m.Cache(ctx)
+		if err != nil {
+			fatal(err)
+		}
+		ds[i] = time.Since(t)
+		db.Close()
+	}
+	row("cache refresh after one new checkpoint (in process)", layout, n, median(ds), *runs)
+
+	row("log -n 20 (in process, warm cache)", layout, n, measure(*runs, func() {
+		if _, err := m.Log(ctx, memory.Filter{Limit: 20}); err != nil {
+			fatal(err)
+		}
+	}), *runs)
+	row("`git ctx log -n 20` (whole command)", layout, n, measure(*runs, func() { gitctx(repo, "log", "-n", "20") }), *runs)
+	row("search two words (in process)", layout, n, measure(*runs, func() {
+		if _, err := m.Search(ctx, "refresh token", 20, "[", "]"); err != nil {
+			fatal(err)
+		}
+	}), *runs)
+	row("`git ctx search refresh token` (whole command)", layout, n, measure(*runs, func() { gitctx(repo, "search", "refresh", "token") }), *runs)
+}
+
+func fatal(err error) {
+	fmt.Fprintln(os.Stderr, "ctxbench:", err)
+	os.Exit(1)
+}

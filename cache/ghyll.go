@@ -1,0 +1,134 @@
+package cache
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/git-ctx/git-ctx/formats/checkpoint"
+)
+
+// GhyllRow is one row of a ghyll memory.db, decoded as far as the row
+// allows. The version is not stored; files and tools keep the stored text.
+type GhyllRow struct {
+	Checkpoint checkpoint.Checkpoint // Version left 0; lists decoded from the stored JSON
+	FilesText  string
+	ToolsText  string
+}
+
+// ReadGhyllDB reads every checkpoint row of a ghyll memory.db (seed schema,
+// or ghyll's v2 schema with plan_mode and resumed_from), oldest first. The
+// file is opened read-only.
+func ReadGhyllDB(ctx context.Context, path string) ([]GhyllRow, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, err
+	}
+	db, err := sql.Open("sqlite3", "file:"+path+"?mode=ro&_busy_timeout=5000")
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	cols := map[string]bool{}
+	rows, err := db.QueryContext(ctx, `SELECT name FROM pragma_table_info('checkpoints')`)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		cols[n] = true
+	}
+	rows.Close()
+	for _, need := range []string{"hash", "parent", "device", "author", "ts", "repo", "branch", "session", "turn", "model", "summary", "embedding", "files", "tools", "injections", "sig"} {
+		if !cols[need] {
+			return nil, fmt.Errorf("%s: no checkpoints table with column %q: not a ghyll memory.db", path, need)
+		}
+	}
+	plan, resumed := "0", "NULL"
+	if cols["plan_mode"] {
+		plan = "COALESCE(plan_mode, 0)"
+	}
+	if cols["resumed_from"] {
+		resumed = "resumed_from"
+	}
+	q := `SELECT hash, parent, device, author, ts, repo, COALESCE(branch, ''), session, turn, model, ` + plan + `, ` + resumed + `,
+		summary, COALESCE(embedding, x''), COALESCE(files, '[]'), COALESCE(tools, '[]'), injections, sig
+		FROM checkpoints ORDER BY ts, rowid`
+	rows, err = db.QueryContext(ctx, q)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	defer rows.Close()
+	var out []GhyllRow
+	for rows.Next() {
+		var r GhyllRow
+		c := &r.Checkpoint
+		var planMode int
+		var resumedFrom, injections sql.NullString
+		var emb []byte
+		if err := rows.Scan(&c.Hash, &c.ParentHash, &c.DeviceID, &c.AuthorID, &c.Timestamp, &c.RepoRemote, &c.Branch,
+			&c.SessionID, &c.Turn, &c.ActiveModel, &planMode, &resumedFrom, &c.Summary, &emb, &r.FilesText, &r.ToolsText,
+			&injections, &c.Signature); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		c.PlanMode = planMode != 0
+		if resumedFrom.Valid && strings.TrimSpace(resumedFrom.String) != "" {
+			c.ResumedFrom = &checkpoint.ResumedFrom{}
+			if err := json.Unmarshal([]byte(resumedFrom.String), c.ResumedFrom); err != nil {
+				return nil, fmt.Errorf("%s: checkpoint %s: resumed_from: %v", path, c.Hash, err)
+			}
+		}
+		if len(emb) > 0 {
+			if c.Embedding, err = DecodeEmbedding(emb); err != nil {
+				return nil, fmt.Errorf("%s: checkpoint %s: %v", path, c.Hash, err)
+			}
+		}
+		if err := json.Unmarshal([]byte(r.FilesText), &c.FilesTouched); err != nil {
+			return nil, fmt.Errorf("%s: checkpoint %s: files: %v", path, c.Hash, err)
+		}
+		if err := json.Unmarshal([]byte(r.ToolsText), &c.ToolsUsed); err != nil {
+			return nil, fmt.Errorf("%s: checkpoint %s: tools: %v", path, c.Hash, err)
+		}
+		if injections.Valid {
+			if err := json.Unmarshal([]byte(injections.String), &c.InjectionSig); err != nil {
+				return nil, fmt.Errorf("%s: checkpoint %s: injections: %v", path, c.Hash, err)
+			}
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// ImportedFrom returns the origin ids recorded in the imported_from member
+// of cached checkpoints of repoID.
+func (d *DB) ImportedFrom(ctx context.Context, repoID string) (map[string]bool, error) {
+	rows, err := d.db.QueryContext(ctx, `SELECT extra FROM records WHERE repo_id = ? AND extra IS NOT NULL`, repoID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]bool{}
+	for rows.Next() {
+		var ext string
+		if err := rows.Scan(&ext); err != nil {
+			return nil, err
+		}
+		var pairs [][2]json.RawMessage
+		if json.Unmarshal([]byte(ext), &pairs) != nil {
+			continue
+		}
+		for _, p := range pairs {
+			var k, v string
+			if json.Unmarshal(p[0], &k) == nil && k == "imported_from" && json.Unmarshal(p[1], &v) == nil {
+				out[v] = true
+			}
+		}
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/urfave/cli/v2"
+)
+
+func cmdImport() *cli.Command {
+	return &cli.Command{
+		Name:  "import",
+		Usage: "append the checkpoints of a ghyll memory.db to this device's chain",
+		Description: "Each row is verified first: its hash under either checkpoint rule (trying the version and the\n" +
+			"null/[] list forms ghyll's store loses) and its signature under <ghyll-keys>/<device>.pub.\n" +
+			"Rows that fail are reported and skipped; the rest are re-signed by this device in one commit,\n" +
+			"each naming its origin in an \"imported_from\" member. Importing again adds nothing.\n\n" +
+			"Example:\n  git ctx import --ghyll-db ~/.ghyll/memory.db",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "ghyll-db", Usage: "ghyll database `PATH`", Required: true},
+			&cli.StringFlag{Name: "ghyll-keys", Usage: "`DIR` of ghyll's <device>.pub keys (default ~/.ghyll/keys)"},
+			jsonFlag,
+		},
+		Action: func(c *cli.Context) error {
+			keys := c.String("ghyll-keys")
+			if keys == "" {
+				if home, err := os.UserHomeDir(); err == nil {
+					keys = filepath.Join(home, ".ghyll", "keys")
+				}
+			}
+			m, err := openMemory(c)
+			if err != nil {
+				return err
+			}
+			res, err := m.ImportGhyllDB(c.Context, c.String("ghyll-db"), keys)
+			if err != nil {
+				return err
+			}
+			if c.Bool("json") {
+				if err := printJSON(c.App.Writer, res); err != nil {
+					return err
+				}
+			} else {
+				w := c.App.Writer
+				for _, s := range res.Skipped {
+					fmt.Fprintf(w, "skipped %s (device %s): %s\n", shortHash(s.Hash), s.Device, s.Reason)
+				}
+				fmt.Fprintf(w, "Imported %d checkpoints (%d skipped, %d already imported)\n", len(res.Imported), len(res.Skipped), res.Already)
+			}
+			if len(res.Skipped) > 0 {
+				return silent{exitFailed}
+			}
+			return nil
+		},
+	}
+}
