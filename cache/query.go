@@ -373,3 +373,30 @@ func (d *DB) Tip(ctx context.Context, ref string) (string, error) {
 	}
 	return c, err
 }
+
+// DeviceStat counts one device's checkpoints in a repository.
+type DeviceStat struct {
+	Count    int
+	LastSeen int64 // newest ts (ns)
+	Verified int
+}
+
+// DeviceStats returns per-device counts and last-seen times in repoID.
+func (d *DB) DeviceStats(ctx context.Context, repoID string) (map[string]DeviceStat, error) {
+	rows, err := d.db.QueryContext(ctx, `SELECT r.device, count(*), max(r.ts), sum(c.verified) FROM records r
+		JOIN checkpoints c ON c.hash = r.hash WHERE r.repo_id = ? GROUP BY r.device`, repoID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]DeviceStat{}
+	for rows.Next() {
+		var dev string
+		var s DeviceStat
+		if err := rows.Scan(&dev, &s.Count, &s.LastSeen, &s.Verified); err != nil {
+			return nil, err
+		}
+		out[dev] = s
+	}
+	return out, rows.Err()
+}

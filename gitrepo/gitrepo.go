@@ -22,6 +22,9 @@ import (
 // ErrNotARepo means the directory is not inside a git repository.
 var ErrNotARepo = errors.New("not a git repository")
 
+// ErrBadConfig means a git-ctx setting in git config is unusable.
+var ErrBadConfig = errors.New("bad configuration")
+
 // ErrNoRepoID means no repo id can be derived: no remote, no commit and no
 // ctx.repoId.
 var ErrNoRepoID = errors.New("no remote, no commit and no ctx.repoId: cannot name this repository")
@@ -180,7 +183,7 @@ func (r *Repo) RemoteURL() string {
 func (r *Repo) RepoID(ctx context.Context) (string, error) {
 	if v := strings.TrimSpace(r.Config("ctx.repoId")); v != "" {
 		if err := ValidSegment(v); err != nil {
-			return "", fmt.Errorf("ctx.repoId: %w", err)
+			return "", fmt.Errorf("%w: git config ctx.repoId: %v: set one path segment, or unset it with 'git config --unset ctx.repoId'", ErrBadConfig, err)
 		}
 		return v, nil
 	}

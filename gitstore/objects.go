@@ -25,6 +25,8 @@ func (s *Store) writeBlob(data []byte) (plumbing.Hash, error) {
 
 // readBlob reads a blob, refusing it before reading when it exceeds max.
 func (s *Store) readBlob(h plumbing.Hash, max int64) ([]byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	obj, err := s.st.EncodedObject(plumbing.BlobObject, h)
 	if err != nil {
 		return nil, fmt.Errorf("read blob %s: %w", h, err)
@@ -41,6 +43,8 @@ func (s *Store) readBlob(h plumbing.Hash, max int64) ([]byte, error) {
 }
 
 func (s *Store) readTree(h plumbing.Hash) (*object.Tree, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	t, err := object.GetTree(s.st, h)
 	if err != nil {
 		return nil, fmt.Errorf("read tree %s: %w", h, err)

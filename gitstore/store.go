@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	gosync "sync"
 	"syscall"
 	"time"
 
@@ -43,6 +44,9 @@ type Store struct {
 	Repo *gitrepo.Repo
 	st   *filesystem.Storage
 	ref  plumbing.ReferenceName
+	// mu serialises go-git storage access, which is not documented as safe
+	// for concurrent use; parsing and verification run outside it.
+	mu gosync.Mutex
 }
 
 // Open prepares access to the memory branch of r.
@@ -65,7 +69,9 @@ func (s *Store) Tip() (plumbing.Hash, error) {
 }
 
 func (s *Store) resolve(name plumbing.ReferenceName) (plumbing.Hash, error) {
+	s.mu.Lock()
 	ref, err := s.st.Reference(name)
+	s.mu.Unlock()
 	if errors.Is(err, plumbing.ErrReferenceNotFound) {
 		return plumbing.ZeroHash, nil
 	}

@@ -61,6 +61,8 @@ func (s *Store) ViewAt(c plumbing.Hash) (*View, error) {
 }
 
 func (s *Store) readCommit(c plumbing.Hash) (*object.Commit, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	commit, err := object.GetCommit(s.st, c)
 	if err != nil {
 		return nil, fmt.Errorf("read commit %s: %w", c, err)
@@ -73,14 +75,32 @@ func (v *View) entry(p string) (object.TreeEntry, error) {
 	if p == "" {
 		return object.TreeEntry{Mode: filemode.Dir, Hash: v.Root}, nil
 	}
-	e, err := v.root.FindEntry(p)
-	if errors.Is(err, object.ErrEntryNotFound) || errors.Is(err, object.ErrDirectoryNotFound) {
-		return object.TreeEntry{}, fmt.Errorf("%s: %w", p, ErrNotExist)
+	t := v.root
+	parts := strings.Split(p, "/")
+	for i, name := range parts {
+		var found *object.TreeEntry
+		for j := range t.Entries {
+			if t.Entries[j].Name == name {
+				found = &t.Entries[j]
+				break
+			}
+		}
+		if found == nil {
+			return object.TreeEntry{}, fmt.Errorf("%s: %w", p, ErrNotExist)
+		}
+		if i == len(parts)-1 {
+			return *found, nil
+		}
+		if found.Mode != filemode.Dir {
+			return object.TreeEntry{}, fmt.Errorf("%s: %w", p, ErrNotExist)
+		}
+		sub, err := v.s.readTree(found.Hash)
+		if err != nil {
+			return object.TreeEntry{}, fmt.Errorf("%s: %w", p, err)
+		}
+		t = sub
 	}
-	if err != nil {
-		return object.TreeEntry{}, fmt.Errorf("%s: %w", p, err)
-	}
-	return *e, nil
+	return object.TreeEntry{}, fmt.Errorf("%s: %w", p, ErrNotExist)
 }
 
 // BlobHash returns the blob id at p.

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/git-ctx/git-ctx/cache"
+	"github.com/git-ctx/git-ctx/gitstore"
 )
 
 // Filter selects log entries; empty fields do not filter.
@@ -26,7 +27,7 @@ func (m *Memory) Log(ctx context.Context, f Filter) ([]*cache.Entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	db, err := m.Cache(ctx)
+	db, err := m.readCache(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +62,7 @@ func (m *Memory) Show(ctx context.Context, prefix string) (*cache.Entry, []byte,
 	if prefix == "" || len(prefix) > 64 || strings.Trim(prefix, "0123456789abcdef") != "" {
 		return nil, nil, fmt.Errorf("%w: %q is not a hash prefix", ErrInput, prefix)
 	}
-	db, err := m.Cache(ctx)
+	db, err := m.readCache(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -104,7 +105,7 @@ func (m *Memory) Search(ctx context.Context, query string, limit int, open, clos
 	if strings.TrimSpace(query) == "" {
 		return nil, fmt.Errorf("%w: empty search query", ErrInput)
 	}
-	db, err := m.Cache(ctx)
+	db, err := m.readCache(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -130,10 +131,24 @@ func (m *Memory) Similar(ctx context.Context, to string, vec []float32, k int) (
 		}
 		vec, except = e.Embedding, e.Hash
 	}
-	db, err := m.Cache(ctx)
+	db, err := m.readCache(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer db.Close()
 	return db.Similar(ctx, repoID, vec, k, except)
+}
+
+// readCache is Cache for commands that read the memory: without a memory
+// branch they fail with gitstore.ErrNotInitialized instead of showing an
+// empty result.
+func (m *Memory) readCache(ctx context.Context) (*cache.DB, error) {
+	tip, err := m.Store.Tip()
+	if err != nil {
+		return nil, err
+	}
+	if tip.IsZero() {
+		return nil, gitstore.ErrNotInitialized
+	}
+	return m.Cache(ctx)
 }

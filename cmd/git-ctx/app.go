@@ -32,7 +32,8 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		},
 		Commands: []*cli.Command{
 			cmdInit(), cmdStatus(), cmdCheckpoint(), cmdLog(), cmdShow(), cmdSearch(), cmdSimilar(),
-			cmdVerify(), cmdReindex(), cmdImport(), cmdVersion(),
+			cmdVerify(), cmdPull(), cmdPush(), cmdSync(), cmdDevices(), cmdReview(),
+			cmdReindex(), cmdImport(), cmdVersion(),
 		},
 	}
 	app.Action = func(c *cli.Context) error {

@@ -9,11 +9,22 @@ import (
 	"github.com/git-ctx/git-ctx/gitstore"
 	"github.com/git-ctx/git-ctx/identity"
 	"github.com/git-ctx/git-ctx/memory"
+	ctxsync "github.com/git-ctx/git-ctx/sync"
 )
 
 // classify maps the errors of lower packages to exit codes.
 func classify(err error) int {
 	switch {
+	case errors.Is(err, ctxsync.ErrTransport):
+		return exitRemote
+	case errors.Is(err, ctxsync.ErrFork), errors.Is(err, ctxsync.ErrRejected):
+		return exitConflict
+	case errors.Is(err, ctxsync.ErrVerification):
+		return exitFailed
+	case errors.Is(err, ctxsync.ErrNoRemote):
+		return exitConfig
+	case errors.Is(err, ctxsync.ErrEmptyRemote):
+		return exitRefused
 	case errors.Is(err, memory.ErrInput), errors.Is(err, checkpoint.ErrTooLarge),
 		errors.Is(err, checkpoint.ErrUnencodable), errors.Is(err, gitstore.ErrTooLarge):
 		return exitRefused
@@ -24,7 +35,7 @@ func classify(err error) int {
 	case errors.Is(err, gitstore.ErrConflict):
 		return exitConflict
 	case errors.Is(err, gitstore.ErrNotInitialized), errors.Is(err, gitrepo.ErrNotARepo),
-		errors.Is(err, gitrepo.ErrNoRepoID), errors.Is(err, gitstore.ErrKeyConflict),
+		errors.Is(err, gitrepo.ErrNoRepoID), errors.Is(err, gitstore.ErrKeyConflict), errors.Is(err, gitrepo.ErrBadConfig),
 		errors.Is(err, gitstore.ErrUnsupported), errors.Is(err, identity.ErrInsecure),
 		errors.Is(err, identity.ErrCorrupt), errors.Is(err, identity.ErrInvalidID):
 		return exitConfig

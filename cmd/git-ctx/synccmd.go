@@ -1,0 +1,316 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/git-ctx/git-ctx/memory"
+	ctxsync "github.com/git-ctx/git-ctx/sync"
+)
+
+func isTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// netOptions: prompts only with a terminal on stdin; git's progress on
+// stderr only when stderr is a terminal and not --quiet.
+func netOptions(c *cli.Context) ctxsync.Options {
+	opt := ctxsync.Options{Interactive: isTerminal(os.Stdin)}
+	if !c.Bool("quiet") && isTerminal(os.Stderr) {
+		opt.Progress = c.App.ErrWriter
+	}
+	return opt
+}
+
+var quietFlag = &cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print nothing but errors"}
+
+func remoteArg(c *cli.Context, m *memory.Memory) (string, error) {
+	if c.NArg() > 1 {
+		return "", usageErr("%s takes at most one remote", c.Command.Name)
+	}
+	return ctxsync.ResolveRemote(m.Repo, c.Args().First())
+}
+
+func printPull(w io.Writer, r *ctxsync.PullResult) {
+	switch {
+	case r.Fetched == "":
+		fmt.Fprintf(w, "%s has no memory branch yet\n", r.Remote)
+		return
+	case r.UpToDate:
+		fmt.Fprintf(w, "Memory is up to date with %s\n", r.Remote)
+		return
+	}
+	for _, l := range r.Summary() {
+		fmt.Fprintln(w, l)
+	}
+	fmt.Fprintf(w, "Merged %d checkpoints from %s into ghyll/memory (%s)\n", r.Added, r.Remote, shortRange(r.Before, r.After))
+}
+
+func shortRange(a, b string) string {
+	s := func(h string) string {
+		if h == "" {
+			return "new"
+		}
+		return h[:12]
+	}
+	return s(a) + ".." + s(b)
+}
+
+func cmdPull() *cli.Command {
+	return &cli.Command{
+		Name:      "pull",
+		Usage:     "fetch a remote's memory branch, verify everything new, merge what verified",
+		ArgsUsage: "[REMOTE]",
+		Description: "Fetches into refs/remotes/REMOTE/ghyll/memory, then checks every new record: its file name, hash\n" +
+			"and chain entry agree, its signature verifies under the device's pinned key, its chain extends\n" +
+			"what this branch holds, and nothing lies outside the layout. What verified is merged; the rest is\n" +
+			"quarantined (git ctx log --unverified) and the exit code says so: 1 rejected records, 6 a fork.\n" +
+			"REMOTE defaults to git config ctx.remote, the current branch's upstream, then origin.\n\n" +
+			"Examples:\n  git ctx pull\n  git ctx pull upstream --json",
+		Flags: []cli.Flag{jsonFlag, quietFlag},
+		Action: func(c *cli.Context) error {
+			m, err := openMemory(c)
+			if err != nil {
+				return err
+			}
+			remote, err := remoteArg(c, m)
+			if err != nil {
+				return err
+			}
+			res, err := ctxsync.Pull(c.Context, m, remote, netOptions(c))
+			if err != nil {
+				return err
+			}
+			if c.Bool("json") {
+				if err := printJSON(c.App.Writer, res); err != nil {
+					return err
+				}
+			} else if !c.Bool("quiet") {
+				printPull(c.App.Writer, res)
+			}
+			return res.Err()
+		},
+	}
+}
+
+func cmdPush() *cli.Command {
+	return &cli.Command{
+		Name:      "push",
+		Usage:     "push the memory branch; when the remote moved, pull, merge and retry (never force)",
+		ArgsUsage: "[REMOTE]",
+		Description: "Refuses to create ghyll/memory as the only branch of an empty remote (hosts would make it the\n" +
+			"default branch) unless --force-first-push.\n\nExamples:\n  git ctx push\n  git ctx push origin",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "force-first-push", Usage: "allow creating ghyll/memory on a remote with no branches"},
+			jsonFlag, quietFlag,
+		},
+		Action: func(c *cli.Context) error {
+			m, err := openMemory(c)
+			if err != nil {
+				return err
+			}
+			remote, err := remoteArg(c, m)
+			if err != nil {
+				return err
+			}
+			res, err := ctxsync.Push(c.Context, m, remote, ctxsync.PushOptions{Options: netOptions(c), ForceFirstPush: c.Bool("force-first-push")})
+			if err != nil {
+				return err
+			}
+			return reportPush(c, res)
+		},
+	}
+}
+
+func reportPush(c *cli.Context, res *ctxsync.PushResult) error {
+	var pullErr error
+	for _, p := range res.Pulls {
+		if e := p.Err(); e != nil {
+			pullErr = e
+		}
+	}
+	if c.Bool("json") {
+		if err := printJSON(c.App.Writer, res); err != nil {
+			return err
+		}
+	} else if !c.Bool("quiet") {
+		for _, p := range res.Pulls {
+			printPull(c.App.Writer, p)
+		}
+		fmt.Fprintf(c.App.Writer, "Pushed ghyll/memory to %s at %s\n", res.Remote, res.Pushed[:12])
+	}
+	return pullErr
+}
+
+func cmdSync() *cli.Command {
+	return &cli.Command{
+		Name:        "sync",
+		Usage:       "pull, then push",
+		ArgsUsage:   "[REMOTE]",
+		Description: "Example:\n  git ctx sync",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "force-first-push", Usage: "allow creating ghyll/memory on a remote with no branches"},
+			jsonFlag, quietFlag,
+		},
+		Action: func(c *cli.Context) error {
+			m, err := openMemory(c)
+			if err != nil {
+				return err
+			}
+			remote, err := remoteArg(c, m)
+			if err != nil {
+				return err
+			}
+			opt := netOptions(c)
+			pr, err := ctxsync.Pull(c.Context, m, remote, opt)
+			if err != nil {
+				return err
+			}
+			if !c.Bool("json") && !c.Bool("quiet") {
+				printPull(c.App.Writer, pr)
+			}
+			res, err := ctxsync.Push(c.Context, m, remote, ctxsync.PushOptions{Options: opt, ForceFirstPush: c.Bool("force-first-push")})
+			if err != nil {
+				return err
+			}
+			res.Pulls = append([]*ctxsync.PullResult{pr}, res.Pulls...)
+			if c.Bool("json") {
+				return reportPush(c, res)
+			}
+			pulls := res.Pulls
+			res.Pulls = res.Pulls[1:]
+			err = reportPush(c, res)
+			if err == nil {
+				err = pr.Err()
+			}
+			res.Pulls = pulls
+			return err
+		},
+	}
+}
+
+func cmdDevices() *cli.Command {
+	trust := func(name string, trusted bool, usage string) *cli.Command {
+		return &cli.Command{
+			Name: name, Usage: usage, ArgsUsage: "ID",
+			Action: func(c *cli.Context) error {
+				if c.NArg() != 1 {
+					return usageErr("devices %s takes one device id", name)
+				}
+				m, err := openMemory(c)
+				if err != nil {
+					return err
+				}
+				if err := ctxsync.SetTrust(c.Context, m, c.Args().First(), trusted); err != nil {
+					return err
+				}
+				fmt.Fprintf(c.App.Writer, "Device %s is now %s (git config ctx.%s)\n", c.Args().First(), map[bool]string{true: "trusted", false: "untrusted"}[trusted],
+					map[bool]string{true: "trustedDevice", false: "untrustedDevice"}[trusted])
+				return nil
+			},
+		}
+	}
+	return &cli.Command{
+		Name:  "devices",
+		Usage: "list devices and their trust; trust or untrust one",
+		Description: "Trust is pinned on first use (a device's key on the local branch never changes), or, with\n" +
+			"git config ctx.trust allowlist, only devices named in ctx.trustedDevice are merged.\n\n" +
+			"Examples:\n  git ctx devices\n  git ctx devices trust bob-laptop-3f2a9c1d\n  git ctx devices --json",
+		Flags: []cli.Flag{jsonFlag},
+		Subcommands: []*cli.Command{
+			trust("trust", true, "accept a device's records (adds it to ctx.trustedDevice)"),
+			trust("untrust", false, "never merge a device's records (adds it to ctx.untrustedDevice)"),
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usageErr("unknown devices subcommand %q (use trust or untrust)", c.Args().First())
+			}
+			m, err := openMemory(c)
+			if err != nil {
+				return err
+			}
+			list, err := ctxsync.Devices(c.Context, m)
+			if err != nil {
+				return err
+			}
+			if c.Bool("json") {
+				if list == nil {
+					list = []ctxsync.DeviceInfo{}
+				}
+				return printJSON(c.App.Writer, list)
+			}
+			for _, d := range list {
+				me := ""
+				if d.This {
+					me = " (this device)"
+				}
+				last := "-"
+				if d.LastSeen > 0 {
+					last = formatTS(d.LastSeen)
+				}
+				unv := ""
+				if d.Unverified > 0 {
+					unv = fmt.Sprintf(", %d unverified", d.Unverified)
+				}
+				fmt.Fprintf(c.App.Writer, "%-32s %-25s %-10s %6d checkpoints%s, last %s%s\n", d.ID, orDash(d.Fingerprint), d.Trust, d.Checkpoints, unv, last, me)
+			}
+			return nil
+		},
+	}
+}
+
+func cmdReview() *cli.Command {
+	return &cli.Command{
+		Name:      "review",
+		Usage:     "show what each memory-branch commit adds, by which device, verified or not",
+		ArgsUsage: "[RANGE]",
+		Description: "RANGE defaults to what a push would send (REMOTE/ghyll/memory..ghyll/memory), else what the\n" +
+			"last pull brought, else the whole branch. A single commit shows just that commit.\n\n" +
+			"Examples:\n  git ctx review\n  git ctx review origin/ghyll/memory..ghyll/memory --json",
+		Flags: []cli.Flag{jsonFlag},
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 1 {
+				return usageErr("review takes at most one range")
+			}
+			m, err := openMemory(c)
+			if err != nil {
+				return err
+			}
+			rng := c.Args().First()
+			if rng == "" {
+				if rng, err = ctxsync.DefaultReviewRange(c.Context, m); err != nil {
+					return err
+				}
+			}
+			commits, err := ctxsync.Review(c.Context, m, rng)
+			if err != nil {
+				return err
+			}
+			if c.Bool("json") {
+				return printJSON(c.App.Writer, commits)
+			}
+			w := c.App.Writer
+			if len(commits) == 0 {
+				fmt.Fprintf(w, "Nothing to review in %s\n", rng)
+			}
+			for _, rc := range commits {
+				fmt.Fprintf(w, "commit %s %s\n", rc.Commit[:12], rc.Subject)
+				for _, r := range rc.Records {
+					switch r.Kind {
+					case "checkpoint":
+						fmt.Fprintf(w, "  + checkpoint %s by %s (%s/%d) %s: %s\n", r.Hash[:12], r.Device, orDash(r.Session), r.Turn, r.Status, r.Summary)
+					case "device_key":
+						fmt.Fprintf(w, "  + device key %s %s: %s\n", r.Device, r.Hash, r.Status)
+					default:
+						fmt.Fprintf(w, "  ! %s: %s\n", r.Path, r.Status)
+					}
+				}
+			}
+			return nil
+		},
+	}
+}

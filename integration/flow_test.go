@@ -1,0 +1,362 @@
+package integration
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestNewUserFlow is the first session of a new user: init, one checkpoint,
+// log, verify, status, show — through `git ctx` and the binary itself.
+func TestNewUserFlow(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	repo := newRepo(t, s, "repo")
+	env := s.env("laptop")
+	root := gitOut(t, repo, env, "rev-list", "--max-parents=0", "HEAD")
+	wantRepoID := sha256Hex(root) // no remote: the root commit names the repo
+
+	// Before init: not initialised.
+	st := status(t, repo, env)
+	if st.Initialized || st.Checkpoints != 0 {
+		t.Fatalf("status before init: %+v", st)
+	}
+
+	out := mustCtx(t, repo, env, "init")
+	if !strings.Contains(out, "Initialised memory branch ghyll/memory (layout ctx-v1)") ||
+		!strings.Contains(out, "Published key of device") {
+		t.Fatalf("init output: %q", out)
+	}
+	deviceID := strings.TrimSpace(string(readFile(t, filepath.Join(s.ctxHome("laptop"), "device-id"))))
+	if deviceID == "" {
+		t.Fatal("no device-id file after init")
+	}
+	// A second init is harmless.
+	tip := gitOut(t, repo, env, "rev-parse", memRef)
+	out = mustCtx(t, repo, env, "init")
+	if !strings.Contains(out, "already initialised (layout ctx-v1)") {
+		t.Fatalf("second init output: %q", out)
+	}
+	if got := gitOut(t, repo, env, "rev-parse", memRef); got != tip {
+		t.Fatalf("second init moved the branch %s → %s", tip, got)
+	}
+
+	const summary = "switched auth to JWT"
+	out = mustCtx(t, repo, env, "checkpoint", "-m", summary, "--file", "a.go", "--tool", "edit")
+	m := regexp.MustCompile(`^checkpoint ([0-9a-f]{64}) \(device (\S+), session "", turn 1\)\n$`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("checkpoint output: %q", out)
+	}
+	hash := m[1]
+	if m[2] != deviceID {
+		t.Fatalf("checkpoint by device %q, want %q", m[2], deviceID)
+	}
+
+	// log, through git's dispatch and through the binary directly.
+	logOut := mustCtx(t, repo, env, "log")
+	if !strings.Contains(logOut, hash[:12]) || !strings.Contains(logOut, summary) || !strings.Contains(logOut, deviceID) {
+		t.Fatalf("log does not show the checkpoint:\n%s", logOut)
+	}
+	if direct := mustRun(t, repo, env, "git-ctx", "log"); direct != logOut {
+		t.Fatalf("git-ctx log differs from git ctx log:\n%q\n%q", direct, logOut)
+	}
+	if v := mustRun(t, repo, env, "git-ctx", "version"); !strings.HasPrefix(v, "git-ctx version ") {
+		t.Fatalf("git-ctx version: %q", v)
+	}
+
+	out = mustCtx(t, repo, env, "verify")
+	if !strings.Contains(out, "verified 1 checkpoints in 1 chains") || !strings.Contains(out, "OK   device "+deviceID) {
+		t.Fatalf("verify output: %q", out)
+	}
+
+	st = status(t, repo, env)
+	if !st.Initialized || st.Device != deviceID || st.RepoID != wantRepoID || st.Checkpoints != 1 ||
+		st.DeviceCheckpoints != 1 || st.Devices != 1 || !st.KeyPublished || st.Layout != "ctx-v1" ||
+		st.Branch != "ghyll/memory" || st.Tip != gitOut(t, repo, env, "rev-parse", memRef) ||
+		!strings.HasPrefix(st.Fingerprint, "SHA256:") {
+		t.Fatalf("status --json: %+v (want device %s, repo id %s)", st, deviceID, wantRepoID)
+	}
+	if txt := mustCtx(t, repo, env, "status"); !strings.Contains(txt, "Checkpoints:   1 in this repository, 1 by this device, 1 devices") {
+		t.Fatalf("status: %q", txt)
+	}
+
+	// The commit on the branch is reviewable.
+	subject := gitOut(t, repo, env, "log", "-1", "--format=%s", memRef)
+	if want := "ctx: checkpoint " + hash[:12] + " by " + deviceID + " (turn 1): " + summary; subject != want {
+		t.Fatalf("commit subject %q, want %q", subject, want)
+	}
+	if author := gitOut(t, repo, env, "log", "-1", "--format=%ae", memRef); author != "test@example.org" {
+		t.Fatalf("commit author %q", author)
+	}
+
+	// show: text and --json (the file's bytes).
+	out = mustCtx(t, repo, env, "show", hash[:8])
+	for _, want := range []string{"checkpoint " + hash, "Parent:   " + zeroHash, "Device:   " + deviceID,
+		"Author:   test@example.org", "Branch:   main", "Files:    a.go", "Tools:    edit", "    " + summary} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("show lacks %q:\n%s", want, out)
+		}
+	}
+	file := branchFile(t, repo, env, ctxV1CheckpointPath(wantRepoID, hash))
+	js := mustCtx(t, repo, env, "show", "--json", hash[:8])
+	if js != file+"\n" {
+		t.Fatalf("show --json is not the checkpoint file plus a newline:\n%q\n%q", js, file)
+	}
+	rec := decodeRecord(t, []byte(js))
+	if rec.Hash != hash || rec.Summary != summary || rec.Device != deviceID || rec.Parent != zeroHash ||
+		rec.V != 1 || rec.Turn != 1 || rec.Author != "test@example.org" || rec.Branch != "main" ||
+		!equalStrings(rec.Files, []string{"a.go"}) || !equalStrings(rec.Tools, []string{"edit"}) || rec.Sig == "" {
+		t.Fatalf("record: %+v", rec)
+	}
+	// Upper-case prefixes resolve too.
+	if got := mustCtx(t, repo, env, "show", "--json", strings.ToUpper(hash[:10])); got != js {
+		t.Fatalf("upper-case prefix shows %q", got)
+	}
+
+	// Ambiguous and unknown prefixes: add checkpoints until two hashes
+	// share a first hex digit.
+	hashes := []string{hash}
+	var shared string
+	for i := 0; shared == "" && i < 17; i++ {
+		h := checkpoint(t, repo, env, "-m", "more "+string(rune('a'+i))).Hash
+		for _, o := range hashes {
+			if o[0] == h[0] {
+				shared = h[:1]
+			}
+		}
+		hashes = append(hashes, h)
+	}
+	r := gitCtx(t, repo, env, "show", shared)
+	wantCode(t, "show ambiguous prefix "+shared, r, 2)
+	if !strings.Contains(r.stderr, "ambiguous") {
+		t.Fatalf("ambiguous show stderr: %q", r.stderr)
+	}
+	wantOneLine(t, "ambiguous show", r.stderr)
+	for _, unknown := range []string{unusedPrefix(hashes, 1), unusedPrefix(hashes, 4), unusedPrefix(hashes, 64)} {
+		if unknown == "" {
+			continue
+		}
+		r = gitCtx(t, repo, env, "show", unknown)
+		wantCode(t, "show unknown prefix "+unknown, r, 1)
+		if !strings.Contains(r.stderr, "no checkpoint") {
+			t.Fatalf("unknown show stderr: %q", r.stderr)
+		}
+	}
+}
+
+// unusedPrefix returns a hex string of length n that no hash starts with
+// ("" when there is none).
+func unusedPrefix(hashes []string, n int) string {
+	for c := 0; c < 4096; c++ {
+		p := fmt.Sprintf("%0*x", n, c)
+		if len(p) != n {
+			break
+		}
+		used := false
+		for _, h := range hashes {
+			if strings.HasPrefix(h, p) {
+				used = true
+			}
+		}
+		if !used {
+			return p
+		}
+	}
+	return ""
+}
+
+func equalStrings(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// TestNotInitialisedAndUsage covers the errors a new user meets before and
+// around init.
+func TestNotInitialisedAndUsage(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	repo := newRepo(t, s, "repo")
+	env := s.env("dev")
+
+	// (log and show read the cache: before init they find nothing — an
+	// empty log, exit 0, and "not found", exit 1.)
+	for _, args := range [][]string{{"checkpoint", "-m", "x"}, {"checkpoint", "--from-commit", "HEAD"}, {"verify"}} {
+		r := gitCtx(t, repo, env, args...)
+		wantCode(t, "before init: "+strings.Join(args, " "), r, 3)
+		if !strings.Contains(r.stderr, "git ctx init") {
+			t.Fatalf("before init, %v: stderr should say to run 'git ctx init': %q", args, r.stderr)
+		}
+		wantOneLine(t, strings.Join(args, " "), r.stderr)
+	}
+	if _, _, code := run(t, repo, env, "git", "rev-parse", "--verify", "-q", memRef); code == 0 {
+		t.Fatal("a failed checkpoint created the memory branch")
+	}
+	// init --remote with a remote that does not exist: bad config.
+	r0 := gitCtx(t, repo, env, "init", "--remote", "nope")
+	wantCode(t, "init --remote nope", r0, 3)
+	wantOneLine(t, "init --remote nope", r0.stderr)
+	if _, _, code := run(t, repo, env, "git", "rev-parse", "--verify", "-q", memRef); code == 0 {
+		t.Fatal("init --remote nope created the memory branch")
+	}
+
+	// Outside any repository.
+	outside := s.dir(t, "outside")
+	r := gitCtx(t, outside, env, "status")
+	wantCode(t, "status outside a repository", r, 3)
+	wantOneLine(t, "status outside a repository", r.stderr)
+
+	mustCtx(t, repo, env, "init")
+	usage := [][]string{
+		{"frobnicate"},
+		{"checkpoint", "--bogus", "-m", "x"},
+		{"show"},
+		{"show", "a", "b"},
+		{"log", "-n", "-1"},
+		{"checkpoint", "-m", "x", "extra-arg"},
+		{"init", "--layout", "v9"},
+		{"verify", "--key", "k.pem"},
+	}
+	for _, args := range usage {
+		r := gitCtx(t, repo, env, args...)
+		wantCode(t, "usage error: "+strings.Join(args, " "), r, 2)
+		wantOneLine(t, strings.Join(args, " "), r.stderr)
+	}
+	// The binary called directly reports usage errors the same way.
+	if _, se, code := run(t, repo, env, "git-ctx", "frobnicate"); code != 2 || !strings.Contains(se, "frobnicate") {
+		t.Fatalf("git-ctx frobnicate: exit %d, %q", code, se)
+	}
+
+	// No summary: refused for safety.
+	for _, args := range [][]string{{"checkpoint"}, {"checkpoint", "-m", "   \n "}} {
+		r := gitCtx(t, repo, env, args...)
+		wantCode(t, "checkpoint without a summary", r, 7)
+		if !strings.Contains(r.stderr, "summary") {
+			t.Fatalf("no-summary stderr: %q", r.stderr)
+		}
+	}
+	r = gitCtx(t, repo, env, "checkpoint", "-m", "x", "--turn", "-3")
+	wantCode(t, "negative turn", r, 7)
+
+	// The branch was not moved by any of that.
+	if n := gitOut(t, repo, env, "rev-list", "--count", memRef); n != "1" {
+		t.Fatalf("failed commands added commits: %s", n)
+	}
+
+	// --layout on an existing branch of another layout is refused and is
+	// neither "ok" nor "verification failed".
+	r = gitCtx(t, repo, env, "init", "--layout", "ghyll-v1")
+	if r.code != 2 && r.code != 3 {
+		t.Errorf("init --layout ghyll-v1 on a ctx-v1 branch: want exit 2 (usage) or 3 (config), got %s", r)
+	}
+	if !strings.Contains(r.stderr, "already uses layout ctx-v1") {
+		t.Errorf("init --layout mismatch stderr: %q", r.stderr)
+	}
+}
+
+// TestCheckpointInputs: --stdin, --emb-file (JSON and raw float32) and
+// --from-commit.
+func TestCheckpointInputs(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	repo := newRepo(t, s, "repo")
+	env := s.env("dev")
+	mustCtx(t, repo, env, "init")
+
+	// --stdin with an unknown key: usage error; a bad value: refused.
+	r := execute(t, repo, env, []byte(`{"message":"m","colour":"red"}`), "git", "ctx", "checkpoint", "--stdin")
+	wantCode(t, "--stdin with an unknown key", r, 2)
+	if !strings.Contains(r.stderr, "colour") {
+		t.Fatalf("unknown key stderr: %q", r.stderr)
+	}
+	r = execute(t, repo, env, []byte(`{"message":"m","turn":"four"}`), "git", "ctx", "checkpoint", "--stdin")
+	wantCode(t, "--stdin with a bad value", r, 7)
+	r = execute(t, repo, env, []byte(`{"message":"m"} {"message":"n"}`), "git", "ctx", "checkpoint", "--stdin")
+	wantCode(t, "--stdin with two objects", r, 7)
+
+	r = execute(t, repo, env, []byte(`{"message":"m","turn":4,"file":["a"],"tool":["t"],"session":"s","model":"x"}`),
+		"git", "ctx", "checkpoint", "--stdin", "--json")
+	wantCode(t, "--stdin", r, 0)
+	rec := decodeRecord(t, []byte(r.stdout))
+	shown := decodeRecord(t, []byte(mustCtx(t, repo, env, "show", "--json", rec.Hash)))
+	for _, got := range []record{rec, shown} {
+		if got.Summary != "m" || got.Turn != 4 || !equalStrings(got.Files, []string{"a"}) ||
+			!equalStrings(got.Tools, []string{"t"}) || got.Session != "s" || got.Model != "x" {
+			t.Fatalf("--stdin record: %+v", got)
+		}
+	}
+	// The next checkpoint of session s continues its turns.
+	if next := checkpoint(t, repo, env, "-m", "next", "--session", "s"); next.Turn != 5 || next.Parent != rec.Hash {
+		t.Fatalf("next in session s: turn %d parent %s", next.Turn, next.Parent)
+	}
+
+	// --emb-file: a JSON array, then raw float32 little-endian.
+	dir := t.TempDir()
+	jsonEmb := filepath.Join(dir, "emb.json")
+	writeFile(t, jsonEmb, "[0.5, -0.25, 1, 0.125]\n")
+	rec = checkpoint(t, repo, env, "-m", "with json emb", "--emb-file", jsonEmb)
+	wantEmb(t, repo, env, rec.Hash, []float64{0.5, -0.25, 1, 0.125})
+
+	rawEmb := filepath.Join(dir, "emb.f32")
+	raw := []byte{
+		0x00, 0x00, 0xc0, 0x3f, // 1.5
+		0x00, 0x00, 0x00, 0xc0, // -2
+		0x00, 0x00, 0x00, 0x3e, // 0.125
+	}
+	if err := os.WriteFile(rawEmb, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rec = checkpoint(t, repo, env, "-m", "with raw emb", "--emb-file", rawEmb)
+	wantEmb(t, repo, env, rec.Hash, []float64{1.5, -2, 0.125})
+	if out := mustCtx(t, repo, env, "show", rec.Hash); !strings.Contains(out, "Embedding: 3 dimensions") {
+		t.Fatalf("show does not mention the embedding:\n%s", out)
+	}
+	// A raw file that is not whole float32 values is refused.
+	if err := os.WriteFile(rawEmb, raw[:5], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, "--emb-file with 5 bytes", gitCtx(t, repo, env, "checkpoint", "-m", "x", "--emb-file", rawEmb), 7)
+	wantCode(t, "--emb-file missing", gitCtx(t, repo, env, "checkpoint", "-m", "x", "--emb-file", filepath.Join(dir, "nope")), 7)
+
+	// --from-commit HEAD: the subject and the commit's paths.
+	commitFiles(t, repo, env, "Add feature X", map[string]string{"b.go": "package b\n", "c/d.go": "package d\n"})
+	rec = checkpoint(t, repo, env, "--from-commit", "HEAD", "--tool", "commit")
+	if rec.Summary != "Add feature X" || !equalStrings(rec.Files, []string{"b.go", "c/d.go"}) ||
+		!equalStrings(rec.Tools, []string{"commit"}) {
+		t.Fatalf("--from-commit record: summary %q files %q tools %q", rec.Summary, rec.Files, rec.Tools)
+	}
+	wantCode(t, "--from-commit of a bad revision", gitCtx(t, repo, env, "checkpoint", "--from-commit", "no-such-rev"), 1)
+
+	mustCtx(t, repo, env, "verify")
+}
+
+func wantEmb(t *testing.T, repo string, env []string, hash string, want []float64) {
+	t.Helper()
+	js := mustCtx(t, repo, env, "show", "--json", hash)
+	var probe map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(js), &probe); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := probe["emb"]; !ok {
+		t.Fatalf("show --json has no emb:\n%s", js)
+	}
+	rec := decodeRecord(t, []byte(js))
+	if len(rec.Emb) != len(want) {
+		t.Fatalf("emb %v, want %v", rec.Emb, want)
+	}
+	for i := range want {
+		if rec.Emb[i] != want[i] {
+			t.Fatalf("emb %v, want %v", rec.Emb, want)
+		}
+	}
+}

@@ -1,0 +1,309 @@
+package integration
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// catFiles reads many blobs of the memory branch with one
+// `git cat-file --batch`, returning path → exact bytes.
+func catFiles(t *testing.T, dir string, env []string, paths []string) map[string]string {
+	t.Helper()
+	var in bytes.Buffer
+	for _, p := range paths {
+		fmt.Fprintf(&in, "%s:%s\n", memRef, p)
+	}
+	r := execute(t, dir, env, in.Bytes(), "git", "cat-file", "--batch")
+	if r.code != 0 {
+		t.Fatalf("cat-file --batch: %s", r)
+	}
+	out := map[string]string{}
+	br := bufio.NewReader(strings.NewReader(r.stdout))
+	for _, p := range paths {
+		hdr, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatalf("cat-file header for %s: %v", p, err)
+		}
+		f := strings.Fields(hdr)
+		if len(f) != 3 || f[1] != "blob" {
+			t.Fatalf("cat-file header for %s: %q", p, hdr)
+		}
+		n, _ := strconv.Atoi(f[2])
+		buf := make([]byte, n+1)
+		if _, err := io.ReadFull(br, buf); err != nil {
+			t.Fatal(err)
+		}
+		out[p] = string(buf[:n])
+	}
+	return out
+}
+
+var chainLineRE = regexp.MustCompile(`^\{"hash":"[0-9a-f]{64}","parent":"[0-9a-f]{64}","ts":[0-9]+\}$`)
+
+// TestLayoutGhyllV1 round-trips the seed's layout.
+func TestLayoutGhyllV1(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	repo := newRepo(t, s, "repo")
+	env := s.env("dev")
+	out := mustCtx(t, repo, env, "init", "--layout", "ghyll-v1")
+	if !strings.Contains(out, "(layout ghyll-v1)") {
+		t.Fatalf("init: %q", out)
+	}
+	var cps []record
+	for i := 0; i < 5; i++ {
+		cps = append(cps, checkpoint(t, repo, env, "-m", fmt.Sprintf("ghyll %d", i), "--file", "a.go"))
+	}
+	st := status(t, repo, env)
+	if st.Layout != "ghyll-v1" || st.Checkpoints != 5 {
+		t.Fatalf("status: %+v", st)
+	}
+	rid, dev := st.RepoID, st.Device
+	want := []string{"devices/" + dev + ".pub", "repos/" + rid + "/chains/" + dev + ".jsonl"}
+	for _, cp := range cps {
+		want = append(want, ghyllV1CheckpointPath(rid, cp.Hash))
+	}
+	wantPaths(t, branchPaths(t, repo, env), want)
+
+	// The published key is this device's public key file, byte for byte.
+	if got, local := branchFile(t, repo, env, "devices/"+dev+".pub"),
+		string(readFile(t, s.ctxHome("dev")+"/keys/"+dev+".pub")); got != local {
+		t.Fatalf("published key %q differs from the local .pub %q", got, local)
+	}
+	chain := branchFile(t, repo, env, "repos/"+rid+"/chains/"+dev+".jsonl")
+	wantChain(t, chain, cps)
+	for _, cp := range cps {
+		file := branchFile(t, repo, env, ghyllV1CheckpointPath(rid, cp.Hash))
+		if js := mustCtx(t, repo, env, "show", "--json", cp.Hash[:12]); js != file+"\n" {
+			t.Fatalf("show --json %s differs from the file on the branch:\n%q\n%q", cp.Hash[:12], js, file)
+		}
+	}
+	out = mustCtx(t, repo, env, "verify")
+	if !strings.Contains(out, "verified 5 checkpoints in 1 chains") {
+		t.Fatalf("verify: %q", out)
+	}
+	// init again keeps the layout.
+	if out := mustCtx(t, repo, env, "init"); !strings.Contains(out, "already initialised (layout ghyll-v1)") {
+		t.Fatalf("second init: %q", out)
+	}
+	wantCommitSubjects(t, repo, env, cps, dev)
+}
+
+// checkCtxV1PastASegment appends checkpoints to a ctx-v1 repository whose
+// branch already holds written (hash → record, one device) until it holds
+// n > 256, then checks the layout round-trips: the tree holds exactly the
+// prescribed paths, the chain rolled over into segment 00000001.jsonl, every
+// file is the record git-ctx printed, and verify passes. It is run on the
+// repository TestConcurrentCheckpoints filled, to keep the package fast.
+func checkCtxV1PastASegment(t *testing.T, repo string, env []string, written map[string]record, n int) {
+	t.Helper()
+	// Two writers at once (one through --stdin and git's dispatch, one
+	// calling the binary with flags); the chain order is read back below.
+	var (
+		mu   sync.Mutex
+		wg   sync.WaitGroup
+		errs = make(chan string, n)
+		have = len(written)
+	)
+	for w := 0; w < 2; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := have + w; i < n; i += 2 {
+				var r result
+				if w == 0 {
+					r = execute(t, repo, env, []byte(fmt.Sprintf(`{"message":"ctx %d","session":"bulk","file":["f%d.go"]}`, i, i)),
+						"git", "ctx", "checkpoint", "--stdin", "--json")
+				} else {
+					r = execute(t, repo, env, nil, "git-ctx", "checkpoint", "--json", "-m", fmt.Sprintf("ctx %d", i), "--session", "bulk")
+				}
+				if r.code != 0 {
+					errs <- fmt.Sprintf("checkpoint %d: %s", i, r)
+					continue
+				}
+				var rec record
+				if err := json.Unmarshal([]byte(r.stdout), &rec); err != nil {
+					errs <- fmt.Sprintf("checkpoint %d: %v", i, err)
+					continue
+				}
+				mu.Lock()
+				written[rec.Hash] = rec
+				mu.Unlock()
+			}
+		}(w)
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	if t.Failed() || len(written) != n {
+		t.Fatalf("%d distinct checkpoints written, want %d", len(written), n)
+	}
+	st := status(t, repo, env)
+	if st.Layout != "ctx-v1" || st.Checkpoints != n {
+		t.Fatalf("status: %+v", st)
+	}
+	rid, dev := st.RepoID, st.Device
+	seg0 := "repos/" + rid + "/chains/" + dev + "/00000000.jsonl"
+	seg1 := "repos/" + rid + "/chains/" + dev + "/00000001.jsonl"
+	want := []string{"LAYOUT", "devices/" + dev + ".pub", seg0, seg1}
+	// The checkpoints in chain order.
+	segs := catFiles(t, repo, env, []string{seg0, seg1})
+	var cps []record
+	var cpPaths []string
+	for _, e := range parseChain(t, segs[seg0]+segs[seg1]) {
+		cp, ok := written[e.Hash]
+		if !ok {
+			t.Fatalf("chain names %s, which no checkpoint command printed", e.Hash)
+		}
+		cps = append(cps, cp)
+		cpPaths = append(cpPaths, ctxV1CheckpointPath(rid, cp.Hash))
+	}
+	want = append(want, cpPaths...)
+	wantPaths(t, branchPaths(t, repo, env), want)
+
+	files := catFiles(t, repo, env, append([]string{"LAYOUT", seg0, seg1}, cpPaths...))
+	if files["LAYOUT"] != "ctx-v1\n" {
+		t.Fatalf("LAYOUT holds %q", files["LAYOUT"])
+	}
+	if l0, l1 := strings.Count(files[seg0], "\n"), strings.Count(files[seg1], "\n"); l0 != 256 || l1 != n-256 {
+		t.Fatalf("segments hold %d and %d lines, want 256 and %d", l0, l1, n-256)
+	}
+	wantChain(t, files[seg0]+files[seg1], cps)
+
+	// Every file on the branch is the record git-ctx printed when it wrote
+	// it, and the record log --json prints.
+	logged := map[string]json.RawMessage{}
+	var raw []json.RawMessage
+	if err := json.Unmarshal([]byte(mustCtx(t, repo, env, "log", "--json")), &raw); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range raw {
+		var r record
+		if err := json.Unmarshal(m, &r); err != nil {
+			t.Fatal(err)
+		}
+		logged[r.Hash] = m
+	}
+	turns := map[string]int{}
+	for i, cp := range cps {
+		file := files[cpPaths[i]]
+		// log --json may add members of its own (e.g. "verified"); every
+		// member of the file must be there with the same value.
+		var fm, lm map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(file), &fm); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(logged[cp.Hash], &lm); err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range fm {
+			if lv, ok := lm[k]; !ok || compact(t, string(lv)) != compact(t, string(v)) {
+				t.Fatalf("checkpoint %d: member %q is %s in the file, %s in log --json", i, k, v, lv)
+			}
+		}
+		// Each session's turns count 1, 2, … along the chain.
+		turns[cp.Session]++
+		if cp.Turn != turns[cp.Session] {
+			t.Fatalf("chain entry %d: session %q turn %d, want %d", i+1, cp.Session, cp.Turn, turns[cp.Session])
+		}
+	}
+	// show --json is the file's bytes, on both sides of the segment boundary.
+	for _, i := range []int{0, 127, 255, 256, n - 1} {
+		if js := mustCtx(t, repo, env, "show", "--json", cps[i].Hash[:10]); js != files[cpPaths[i]]+"\n" {
+			t.Fatalf("show --json of checkpoint %d differs from the file:\n%q\n%q", i, js, files[cpPaths[i]])
+		}
+	}
+	out := mustCtx(t, repo, env, "verify")
+	if !strings.Contains(out, fmt.Sprintf("verified %d checkpoints in 1 chains", n)) {
+		t.Fatalf("verify: %q", out)
+	}
+	wantCommitSubjects(t, repo, env, cps[n-3:], dev)
+	// A segment is never rewritten once full: the last commit touched
+	// only segment 1 among the chain files.
+	changed := gitOut(t, repo, env, "diff-tree", "-r", "--name-only", "--no-commit-id", memRef)
+	if strings.Contains(changed, "00000000.jsonl") || !strings.Contains(changed, "00000001.jsonl") {
+		t.Fatalf("last commit changed:\n%s", changed)
+	}
+}
+
+func compact(t *testing.T, s string) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := json.Compact(&b, []byte(s)); err != nil {
+		t.Fatalf("compact %q: %v", s, err)
+	}
+	return b.String()
+}
+
+// wantPaths fails unless got (sorted) is exactly want.
+func wantPaths(t *testing.T, got, want []string) {
+	t.Helper()
+	w := map[string]bool{}
+	for _, p := range want {
+		w[p] = true
+	}
+	g := map[string]bool{}
+	for _, p := range got {
+		g[p] = true
+		if !w[p] {
+			t.Errorf("unexpected path on the branch: %s", p)
+		}
+	}
+	for _, p := range want {
+		if !g[p] {
+			t.Errorf("missing path on the branch: %s", p)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("branch has %d paths, want %d", len(got), len(want))
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+}
+
+// wantChain checks the chain text names cps in order, linked from the
+// genesis, in the canonical line form.
+func wantChain(t *testing.T, chain string, cps []record) {
+	t.Helper()
+	lines := parseChain(t, chain)
+	if len(lines) != len(cps) {
+		t.Fatalf("chain has %d lines, want %d", len(lines), len(cps))
+	}
+	for i, l := range strings.Split(strings.TrimSuffix(chain, "\n"), "\n") {
+		if !chainLineRE.MatchString(l) {
+			t.Fatalf("chain line %d not canonical: %q", i+1, l)
+		}
+	}
+	prev := zeroHash
+	for i, e := range lines {
+		if e.Hash != cps[i].Hash || e.Parent != prev || e.Parent != cps[i].Parent || e.TS != cps[i].TS {
+			t.Fatalf("chain line %d: %+v, checkpoint %s parent %s ts %d", i+1, e, cps[i].Hash, cps[i].Parent, cps[i].TS)
+		}
+		prev = e.Hash
+	}
+}
+
+// wantCommitSubjects checks the newest len(cps) commits of the branch are
+// "ctx: checkpoint <hash12> by <device> (turn N): <summary>".
+func wantCommitSubjects(t *testing.T, repo string, env []string, cps []record, device string) {
+	t.Helper()
+	subjects := strings.Split(gitOut(t, repo, env, "log", "--format=%s", "-n", strconv.Itoa(len(cps)), memRef), "\n")
+	for i, s := range subjects {
+		cp := cps[len(cps)-1-i]
+		want := fmt.Sprintf("ctx: checkpoint %s by %s (turn %d): %s", cp.Hash[:12], device, cp.Turn, cp.Summary)
+		if s != want {
+			t.Fatalf("commit subject %q, want %q", s, want)
+		}
+	}
+}

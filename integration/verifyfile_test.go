@@ -1,0 +1,206 @@
+package integration
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// fileResult is one object of `git ctx verify FILE… --json`.
+type fileResult struct {
+	File      string `json:"file"`
+	Format    string `json:"format"`
+	Valid     bool   `json:"valid"`
+	ID        string `json:"id"`
+	Error     string `json:"error"`
+	Rule      string `json:"rule"`
+	Device    string `json:"device"`
+	KeySource string `json:"key_source"`
+}
+
+// verifyFiles runs verify with the given arguments (flags first) and
+// decodes the JSON array it prints.
+func verifyFiles(t *testing.T, dir string, env []string, argv ...string) ([]fileResult, result) {
+	t.Helper()
+	r := execute(t, dir, env, nil, append([]string{"git-ctx", "verify", "--json"}, argv...)...)
+	var res []fileResult
+	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
+		t.Fatalf("verify %q --json: %v\n%s", argv, err, r)
+	}
+	return res, r
+}
+
+func TestVerifyFileOffline(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	repo := newRepo(t, s, "repo")
+	env := s.env("dev")
+	mustCtx(t, repo, env, "init")
+	cp := checkpoint(t, repo, env, "-m", "offline record", "--file", "a.go")
+	st := status(t, repo, env)
+	work := s.dir(t, "files")
+	outside := s.dir(t, "outside") // not in any repository
+
+	good := filepath.Join(work, "cp.json")
+	writeFile(t, good, branchFile(t, repo, env, ctxV1CheckpointPath(st.RepoID, cp.Hash)))
+	localPub := filepath.Join(s.ctxHome("dev"), "keys", st.Device+".pub")
+
+	// Inside the repository the key comes from the branch.
+	res, r := verifyFiles(t, repo, env, good)
+	wantCode(t, "verify FILE in the repo", r, 0)
+	if len(res) != 1 || res[0].File != good || res[0].Format != "checkpoint" || !res[0].Valid ||
+		res[0].ID != cp.Hash || res[0].Error != "" || res[0].Rule != "seed-v1" || res[0].Device != st.Device ||
+		res[0].KeySource != "branch devices/"+st.Device+".pub" {
+		t.Fatalf("verify FILE in the repo: %+v", res)
+	}
+	// The same through git's dispatch, in text form.
+	out := mustCtx(t, repo, env, "verify", good)
+	if !strings.Contains(out, "OK checkpoint "+cp.Hash) {
+		t.Fatalf("verify FILE text: %q", out)
+	}
+
+	// Outside any repository, without --key: no key, not valid.
+	res, r = verifyFiles(t, outside, env, good)
+	wantCode(t, "verify FILE outside a repo without --key", r, 1)
+	if len(res) != 1 || res[0].Valid || res[0].Format != "checkpoint" || !strings.Contains(res[0].Error, "--key") {
+		t.Fatalf("verify FILE without a key: %+v", res)
+	}
+
+	// With --key the device's public key.
+	res, r = verifyFiles(t, outside, env, "--key", localPub, good)
+	wantCode(t, "verify FILE --key", r, 0)
+	if len(res) != 1 || !res[0].Valid || res[0].ID != cp.Hash || res[0].Error != "" || res[0].KeySource != "--key "+localPub {
+		t.Fatalf("verify FILE --key: %+v", res)
+	}
+
+	// Another valid key: bad signature.
+	otherPub := filepath.Join(work, "other.pem")
+	writeFile(t, otherPub, newPublicKeyPEM(t))
+	res, r = verifyFiles(t, outside, env, "--key", otherPub, good)
+	wantCode(t, "verify FILE with the wrong key", r, 1)
+	if len(res) != 1 || res[0].Valid || !strings.Contains(res[0].Error, "bad_signature") {
+		t.Fatalf("verify FILE with the wrong key: %+v", res)
+	}
+
+	// A tampered copy.
+	tampered := filepath.Join(work, "tampered.json")
+	data := string(readFile(t, good))
+	edited := strings.Replace(data, `"summary": "offline record"`, `"summary": "online record"`, 1)
+	if edited == data {
+		t.Fatal("setup: summary not found")
+	}
+	writeFile(t, tampered, edited)
+	res, r = verifyFiles(t, outside, env, "--key", localPub, tampered)
+	wantCode(t, "verify tampered FILE", r, 1)
+	if len(res) != 1 || res[0].Valid || res[0].Error == "" || !strings.Contains(res[0].Error, "hash_mismatch") {
+		t.Fatalf("verify tampered FILE: %+v", res)
+	}
+
+	// Valid and invalid together: exit 1, one object each, in order.
+	res, r = verifyFiles(t, repo, env, good, tampered)
+	wantCode(t, "verify good+tampered", r, 1)
+	if len(res) != 2 || !res[0].Valid || res[1].Valid || res[0].File != good || res[1].File != tampered {
+		t.Fatalf("verify good+tampered: %+v", res)
+	}
+
+	// Over 1 MiB: refused for safety.
+	big := filepath.Join(work, "big.json")
+	if err := os.WriteFile(big, []byte(`{"v":1,"summary":"`+strings.Repeat("x", 1<<20)+`"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, r = verifyFiles(t, outside, env, "--key", localPub, big)
+	wantCode(t, "verify a file over 1 MiB", r, 7)
+	if len(res) != 1 || res[0].Valid {
+		t.Fatalf("verify big: %+v", res)
+	}
+
+	// Not a record at all, and a missing file.
+	junk := filepath.Join(work, "junk.json")
+	writeFile(t, junk, `{"hello":"world"}`)
+	res, r = verifyFiles(t, outside, env, "--key", localPub, junk, filepath.Join(work, "missing.json"))
+	wantCode(t, "verify junk", r, 1)
+	if len(res) != 2 || res[0].Valid || res[1].Valid || res[0].Error == "" || res[1].Error == "" {
+		t.Fatalf("verify junk: %+v", res)
+	}
+	// --key that is not a key is a usage error.
+	r = execute(t, outside, env, nil, "git-ctx", "verify", "--key", junk, good)
+	wantCode(t, "verify --key junk", r, 2)
+}
+
+// TestVerifyVectorFiles verifies the shared vectors' files offline.
+func TestVerifyVectorFiles(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	env := s.env("dev")
+	outside := s.dir(t, "outside")
+	root, err := moduleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vectors []map[string]any
+	if err := json.Unmarshal(readFile(t, filepath.Join(root, "testdata", "vectors", "checkpoint.json")), &vectors); err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for _, v := range vectors {
+		name, _ := v["name"].(string)
+		file, hasFile := v["file"].(string)
+		if !hasFile || !(strings.HasPrefix(name, "S1") || strings.HasPrefix(name, "S2")) {
+			continue
+		}
+		seen++
+		pemKey, _ := v["public_key_pem"].(string)
+		hash, _ := v["hash"].(string)
+		fp := filepath.Join(outside, name+".json")
+		kp := filepath.Join(outside, name+".pem")
+		writeFile(t, fp, file)
+		writeFile(t, kp, pemKey)
+		res, r := verifyFiles(t, outside, env, "--key", kp, fp)
+		wantCode(t, "verify vector "+name, r, 0)
+		if len(res) != 1 || !res[0].Valid || res[0].Rule != "seed-v1" || res[0].ID != hash || res[0].Format != "checkpoint" {
+			t.Fatalf("vector %s: %+v", name, res)
+		}
+		// One changed byte in the file breaks it.
+		bad := strings.Replace(file, `"v": 1`, `"v": 2`, 1)
+		if bad == file {
+			t.Fatalf("vector %s: no version member", name)
+		}
+		writeFile(t, fp, bad)
+		if _, r := verifyFiles(t, outside, env, "--key", kp, fp); r.code != 1 {
+			t.Fatalf("modified vector %s: %s", name, r)
+		}
+	}
+	if seen != 2 {
+		t.Fatalf("found %d S1/S2 vectors with a file, want 2", seen)
+	}
+}
+
+// TestFlagsAfterArguments: the CLI contract writes flags after the
+// positional arguments (`git ctx show <hash-prefix> [--json]`,
+// `git ctx verify FILE... [--key PUB.pem] [--json]`); they must work there.
+func TestFlagsAfterArguments(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	repo := newRepo(t, s, "repo")
+	env := s.env("dev")
+	mustCtx(t, repo, env, "init")
+	cp := checkpoint(t, repo, env, "-m", "flags last")
+	want := mustCtx(t, repo, env, "show", "--json", cp.Hash[:12])
+
+	r := gitCtx(t, repo, env, "show", cp.Hash[:12], "--json")
+	if r.code != 0 || r.stdout != want {
+		t.Errorf("git ctx show HASH --json: want the --json output, got %s", r)
+	}
+
+	st := status(t, repo, env)
+	file := filepath.Join(s.dir(t, "files"), "cp.json")
+	writeFile(t, file, branchFile(t, repo, env, ctxV1CheckpointPath(st.RepoID, cp.Hash)))
+	pub := filepath.Join(s.ctxHome("dev"), "keys", st.Device+".pub")
+	r = gitCtx(t, s.dir(t, "outside"), env, "verify", file, "--key", pub, "--json")
+	var res []fileResult
+	if err := json.Unmarshal([]byte(r.stdout), &res); r.code != 0 || err != nil || len(res) != 1 || !res[0].Valid {
+		t.Errorf("git ctx verify FILE --key PUB --json: want one valid result, got %s", r)
+	}
+}

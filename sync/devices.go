@@ -1,0 +1,113 @@
+package sync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/git-ctx/git-ctx/formats/checkpoint"
+	"github.com/git-ctx/git-ctx/gitexec"
+	"github.com/git-ctx/git-ctx/memory"
+)
+
+// DeviceInfo describes one device for `git ctx devices`.
+type DeviceInfo struct {
+	ID          string `json:"id"`
+	Fingerprint string `json:"fingerprint"`
+	Trust       string `json:"trust"`
+	This        bool   `json:"this_device"`
+	Checkpoints int    `json:"checkpoints"`
+	Unverified  int    `json:"unverified"`
+	LastSeen    int64  `json:"last_seen"` // ts of its newest checkpoint (unix ns), 0 if none
+}
+
+// Devices lists every device with a key on the local branch, plus devices
+// named in the trust configuration.
+func Devices(ctx context.Context, m *memory.Memory) ([]DeviceInfo, error) {
+	pol, err := LoadPolicy(m.Repo)
+	if err != nil {
+		return nil, err
+	}
+	repoID, err := m.RepoID(ctx)
+	if err != nil {
+		return nil, err
+	}
+	id, err := m.Identity()
+	if err != nil {
+		return nil, err
+	}
+	v, err := m.Store.View()
+	if err != nil {
+		return nil, err
+	}
+	db, err := m.Cache(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	stats, err := db.DeviceStats(ctx, repoID)
+	if err != nil {
+		return nil, err
+	}
+	ids, err := v.Devices()
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	var out []DeviceInfo
+	for _, d := range ids {
+		seen[d] = true
+		info := DeviceInfo{ID: d, This: d == id.DeviceID}
+		if pub, _, err := v.DeviceKey(d); err == nil {
+			info.Fingerprint = checkpoint.Fingerprint(pub)
+		}
+		info.Trust = pol.Label(d, true)
+		s := stats[d]
+		info.Checkpoints, info.Unverified, info.LastSeen = s.Count, s.Count-s.Verified, s.LastSeen
+		out = append(out, info)
+	}
+	for d := range pol.Trusted {
+		if !seen[d] {
+			out = append(out, DeviceInfo{ID: d, Trust: "trusted"})
+			seen[d] = true
+		}
+	}
+	for d := range pol.Untrusted {
+		if !seen[d] {
+			out = append(out, DeviceInfo{ID: d, Trust: "untrusted"})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, nil
+}
+
+// SetTrust records a trust decision in the repository's git config:
+// trusting adds the id to ctx.trustedDevice and drops it from
+// ctx.untrustedDevice; untrusting does the reverse.
+func SetTrust(ctx context.Context, m *memory.Memory, device string, trusted bool) error {
+	if device == "" || strings.ContainsAny(device, "/\\\x00\n") {
+		return fmt.Errorf("%w: %q is not a device id", memory.ErrInput, device)
+	}
+	add, drop := "ctx.trustedDevice", "ctx.untrustedDevice"
+	if !trusted {
+		add, drop = drop, add
+	}
+	for _, v := range m.Repo.ConfigAll(add) {
+		if v == device {
+			add = ""
+		}
+	}
+	if add != "" {
+		if _, err := gitexec.Git(ctx, m.Repo.Dir, "config", "--local", "--add", add, device); err != nil {
+			return err
+		}
+	}
+	_, err := gitexec.Git(ctx, m.Repo.Dir, "config", "--local", "--fixed-value", "--unset-all", drop, device)
+	var ge *gitexec.Error
+	if err != nil && !(errors.As(err, &ge) && ge.ExitCode == 5) { // 5: nothing to unset
+		return err
+	}
+	return m.Repo.ReloadConfig(ctx)
+}

@@ -1,0 +1,327 @@
+package sync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/git-ctx/git-ctx/cache"
+	"github.com/git-ctx/git-ctx/gitexec"
+	"github.com/git-ctx/git-ctx/gitstore"
+	"github.com/git-ctx/git-ctx/memory"
+)
+
+// PullResult says what a pull did.
+type PullResult struct {
+	Remote    string         `json:"remote"`
+	Fetched   string         `json:"fetched"` // remote tip ("" when the remote has no memory branch)
+	Before    string         `json:"before"`  // local tip before ("" when there was none)
+	After     string         `json:"after"`
+	UpToDate  bool           `json:"up_to_date"`
+	Added     int            `json:"added"`
+	NewKeys   []string       `json:"new_devices"`
+	Devices   []DeviceResult `json:"devices"`
+	Rejected  []Rejection    `json:"rejected"`
+	Forks     int            `json:"forks"`
+	Durations Timings        `json:"timings_ms"`
+}
+
+// Timings splits a pull's wall time (milliseconds).
+type Timings struct {
+	Fetch  float64 `json:"fetch"`
+	Verify float64 `json:"verify"`
+	Merge  float64 `json:"merge"`
+	Cache  float64 `json:"cache"`
+}
+
+// Err returns the error a pull's outcome stands for: ErrFork when a chain
+// forked, ErrVerification when anything was rejected, else nil.
+func (r *PullResult) Err() error {
+	switch {
+	case r.Forks > 0:
+		return fmt.Errorf("%w: %d fork(s); nothing past a fork was merged (see 'git ctx log --unverified')", ErrFork, r.Forks)
+	case len(r.Rejected) > 0:
+		return fmt.Errorf("%w: %d record(s) rejected and quarantined (see 'git ctx log --unverified')", ErrVerification, len(r.Rejected))
+	}
+	return nil
+}
+
+// maxMergeAttempts bounds retries when a local append races the merge.
+const maxMergeAttempts = 10
+
+// Pull fetches the remote's memory branch, verifies everything new and
+// merges what verified into the local branch (creating it if needed).
+func Pull(ctx context.Context, m *memory.Memory, remote string, opt Options) (*PullResult, error) {
+	st := m.Store
+	pol, err := LoadPolicy(m.Repo)
+	if err != nil {
+		return nil, err
+	}
+	res := &PullResult{Remote: remote, NewKeys: []string{}, Devices: []DeviceResult{}, Rejected: []Rejection{}}
+	t0 := time.Now()
+	tipR, err := Fetch(ctx, st, remote, opt)
+	if err != nil {
+		return nil, err
+	}
+	res.Durations.Fetch = ms(time.Since(t0))
+	if tipR.IsZero() {
+		res.UpToDate = true
+		return res, nil
+	}
+	res.Fetched = tipR.String()
+	for attempt := 0; ; attempt++ {
+		err := pullOnce(ctx, m, remote, tipR, pol, res)
+		if !errors.Is(err, gitstore.ErrConflict) || attempt >= maxMergeAttempts {
+			if err != nil {
+				return nil, err
+			}
+			break
+		}
+		jitter(ctx, attempt)
+	}
+	t := time.Now()
+	if err := recordPull(ctx, m, res); err != nil {
+		return nil, err
+	}
+	res.Durations.Cache = ms(time.Since(t))
+	return res, nil
+}
+
+func pullOnce(ctx context.Context, m *memory.Memory, remote string, tipR plumbing.Hash, pol Policy, res *PullResult) error {
+	st := m.Store
+	tipL, err := st.Tip()
+	if err != nil {
+		return err
+	}
+	res.Before, res.After = hashString(tipL), hashString(tipL)
+	if !tipL.IsZero() {
+		if behind, err := st.IsAncestor(ctx, tipR, tipL); err != nil {
+			return err
+		} else if behind {
+			res.UpToDate = true
+			return nil
+		}
+	}
+	t := time.Now()
+	remoteView, err := st.ViewAt(tipR)
+	if err != nil {
+		return fmt.Errorf("read fetched branch: %w", err)
+	}
+	var localView *gitstore.View
+	var base plumbing.Hash
+	if !tipL.IsZero() {
+		if localView, err = st.ViewAt(tipL); err != nil {
+			return err
+		}
+		base = localView.Root
+	}
+	p, err := makePlan(st, localView, remoteView, pol)
+	if err != nil {
+		return err
+	}
+	res.Durations.Verify = ms(time.Since(t))
+	t = time.Now()
+	parents := []plumbing.Hash{tipL, tipR}
+	if tipL.IsZero() {
+		parents = []plumbing.Hash{tipR}
+	} else if ff, err := st.IsAncestor(ctx, tipL, tipR); err != nil {
+		return err
+	} else if ff {
+		parents = []plumbing.Hash{tipR}
+	}
+	name, email := m.Repo.Identity()
+	after, err := st.Commit(ctx, gitstore.CommitRequest{
+		Base: base, Edits: p.edits, Parents: parents, Expect: tipL,
+		Message: mergeMessage(remote, p), Author: gitstore.Author{Name: name, Email: email},
+	})
+	if err != nil {
+		return err
+	}
+	res.Durations.Merge = ms(time.Since(t))
+	res.After, res.Added, res.NewKeys, res.Forks = after.String(), p.added, append([]string{}, p.newKeys...), p.forks
+	res.Devices, res.Rejected = p.devices, p.rejected
+	if res.Devices == nil {
+		res.Devices = []DeviceResult{}
+	}
+	if res.Rejected == nil {
+		res.Rejected = []Rejection{}
+	}
+	return nil
+}
+
+// recordPull stores rejections in the cache's quarantine and remembers
+// where the last pull started (for `git ctx review`).
+func recordPull(ctx context.Context, m *memory.Memory, res *PullResult) error {
+	db, err := m.Cache(ctx)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	return db.Update(ctx, func(w *cache.Writer) error {
+		for _, r := range res.Rejected {
+			if err := w.AddQuarantine(cache.Quarantined{Ref: TrackingRef(res.Remote), RepoID: r.Repo, Device: r.Device,
+				Record: r.Record, Reason: r.Reason, Detail: r.Detail}); err != nil {
+				return err
+			}
+		}
+		if !res.UpToDate && res.Before != res.After {
+			return w.SetTip(LastPullKey(res.Remote), res.Before)
+		}
+		return nil
+	})
+}
+
+// LastPullKey names, in the cache's tips table, the local tip before the
+// last pull from remote that changed something.
+func LastPullKey(remote string) string { return "last-pull/" + remote }
+
+func mergeMessage(remote string, p *plan) string {
+	devs := map[string]bool{}
+	for _, d := range p.devices {
+		if d.Added > 0 {
+			devs[d.Device] = true
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "ctx: merge %s: %d checkpoints from %d devices\n\n", remote, p.added, len(devs))
+	for _, d := range p.devices {
+		if d.Added > 0 {
+			fmt.Fprintf(&b, "%s: +%d checkpoints, verified\n", d.Device, d.Added)
+		}
+	}
+	for _, k := range p.newKeys {
+		fmt.Fprintf(&b, "New device key: %s\n", k)
+	}
+	for _, r := range p.rejected {
+		fmt.Fprintf(&b, "Rejected: %s %s: %s\n", orDash(r.Device), short(r.Record), r.Reason)
+	}
+	return b.String()
+}
+
+// PushOptions configures Push.
+type PushOptions struct {
+	Options
+	// ForceFirstPush allows creating ghyll/memory on a remote that has no
+	// branch at all.
+	ForceFirstPush bool
+	// Attempts bounds push-pull-merge rounds (0 = 6).
+	Attempts int
+}
+
+// PushResult says what a push did.
+type PushResult struct {
+	Remote   string        `json:"remote"`
+	Pushed   string        `json:"pushed"`
+	Attempts int           `json:"attempts"`
+	Pulls    []*PullResult `json:"pulls"` // merges done because the remote had moved
+}
+
+// Push pushes the memory branch without ever forcing. When the remote
+// moved, it pulls (verifying and merging) and tries again, with jittered
+// backoff, a bounded number of times.
+func Push(ctx context.Context, m *memory.Memory, remote string, opt PushOptions) (*PushResult, error) {
+	st := m.Store
+	tip, err := st.Tip()
+	if err != nil {
+		return nil, err
+	}
+	if tip.IsZero() {
+		return nil, gitstore.ErrNotInitialized
+	}
+	if tracked, _ := st.ResolveRef(TrackingRef(remote)); tracked.IsZero() && !opt.ForceFirstPush {
+		has, err := RemoteHasBranches(ctx, m.Repo, remote, opt.Options)
+		if err != nil {
+			return nil, err
+		}
+		if !has {
+			return nil, ErrEmptyRemote
+		}
+	}
+	attempts := opt.Attempts
+	if attempts <= 0 {
+		attempts = 6
+	}
+	res := &PushResult{Remote: remote, Pulls: []*PullResult{}}
+	for i := 0; i < attempts; i++ {
+		res.Attempts = i + 1
+		tip, err := st.Tip()
+		if err != nil {
+			return res, err
+		}
+		err = pushOnce(ctx, m.Repo, remote, opt.Options)
+		if err == nil {
+			res.Pushed = tip.String()
+			// Keep the tracking ref in step even with a narrow fetch refspec.
+			_, _ = gitexec.Git(ctx, m.Repo.CommonDir, "update-ref", TrackingRef(remote), tip.String())
+			return res, nil
+		}
+		if !errors.Is(err, ErrRejected) {
+			return res, err
+		}
+		pr, err := Pull(ctx, m, remote, opt.Options)
+		if err != nil {
+			return res, err
+		}
+		res.Pulls = append(res.Pulls, pr)
+		jitter(ctx, i)
+	}
+	return res, fmt.Errorf("%w: the remote kept moving after %d attempts; run 'git ctx sync' again", ErrRejected, attempts)
+}
+
+// jitter sleeps a randomised, growing delay (about 50 ms × 2^attempt).
+func jitter(ctx context.Context, attempt int) {
+	base := 50 * time.Millisecond << min(attempt, 5)
+	d := base/2 + time.Duration(rand.Int64N(int64(base)))
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func hashString(h plumbing.Hash) string {
+	if h.IsZero() {
+		return ""
+	}
+	return h.String()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// Summary returns one line per device with news, then one per rejection.
+func (r *PullResult) Summary() []string {
+	var lines []string
+	devs := append([]DeviceResult(nil), r.Devices...)
+	sort.SliceStable(devs, func(i, j int) bool { return devs[i].Device < devs[j].Device })
+	for _, d := range devs {
+		switch {
+		case d.Fork:
+			lines = append(lines, fmt.Sprintf("%s: fork: remote %s vs local %s; +%d merged before it", d.Device, short(d.Record), short(d.Local), d.Added))
+		case d.Rejected:
+			lines = append(lines, fmt.Sprintf("%s: +%d checkpoints, verified; rejected %s: %s", d.Device, d.Added, orDash(short(d.Record)), d.Reason))
+		case d.Added > 0:
+			lines = append(lines, fmt.Sprintf("%s: +%d checkpoints, verified", d.Device, d.Added))
+		}
+	}
+	for _, rj := range r.Rejected {
+		if rj.Device == "" {
+			lines = append(lines, fmt.Sprintf("rejected %s: %s: %s", rj.Record, rj.Reason, rj.Detail))
+		}
+	}
+	for _, k := range r.NewKeys {
+		lines = append(lines, fmt.Sprintf("new device %s: key pinned", k))
+	}
+	return lines
+}
