@@ -23,7 +23,7 @@ const (
 	// LayoutFile is the root file naming a ctx-v1 branch's layout.
 	LayoutFile = "LAYOUT"
 	// SegmentLines is the number of chain lines per ctx-v1 segment file.
-	SegmentLines = 256
+	SegmentLines = 128
 	// MaxBlob bounds every blob git-ctx reads from the branch.
 	MaxBlob = 16 << 20
 )
@@ -46,7 +46,7 @@ func RepoDir(repoID string) string { return "repos/" + repoID }
 // CheckpointPath is where the checkpoint with hash lives.
 func (l Layout) CheckpointPath(repoID, hash string) string {
 	if l == LayoutCtxV1 {
-		return path.Join(RepoDir(repoID), "checkpoints", hash[0:2], hash[2:4], hash+".json")
+		return path.Join(RepoDir(repoID), "checkpoints", hash[0:2], hash+".json")
 	}
 	return path.Join(RepoDir(repoID), "checkpoints", hash+".json")
 }

@@ -2,6 +2,7 @@ package gitstore
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/git-ctx/git-ctx/gitexec"
 )
 
 // ErrNotExist means a path is not on the branch.
@@ -25,9 +28,7 @@ func (s *Store) writeBlob(data []byte) (plumbing.Hash, error) {
 
 // readBlob reads a blob, refusing it before reading when it exceeds max.
 func (s *Store) readBlob(h plumbing.Hash, max int64) ([]byte, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	obj, err := s.st.EncodedObject(plumbing.BlobObject, h)
+	obj, err := s.object(plumbing.BlobObject, h)
 	if err != nil {
 		return nil, fmt.Errorf("read blob %s: %w", h, err)
 	}
@@ -43,10 +44,12 @@ func (s *Store) readBlob(h plumbing.Hash, max int64) ([]byte, error) {
 }
 
 func (s *Store) readTree(h plumbing.Hash) (*object.Tree, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	t, err := object.GetTree(s.st, h)
+	obj, err := s.object(plumbing.TreeObject, h)
 	if err != nil {
+		return nil, fmt.Errorf("read tree %s: %w", h, err)
+	}
+	t := &object.Tree{}
+	if err := t.Decode(obj); err != nil {
 		return nil, fmt.Errorf("read tree %s: %w", h, err)
 	}
 	return t, nil
@@ -161,4 +164,30 @@ func lastLine(data []byte) []byte {
 		return data[i+1:]
 	}
 	return data
+}
+
+// object reads one object. go-git caches the list of pack indexes for the
+// life of the storage, so an object that arrived in a new pack (git fetch,
+// or a concurrent git gc that also pruned the loose copy) is first retried
+// after re-reading the pack indexes, then read through `git cat-file`, which
+// also knows pack layouts go-git does not (git maintenance's loose packs).
+func (s *Store) object(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
+	s.mu.Lock()
+	obj, err := s.st.EncodedObject(t, h)
+	if errors.Is(err, plumbing.ErrObjectNotFound) {
+		s.st.Reindex()
+		obj, err = s.st.EncodedObject(t, h)
+	}
+	s.mu.Unlock()
+	if !errors.Is(err, plumbing.ErrObjectNotFound) {
+		return obj, err
+	}
+	out, gerr := gitexec.Git(context.Background(), s.Repo.CommonDir, "cat-file", t.String(), h.String())
+	if gerr != nil {
+		return nil, err
+	}
+	mo := &plumbing.MemoryObject{}
+	mo.SetType(t)
+	mo.Write(out)
+	return mo, nil
 }

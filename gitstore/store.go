@@ -58,7 +58,9 @@ func Open(r *gitrepo.Repo) (*Store, error) {
 		return nil, fmt.Errorf("%w: object format %q (git-ctx supports sha1 repositories)", ErrUnsupported, v)
 	}
 	fs := osfs.New(r.CommonDir)
-	st := filesystem.NewStorageWithOptions(fs, cache.NewObjectLRUDefault(), filesystem.Options{})
+	// KeepDescriptors: pack files stay open instead of being reopened for
+	// every object read.
+	st := filesystem.NewStorageWithOptions(fs, cache.NewObjectLRUDefault(), filesystem.Options{KeepDescriptors: true})
 	return &Store{Repo: r, st: st, ref: plumbing.ReferenceName(BranchRef)}, nil
 }
 

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"runtime"
 	"sort"
 	"strings"
+	gosync "sync"
 
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 
@@ -148,6 +150,11 @@ func (v *View) verifyRepo(repoID string, keys map[string]ed25519.PublicKey, rep 
 		blobs[f.Hash] = f
 	}
 	chained := map[string]bool{}
+	type task struct {
+		cr      ChainReport
+		entries []checkpoint.ChainEntry
+	}
+	var tasks []task
 	chainEntries, err := v.List(ChainDir(repoID))
 	if err != nil {
 		return err
@@ -181,9 +188,23 @@ func (v *View) verifyRepo(repoID string, keys map[string]ed25519.PublicKey, rep 
 		for _, e := range list {
 			chained[e.Hash] = true
 		}
-		if cr.Failure == nil {
+		tasks = append(tasks, task{cr: cr, entries: list})
+	}
+	// Chains are independent: verify them in parallel (reads are serialised
+	// inside the store; parsing, hashing and signatures run concurrently).
+	var wg gosync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for i := range tasks {
+		if tasks[i].cr.Failure != nil {
+			continue
+		}
+		wg.Add(1)
+		go func(t *task) {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
 			res := chain.Verify(chain.Input{
-				Device: device, Key: keys[device], Entries: list,
+				Device: t.cr.Device, Key: keys[t.cr.Device], Entries: t.entries,
 				Load: func(hash string) ([]byte, error) {
 					f, ok := blobs[hash]
 					if !ok {
@@ -192,9 +213,12 @@ func (v *View) verifyRepo(repoID string, keys map[string]ed25519.PublicKey, rep 
 					return v.s.readBlob(f.Blob, checkpoint.MaxFileSize)
 				},
 			})
-			cr.Verified, cr.Rules, cr.Failure = res.Verified, res.Rules, res.Failure
-		}
-		rep.Chains = append(rep.Chains, cr)
+			t.cr.Verified, t.cr.Rules, t.cr.Failure = res.Verified, res.Rules, res.Failure
+		}(&tasks[i])
+	}
+	wg.Wait()
+	for _, t := range tasks {
+		rep.Chains = append(rep.Chains, t.cr)
 	}
 	for _, f := range files {
 		if !chained[f.Hash] {

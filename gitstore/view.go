@@ -61,10 +61,12 @@ func (s *Store) ViewAt(c plumbing.Hash) (*View, error) {
 }
 
 func (s *Store) readCommit(c plumbing.Hash) (*object.Commit, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	commit, err := object.GetCommit(s.st, c)
+	obj, err := s.object(plumbing.CommitObject, c)
 	if err != nil {
+		return nil, fmt.Errorf("read commit %s: %w", c, err)
+	}
+	commit := &object.Commit{}
+	if err := commit.Decode(obj); err != nil {
 		return nil, fmt.Errorf("read commit %s: %w", c, err)
 	}
 	return commit, nil
@@ -305,7 +307,7 @@ func (v *View) WalkCheckpoints(repoID string) (good []CheckpointEntry, bad []str
 			full := path.Join(p, e.Name)
 			leafDepth := 0
 			if v.Layout == LayoutCtxV1 {
-				leafDepth = 2
+				leafDepth = 1
 			}
 			if e.Mode == filemode.Dir && depth < leafDepth {
 				if len(e.Name) != 2 || !isHex(e.Name) {
@@ -341,8 +343,8 @@ func (v *View) Resolve(repoID, prefix string) ([]string, error) {
 		return nil, fmt.Errorf("%q is not a hash prefix", prefix)
 	}
 	var out []string
-	if v.Layout == LayoutCtxV1 && len(prefix) >= 4 {
-		es, err := v.List(path.Join(RepoDir(repoID), "checkpoints", prefix[:2], prefix[2:4]))
+	if v.Layout == LayoutCtxV1 && len(prefix) >= 2 {
+		es, err := v.List(path.Join(RepoDir(repoID), "checkpoints", prefix[:2]))
 		if err != nil {
 			return nil, err
 		}

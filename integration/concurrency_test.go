@@ -77,7 +77,8 @@ func TestConcurrentCheckpoints(t *testing.T) {
 	if st.Checkpoints != workers*each || st.DeviceCheckpoints != workers*each || st.Devices != 1 {
 		t.Fatalf("status: %+v", st)
 	}
-	chain := parseChain(t, branchFile(t, repo, env, "repos/"+st.RepoID+"/chains/"+st.Device+"/00000000.jsonl"))
+	segDir := "repos/" + st.RepoID + "/chains/" + st.Device + "/"
+	chain := parseChain(t, branchFile(t, repo, env, segDir+"00000000.jsonl")+branchFile(t, repo, env, segDir+"00000001.jsonl"))
 	if len(chain) != workers*each {
 		t.Fatalf("chain has %d lines, want %d", len(chain), workers*each)
 	}
@@ -123,7 +124,7 @@ func TestConcurrentCheckpoints(t *testing.T) {
 	}
 	wantFsckClean(t, repo, env)
 
-	// Carry on past the first 256-line segment and check the ctx-v1 layout.
+	// Carry on past two 128-line segments and check the ctx-v1 layout.
 	checkCtxV1PastASegment(t, repo, env, byHash, 260)
 }
 

@@ -460,7 +460,7 @@ func branchFile(t *testing.T, dir string, env []string, path string) string {
 
 // ctxV1CheckpointPath / ghyllV1CheckpointPath are where a checkpoint lives.
 func ctxV1CheckpointPath(repoID, hash string) string {
-	return "repos/" + repoID + "/checkpoints/" + hash[0:2] + "/" + hash[2:4] + "/" + hash + ".json"
+	return "repos/" + repoID + "/checkpoints/" + hash[0:2] + "/" + hash + ".json"
 }
 
 func ghyllV1CheckpointPath(repoID, hash string) string {

@@ -99,8 +99,9 @@ func TestLayoutGhyllV1(t *testing.T) {
 
 // checkCtxV1PastASegment appends checkpoints to a ctx-v1 repository whose
 // branch already holds written (hash → record, one device) until it holds
-// n > 256, then checks the layout round-trips: the tree holds exactly the
-// prescribed paths, the chain rolled over into segment 00000001.jsonl, every
+// n > 256 (two full 128-line segments), then checks the layout round-trips:
+// the tree holds exactly the prescribed paths, the chain rolled over into
+// segment 00000002.jsonl, every
 // file is the record git-ctx printed, and verify passes. It is run on the
 // repository TestConcurrentCheckpoints filled, to keep the package fast.
 func checkCtxV1PastASegment(t *testing.T, repo string, env []string, written map[string]record, n int) {
@@ -154,13 +155,14 @@ func checkCtxV1PastASegment(t *testing.T, repo string, env []string, written map
 	}
 	rid, dev := st.RepoID, st.Device
 	seg0 := "repos/" + rid + "/chains/" + dev + "/00000000.jsonl"
-	seg1 := "repos/" + rid + "/chains/" + dev + "/00000001.jsonl"
-	want := []string{"LAYOUT", "devices/" + dev + ".pub", seg0, seg1}
+	segMid := "repos/" + rid + "/chains/" + dev + "/00000001.jsonl"
+	seg1 := "repos/" + rid + "/chains/" + dev + "/00000002.jsonl"
+	want := []string{"LAYOUT", "devices/" + dev + ".pub", seg0, segMid, seg1}
 	// The checkpoints in chain order.
-	segs := catFiles(t, repo, env, []string{seg0, seg1})
+	segs := catFiles(t, repo, env, []string{seg0, segMid, seg1})
 	var cps []record
 	var cpPaths []string
-	for _, e := range parseChain(t, segs[seg0]+segs[seg1]) {
+	for _, e := range parseChain(t, segs[seg0]+segs[segMid]+segs[seg1]) {
 		cp, ok := written[e.Hash]
 		if !ok {
 			t.Fatalf("chain names %s, which no checkpoint command printed", e.Hash)
@@ -171,14 +173,14 @@ func checkCtxV1PastASegment(t *testing.T, repo string, env []string, written map
 	want = append(want, cpPaths...)
 	wantPaths(t, branchPaths(t, repo, env), want)
 
-	files := catFiles(t, repo, env, append([]string{"LAYOUT", seg0, seg1}, cpPaths...))
+	files := catFiles(t, repo, env, append([]string{"LAYOUT", seg0, segMid, seg1}, cpPaths...))
 	if files["LAYOUT"] != "ctx-v1\n" {
 		t.Fatalf("LAYOUT holds %q", files["LAYOUT"])
 	}
-	if l0, l1 := strings.Count(files[seg0], "\n"), strings.Count(files[seg1], "\n"); l0 != 256 || l1 != n-256 {
-		t.Fatalf("segments hold %d and %d lines, want 256 and %d", l0, l1, n-256)
+	if l0, lm, l1 := strings.Count(files[seg0], "\n"), strings.Count(files[segMid], "\n"), strings.Count(files[seg1], "\n"); l0 != 128 || lm != 128 || l1 != n-256 {
+		t.Fatalf("segments hold %d, %d and %d lines, want 128, 128 and %d", l0, lm, l1, n-256)
 	}
-	wantChain(t, files[seg0]+files[seg1], cps)
+	wantChain(t, files[seg0]+files[segMid]+files[seg1], cps)
 
 	// Every file on the branch is the record git-ctx printed when it wrote
 	// it, and the record log --json prints.
@@ -231,7 +233,7 @@ func checkCtxV1PastASegment(t *testing.T, repo string, env []string, written map
 	// A segment is never rewritten once full: the last commit touched
 	// only segment 1 among the chain files.
 	changed := gitOut(t, repo, env, "diff-tree", "-r", "--name-only", "--no-commit-id", memRef)
-	if strings.Contains(changed, "00000000.jsonl") || !strings.Contains(changed, "00000001.jsonl") {
+	if strings.Contains(changed, "00000000.jsonl") || strings.Contains(changed, "00000001.jsonl") || !strings.Contains(changed, "00000002.jsonl") {
 		t.Fatalf("last commit changed:\n%s", changed)
 	}
 }

@@ -13,16 +13,19 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/git-ctx/git-ctx/gitstore"
 	"github.com/git-ctx/git-ctx/memory"
+	ctxsync "github.com/git-ctx/git-ctx/sync"
 )
 
 var (
 	sizesFlag = flag.String("sizes", "1000,10000,100000", "branch sizes (checkpoints)")
+	pullSize  = flag.Int("pull", 10000, "checkpoints in the pull benchmark (0: skip)")
 	devices   = flag.Int("devices", 20, "devices the checkpoints are spread over")
 	runs      = flag.Int("runs", 15, "repetitions per measurement (median reported)")
 	binary    = flag.String("bin", "", "git-ctx binary for whole-command timings (required)")
@@ -55,6 +58,72 @@ func main() {
 		for _, n := range sizes {
 			benchSize(dir, layout, n)
 		}
+	}
+	if *pullSize > 0 {
+		benchPull(dir, *pullSize)
+	}
+}
+
+// benchPull: a remote holding n checkpoints from 10 devices; a fresh clone
+// (its own device, initialised) pulls them all over a file remote.
+func benchPull(dir string, n int) {
+	ctx := context.Background()
+	saved := *devices
+	*devices = 10
+	src, _ := build(dir, gitstore.LayoutCtxV1, n)
+	*devices = saved
+	bare := filepath.Join(dir, "pull-remote.git")
+	os.RemoveAll(bare)
+	run(dir, "git", "clone", "-q", "--bare", "--no-local", src, bare)
+	run(bare, "git", "fetch", "-q", src, "+refs/heads/ghyll/memory:refs/heads/ghyll/memory")
+	rr := max(3, *runs/5)
+	var fetch, verify, merge, cacheT, total []time.Duration
+	for i := 0; i < rr; i++ {
+		clone := filepath.Join(dir, fmt.Sprintf("pull-clone-%d", i))
+		os.RemoveAll(clone)
+		run(dir, "git", "clone", "-q", "--no-local", bare, clone)
+		m, err := memory.Open(ctx, clone)
+		if err != nil {
+			fatal(err)
+		}
+		t := time.Now()
+		res, err := ctxsync.Pull(ctx, m, "origin", ctxsync.Options{})
+		if err != nil {
+			fatal(err)
+		}
+		total = append(total, time.Since(t))
+		if res.Added != n || len(res.Rejected) != 0 {
+			fatal(fmt.Errorf("pull added %d of %d, rejected %d", res.Added, n, len(res.Rejected)))
+		}
+		d := func(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
+		fetch, verify = append(fetch, d(res.Durations.Fetch)), append(verify, d(res.Durations.Verify))
+		merge, cacheT = append(merge, d(res.Durations.Merge)), append(cacheT, d(res.Durations.Cache))
+		os.RemoveAll(clone)
+	}
+	op := fmt.Sprintf("pull %d new checkpoints from 10 devices (file remote)", n)
+	row(op+": total", gitstore.LayoutCtxV1, n, median(total), rr)
+	row(op+": fetch", gitstore.LayoutCtxV1, n, median(fetch), rr)
+	row(op+": verify (both cores)", gitstore.LayoutCtxV1, n, median(verify), rr)
+	row(op+": merge commit", gitstore.LayoutCtxV1, n, median(merge), rr)
+	row(op+": cache (index + quarantine)", gitstore.LayoutCtxV1, n, median(cacheT), rr)
+
+	// Whole-branch verify, and the per-core rate with one core.
+	m, err := memory.Open(ctx, src)
+	if err != nil {
+		fatal(err)
+	}
+	for _, procs := range []int{runtime.NumCPU(), 1} {
+		prev := runtime.GOMAXPROCS(procs)
+		var rep *gitstore.Report
+		d := measure(rr, func() {
+			var err error
+			if rep, err = m.Verify(ctx); err != nil || !rep.OK {
+				fatal(fmt.Errorf("verify: %v", err))
+			}
+		})
+		runtime.GOMAXPROCS(prev)
+		fmt.Printf("| whole-branch verify, GOMAXPROCS=%d | ctx-v1 | %d | %s (%.0f checkpoints/s) | %d |\n",
+			procs, n, fmtDur(d), float64(rep.Verified())/d.Seconds(), rr)
 	}
 }
 
