@@ -24,7 +24,7 @@ import (
 
 // SchemaVersion changes whenever the schema or the meaning of a column
 // changes; a cache of another version is rebuilt.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // FileName is the cache database inside <git-common-dir>/ctx.
 const FileName = "cache.db"

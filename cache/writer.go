@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/git-ctx/git-ctx/formats/checkpoint"
@@ -125,8 +126,10 @@ func (w *Writer) AddCheckpoint(r Row) error {
 		return fmt.Errorf("cache record %s: %w", cp.Hash, err)
 	}
 	if w.fts {
+		// Index the words of the lists, not their JSON (a nil list would
+		// otherwise make every such record match the word "null").
 		if _, err := w.exec(`INSERT INTO checkpoints_fts(rowid, summary, files, tools) VALUES (?,?,?,?)`,
-			rowid, cp.Summary, string(files), string(tools)); err != nil {
+			rowid, cp.Summary, strings.Join(cp.FilesTouched, "\n"), strings.Join(cp.ToolsUsed, "\n")); err != nil {
 			return fmt.Errorf("index checkpoint %s: %w", cp.Hash, err)
 		}
 	}

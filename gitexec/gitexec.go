@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"time"
 )
 
 // Error is a git command that exited non-zero or could not start.
@@ -62,7 +63,22 @@ func Run(ctx context.Context, c Cmd) ([]byte, error) {
 		cmd.Stderr = &stderr
 	}
 	cmd.Env = Environ(c.Interactive, c.Env...)
+	start := time.Now()
 	err := cmd.Run()
+	if os.Getenv("GIT_CTX_TRACE") != "" {
+		code := 0
+		if err != nil {
+			code = -1
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				code = ee.ExitCode()
+			}
+		}
+		fmt.Fprintf(os.Stderr, "git-ctx trace: git %s -> exit %d in %s\n", strings.Join(c.Args, " "), code, time.Since(start).Round(time.Microsecond))
+		if s := strings.TrimSpace(stderr.String()); s != "" && code != 0 {
+			fmt.Fprintf(os.Stderr, "git-ctx trace:   %s\n", strings.ReplaceAll(s, "\n", "\ngit-ctx trace:   "))
+		}
+	}
 	if err == nil {
 		return stdout.Bytes(), nil
 	}

@@ -13,6 +13,7 @@ import (
 type CommitInfo struct {
 	Hash    string
 	Tree    string
+	Parents []string
 	Subject string
 	Body    string
 	// Files are the paths the commit changed against its first parent (all
@@ -28,16 +29,16 @@ func (r *Repo) Commit(ctx context.Context, rev string, maxFiles int) (*CommitInf
 		return nil, fmt.Errorf("bad revision %q", rev)
 	}
 	// "^{commit}" peels an annotated tag (git show would print the tag too).
-	out, err := gitexec.Git(ctx, r.Dir, "show", "-s", "--no-show-signature", "--format=%H%x00%T%x00%s%x00%b", rev+"^{commit}", "--")
+	out, err := gitexec.Git(ctx, r.Dir, "show", "-s", "--no-show-signature", "--format=%H%x00%T%x00%P%x00%s%x00%b", rev+"^{commit}", "--")
 	if err != nil {
 		return nil, fmt.Errorf("read commit %s: %w", rev, err)
 	}
 	// Exactly one record: a range would list several.
 	parts := strings.Split(string(out), "\x00")
-	if len(parts) != 4 {
+	if len(parts) != 5 {
 		return nil, fmt.Errorf("read commit %s: unexpected output", rev)
 	}
-	ci := &CommitInfo{Hash: parts[0], Tree: parts[1], Subject: parts[2], Body: strings.TrimSpace(parts[3])}
+	ci := &CommitInfo{Hash: parts[0], Tree: parts[1], Parents: strings.Fields(parts[2]), Subject: parts[3], Body: strings.TrimSpace(parts[4])}
 	names, err := gitexec.Git(ctx, r.Dir, "diff-tree", "-r", "-z", "--name-only", "--no-commit-id",
 		"--root", "--diff-merges=first-parent", ci.Hash, "--")
 	if err != nil {

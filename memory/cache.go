@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -121,15 +122,61 @@ func (m *Memory) refresh(ctx context.Context, db *cache.DB) error {
 		}
 		var old *gitstore.View
 		if c := plumbing.NewHash(cached); cached != "" && !c.IsZero() {
-			if o, err := m.Store.ViewAt(c); err == nil && o.Layout == v.Layout {
-				old = o
+			o, err := m.Store.ViewAt(c)
+			if err != nil || o.Layout != v.Layout {
+				return fmt.Errorf("%w: the indexed tip %s is gone or of another layout", errRewritten, short(cached))
 			}
+			if ok, err := m.Store.IsAncestor(ctx, c, tip); err != nil || !ok {
+				return fmt.Errorf("%w: %s does not descend from the indexed tip %s", errRewritten, short(tip.String()), short(cached))
+			}
+			if err := unchangedHistory(m.Store, o, v); err != nil {
+				return err
+			}
+			old = o
 		}
 		if err := m.index(ctx, w, old, v); err != nil {
 			return err
 		}
 		return w.SetTip(gitstore.BranchRef, tip.String())
 	})
+}
+
+// unchangedHistory returns errRewritten when v changes or drops anything
+// the indexed view old held: a checkpoint file or a key edited in place, or
+// a chain that disappeared. Appends only ever add files and extend chains.
+func unchangedHistory(st *gitstore.Store, old, v *gitstore.View) error {
+	changes, err := st.Diff(old, v)
+	if err != nil {
+		return err
+	}
+	for _, c := range changes {
+		if !c.Old.IsZero() && !isChainPath(c.Path) {
+			return fmt.Errorf("%w: %s was changed in place", errRewritten, c.Path)
+		}
+	}
+	repos, err := old.Repos()
+	if err != nil {
+		return err
+	}
+	for _, r := range repos {
+		devs, err := old.ChainDevices(r)
+		if err != nil {
+			return err
+		}
+		for _, d := range devs {
+			if id, err := v.ChainID(r, d); err != nil || id.IsZero() {
+				return fmt.Errorf("%w: the chain of %s disappeared", errRewritten, d)
+			}
+		}
+	}
+	return nil
+}
+
+// isChainPath: chain files are rewritten by every append (the last segment,
+// or ghyll-v1's single file); indexChain checks they only grew.
+func isChainPath(p string) bool {
+	parts := strings.Split(p, "/")
+	return len(parts) >= 4 && parts[0] == "repos" && parts[2] == "chains"
 }
 
 // index adds to w every device key and every chain entry of v that is not

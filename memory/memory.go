@@ -102,9 +102,8 @@ func (m *Memory) Init(ctx context.Context, layout gitstore.Layout) (gitstore.Ini
 	if err != nil {
 		return gitstore.InitResult{}, err
 	}
-	if _, err := m.RepoID(ctx); err != nil {
-		return gitstore.InitResult{}, err
-	}
+	// The repo id is not needed yet: a new repository without commits or a
+	// remote gets one at its first checkpoint (its root commit then exists).
 	opt := gitstore.InitOptions{Layout: layout, Device: dev, Author: m.author()}
 	if remote := m.Repo.MemoryRemote(); remote != "" {
 		if h, err := m.Store.ResolveRef("refs/remotes/" + remote + "/ghyll/memory"); err == nil {
@@ -137,6 +136,10 @@ const (
 type RecordInput struct {
 	Summary    string
 	FromCommit string // a revision: summary and files from that commit
+	// Commit, when set, is used instead of reading FromCommit.
+	Commit *gitrepo.CommitInfo
+	// OncePerCommit skips the record (ErrAlreadyRecorded) when this device's
+	// previous checkpoint already recorded the same commit.
 	Session    string // "" = $GIT_CTX_SESSION, else git config ctx.session
 	Turn       int    // 0 = next in this session on this device
 	Model      string // "" = $GIT_CTX_MODEL, else git config ctx.model
@@ -144,15 +147,28 @@ type RecordInput struct {
 	Tools      []string
 	Injections []string
 	Embedding  []float32
+	// Redact replaces secret-shaped text in every string before anything is
+	// hashed, signed or written; the summary then says how many were removed.
+	Redact        bool
+	OncePerCommit bool
 }
+
+// ErrAlreadyRecorded: the commit was already recorded (OncePerCommit).
+var ErrAlreadyRecorded = errors.New("commit already recorded")
+
+// commitTrailer is the summary line naming the recorded commit.
+const commitTrailer = "Commit: "
 
 // Record appends one checkpoint by this device and returns it.
 func (m *Memory) Record(ctx context.Context, in RecordInput) (*checkpoint.Checkpoint, error) {
-	if in.FromCommit != "" {
-		ci, err := m.Repo.Commit(ctx, in.FromCommit, CommitFiles)
-		if err != nil {
+	ci := in.Commit
+	if ci == nil && in.FromCommit != "" {
+		var err error
+		if ci, err = m.Repo.Commit(ctx, in.FromCommit, CommitFiles); err != nil {
 			return nil, err
 		}
+	}
+	if ci != nil {
 		summary := ci.Subject
 		if body := ci.Body; body != "" {
 			if len(body) > CommitBody {
@@ -163,6 +179,7 @@ func (m *Memory) Record(ctx context.Context, in RecordInput) (*checkpoint.Checkp
 		if ci.FilesOmitted > 0 {
 			summary += fmt.Sprintf("\n\n(%d more changed files not listed)", ci.FilesOmitted)
 		}
+		summary += "\n\n" + commitTrailer + ci.Hash
 		if in.Summary != "" {
 			summary = in.Summary + "\n\n" + summary
 		}
@@ -171,6 +188,9 @@ func (m *Memory) Record(ctx context.Context, in RecordInput) (*checkpoint.Checkp
 	}
 	in.Session = firstNonEmpty(in.Session, os.Getenv("GIT_CTX_SESSION"), m.Repo.Config("ctx.session"))
 	in.Model = firstNonEmpty(in.Model, os.Getenv("GIT_CTX_MODEL"), m.Repo.Config("ctx.model"))
+	if in.Redact {
+		in = redactInput(in)
+	}
 	if err := checkInput(in); err != nil {
 		return nil, err
 	}
@@ -191,6 +211,9 @@ func (m *Memory) Record(ctx context.Context, in RecordInput) (*checkpoint.Checkp
 	res, err := m.Store.Append(ctx, gitstore.AppendRequest{
 		RepoID: repoID, Device: dev, Author: m.author(), Drafts: []gitstore.Draft{draft},
 		Prepare: func(d *gitstore.Draft, prev *checkpoint.Checkpoint) error {
+			if in.OncePerCommit && ci != nil && prev != nil && strings.Contains(prev.Summary, commitTrailer+ci.Hash) {
+				return ErrAlreadyRecorded
+			}
 			if d.Turn == 0 {
 				d.Turn = 1
 				if prev != nil && prev.SessionID == d.SessionID {

@@ -58,6 +58,20 @@ const maxMergeAttempts = 10
 // Pull fetches the remote's memory branch, verifies everything new and
 // merges what verified into the local branch (creating it if needed).
 func Pull(ctx context.Context, m *memory.Memory, remote string, opt Options) (*PullResult, error) {
+	res, err := fetchAndMerge(ctx, m, remote, opt)
+	if err != nil {
+		return nil, err
+	}
+	t := time.Now()
+	if err := recordPull(ctx, m, res); err != nil {
+		return nil, err
+	}
+	res.Durations.Cache = ms(time.Since(t))
+	return res, nil
+}
+
+// fetchAndMerge is Pull without touching the cache.
+func fetchAndMerge(ctx context.Context, m *memory.Memory, remote string, opt Options) (*PullResult, error) {
 	st := m.Store
 	pol, err := LoadPolicy(m.Repo)
 	if err != nil {
@@ -85,11 +99,6 @@ func Pull(ctx context.Context, m *memory.Memory, remote string, opt Options) (*P
 		}
 		jitter(ctx, attempt)
 	}
-	t := time.Now()
-	if err := recordPull(ctx, m, res); err != nil {
-		return nil, err
-	}
-	res.Durations.Cache = ms(time.Since(t))
 	return res, nil
 }
 
@@ -177,6 +186,17 @@ func recordPull(ctx context.Context, m *memory.Memory, res *PullResult) error {
 	})
 }
 
+// recordPulls records the merges a push made once the push is over (the
+// cache update is kept out of the window between fetch and push).
+func recordPulls(ctx context.Context, m *memory.Memory, pulls []*PullResult) error {
+	for _, pr := range pulls {
+		if err := recordPull(ctx, m, pr); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // LastPullKey names, in the cache's tips table, the local tip before the
 // last pull from remote that changed something.
 func LastPullKey(remote string) string { return "last-pull/" + remote }
@@ -210,7 +230,7 @@ type PushOptions struct {
 	// ForceFirstPush allows creating ghyll/memory on a remote that has no
 	// branch at all.
 	ForceFirstPush bool
-	// Attempts bounds push-pull-merge rounds (0 = 6).
+	// Attempts bounds push-pull-merge rounds (0 = 16).
 	Attempts int
 }
 
@@ -245,7 +265,7 @@ func Push(ctx context.Context, m *memory.Memory, remote string, opt PushOptions)
 	}
 	attempts := opt.Attempts
 	if attempts <= 0 {
-		attempts = 6
+		attempts = 16
 	}
 	res := &PushResult{Remote: remote, Pulls: []*PullResult{}}
 	for i := 0; i < attempts; i++ {
@@ -259,24 +279,31 @@ func Push(ctx context.Context, m *memory.Memory, remote string, opt PushOptions)
 			res.Pushed = tip.String()
 			// Keep the tracking ref in step even with a narrow fetch refspec.
 			_, _ = gitexec.Git(ctx, m.Repo.CommonDir, "update-ref", TrackingRef(remote), tip.String())
-			return res, nil
+			return res, recordPulls(ctx, m, res.Pulls)
 		}
 		if !errors.Is(err, ErrRejected) {
 			return res, err
 		}
-		pr, err := Pull(ctx, m, remote, opt.Options)
+		// Back off first, then fetch, merge and push again straight away:
+		// the window in which another push can slip in is the time between
+		// our fetch and our push, so nothing may wait inside it.
+		jitter(ctx, i)
+		pr, err := fetchAndMerge(ctx, m, remote, opt.Options)
 		if err != nil {
-			return res, err
+			return res, errors.Join(err, recordPulls(ctx, m, res.Pulls))
 		}
 		res.Pulls = append(res.Pulls, pr)
-		jitter(ctx, i)
+	}
+	if err := recordPulls(ctx, m, res.Pulls); err != nil {
+		return res, err
 	}
 	return res, fmt.Errorf("%w: the remote kept moving after %d attempts; run 'git ctx sync' again", ErrRejected, attempts)
 }
 
-// jitter sleeps a randomised, growing delay (about 50 ms × 2^attempt).
+// jitter sleeps a randomised, growing delay: about 50 ms × 2^attempt,
+// capped at 3.2 s (sixteen rounds wait about 40 s at most in all).
 func jitter(ctx context.Context, attempt int) {
-	base := 50 * time.Millisecond << min(attempt, 5)
+	base := 50 * time.Millisecond << min(attempt, 6)
 	d := base/2 + time.Duration(rand.Int64N(int64(base)))
 	select {
 	case <-ctx.Done():

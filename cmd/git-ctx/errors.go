@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"github.com/git-ctx/git-ctx/formats/checkpoint"
 	"github.com/git-ctx/git-ctx/gitrepo"
@@ -14,6 +15,9 @@ import (
 
 // classify maps the errors of lower packages to exit codes.
 func classify(err error) int {
+	if strings.HasPrefix(err.Error(), "Required flag") {
+		return exitUsage // urfave/cli reports these without OnUsageError
+	}
 	switch {
 	case errors.Is(err, ctxsync.ErrTransport):
 		return exitRemote

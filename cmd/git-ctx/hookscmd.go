@@ -1,0 +1,200 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/git-ctx/git-ctx/gitrepo"
+	"github.com/git-ctx/git-ctx/gitstore"
+	"github.com/git-ctx/git-ctx/hooks"
+)
+
+func selectionFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.BoolFlag{Name: "post-commit", Usage: "the post-commit hook (and post-merge, for merge commits): one checkpoint per commit"},
+		&cli.BoolFlag{Name: "pre-push", Usage: "the pre-push hook: push ghyll/memory alongside your pushes"},
+		&cli.StringSliceFlag{Name: "agent", Usage: "agent hooks: `claude` (Stop hook in .claude/settings.local.json) or codex (notify in ~/.codex/config.toml)"},
+		&cli.BoolFlag{Name: "force", Usage: "replace an edited git-ctx stub, write despite a hook manager, or replace Codex's notify"},
+	}
+}
+
+func selection(c *cli.Context) (hooks.Selection, error) {
+	sel := hooks.Selection{PostCommit: c.Bool("post-commit"), PrePush: c.Bool("pre-push")}
+	for _, a := range c.StringSlice("agent") {
+		switch strings.ToLower(a) {
+		case "claude":
+			sel.Claude = true
+		case "codex":
+			sel.Codex = true
+		default:
+			return sel, usageErr("--agent takes claude or codex, not %q", a)
+		}
+	}
+	return sel, nil
+}
+
+func cmdHooks() *cli.Command {
+	return &cli.Command{
+		Name:  "hooks",
+		Usage: "install, remove or show git and agent hooks that record checkpoints",
+		Description: "install adds the post-commit hook by default. A hook that is already there is kept and runs\n" +
+			"first; with Husky or Lefthook the exact line to add is printed instead; on git ≥ 2.54\n" +
+			"config-based hooks are used. uninstall removes exactly what install added and restores what\n" +
+			"was there byte for byte.\n\n" +
+			"Examples:\n  git ctx hooks install\n  git ctx hooks install --pre-push --agent claude\n  git ctx hooks status\n  git ctx hooks uninstall",
+		Subcommands: []*cli.Command{
+			{
+				Name: "install", Usage: "install hooks (default: post-commit)", Flags: selectionFlags(),
+				Action: func(c *cli.Context) error {
+					sel, err := selection(c)
+					if err != nil {
+						return err
+					}
+					m, err := openMemory(c)
+					if err != nil {
+						return err
+					}
+					if tip, err := m.Store.Tip(); err == nil && tip.IsZero() {
+						if _, err := m.Init(c.Context, ""); err != nil {
+							return err
+						}
+						fmt.Fprintln(c.App.Writer, "Initialised the memory branch ghyll/memory")
+					}
+					lines, err := hooks.Install(c.Context, m.Repo, sel, c.Bool("force"))
+					for _, l := range lines {
+						fmt.Fprintln(c.App.Writer, l)
+					}
+					if errors.Is(err, hooks.ErrManaged) {
+						return withCode(exitRefused, err)
+					}
+					if errors.Is(err, hooks.ErrModified) {
+						return withCode(exitConflict, err)
+					}
+					if _, lerr := exec.LookPath("git-ctx"); lerr != nil && err == nil {
+						fmt.Fprintln(c.App.ErrWriter, "git-ctx: warning: git-ctx is not on PATH, so the hooks will only print how to fix that; run ./install.sh")
+					}
+					return err
+				},
+			},
+			{
+				Name: "uninstall", Usage: "remove what install added (default: everything)", Flags: selectionFlags(),
+				Action: func(c *cli.Context) error {
+					sel, err := selection(c)
+					if err != nil {
+						return err
+					}
+					r, err := gitrepo.Open(c.Context, ".")
+					if err != nil {
+						return err
+					}
+					lines, err := hooks.Uninstall(c.Context, r, sel, c.Bool("force"))
+					for _, l := range lines {
+						fmt.Fprintln(c.App.Writer, l)
+					}
+					if errors.Is(err, hooks.ErrModified) {
+						return withCode(exitConflict, err)
+					}
+					return err
+				},
+			},
+			{
+				Name: "status", Usage: "show how each hook is wired", Flags: []cli.Flag{jsonFlag},
+				Action: func(c *cli.Context) error {
+					r, err := gitrepo.Open(c.Context, ".")
+					if err != nil {
+						return err
+					}
+					st, err := hooks.GetStatus(c.Context, r, exec.LookPath)
+					if err != nil {
+						return err
+					}
+					if c.Bool("json") {
+						return printJSON(c.App.Writer, st)
+					}
+					w := c.App.Writer
+					for _, h := range st.Hooks {
+						state := "not installed"
+						switch {
+						case h.Installed && h.Modified:
+							state = "installed (stub edited by hand)"
+						case h.Installed:
+							state = "installed (" + h.Via + ")"
+						case h.Foreign:
+							state = "not installed (another hook is there: install chains to it)"
+						}
+						if h.Chained {
+							state += ", runs the previous hook first"
+						}
+						fmt.Fprintf(w, "%-12s %s\n", h.Hook, state)
+					}
+					fmt.Fprintf(w, "%-12s %v\n", "claude", map[bool]string{true: "installed", false: "not installed"}[st.Claude])
+					fmt.Fprintf(w, "%-12s %v\n", "codex", map[bool]string{true: "installed", false: "not installed"}[st.Codex])
+					if len(st.Managers) > 0 {
+						fmt.Fprintf(w, "hook managers: %s\n", strings.Join(st.Managers, ", "))
+					}
+					if st.BinaryPath == "" {
+						fmt.Fprintln(w, "git-ctx is not on PATH: hooks cannot run it (run ./install.sh)")
+					}
+					if st.LastRun != "" {
+						fmt.Fprintf(w, "last hook run: %s\n", st.LastRun)
+					}
+					return nil
+				},
+			},
+		},
+	}
+}
+
+// cmdHook is what the installed hooks run. It never fails the git command
+// or agent that called it: problems are one warning line on stderr, and the
+// exit status is 0.
+func cmdHook() *cli.Command {
+	return &cli.Command{
+		Name:      "hook",
+		Usage:     "entry point for installed hooks (post-commit, post-merge, pre-push, claude-stop, codex-notify)",
+		ArgsUsage: "<name> [args]",
+		Hidden:    true,
+		Action: func(c *cli.Context) error {
+			name := c.Args().First()
+			args := c.Args().Tail()
+			start := time.Now()
+			var out hooks.Outcome
+			var err error
+			switch name {
+			case hooks.PostCommit, hooks.PostMerge:
+				out, err = hooks.RecordCommit(c.Context, ".", name)
+			case hooks.PrePush:
+				if len(args) == 0 {
+					return nil
+				}
+				out, err = hooks.PushAlongside(c.Context, ".", args[0])
+			case "claude-stop":
+				out, err = hooks.RecordClaudeTurn(c.Context, c.App.Reader)
+			case "codex-notify":
+				if len(args) == 0 {
+					return nil
+				}
+				out, err = hooks.RecordCodexTurn(c.Context, args[len(args)-1])
+			default:
+				return usageErr("unknown hook %q", name)
+			}
+			if r, rerr := gitrepo.Open(c.Context, "."); rerr == nil {
+				hooks.Log(r, name, time.Since(start), err)
+			}
+			switch {
+			case errors.Is(err, gitstore.ErrNotInitialized):
+				fmt.Fprintf(c.App.ErrWriter, "git-ctx: warning: %s hook: memory not initialised: run 'git ctx init'\n", name)
+			case err != nil:
+				fmt.Fprintf(c.App.ErrWriter, "git-ctx: warning: %s hook: %s\n", name, strings.ReplaceAll(err.Error(), "\n", " "))
+			case out.Message != "":
+				fmt.Fprintf(c.App.ErrWriter, "git-ctx: %s\n", out.Message)
+			}
+			return nil
+		},
+	}
+}

@@ -1,0 +1,412 @@
+package hooks
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+)
+
+// Agent hook commands.
+const (
+	ClaudeStopCommand = "git-ctx hook claude-stop"
+	CodexNotifyLine   = `notify = ["git-ctx", "hook", "codex-notify"]`
+)
+
+// ClaudeSettingsPath is the project's local Claude Code settings file.
+func ClaudeSettingsPath(top string) string {
+	return filepath.Join(top, ".claude", "settings.local.json")
+}
+
+// CodexConfigPath is Codex's configuration ($CODEX_HOME/config.toml, default
+// ~/.codex/config.toml). Codex reads notify only from there.
+func CodexConfigPath() (string, error) {
+	if h := os.Getenv("CODEX_HOME"); h != "" {
+		return filepath.Join(h, "config.toml"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(home, ".codex", "config.toml"), nil
+}
+
+// backupPaths: where install keeps the original bytes of an agent file and
+// the bytes it wrote, so uninstall can restore the original exactly when
+// nobody changed the file since.
+func backupPaths(stateDir, name string) (orig, ours string) {
+	return filepath.Join(stateDir, "hooks-backup", name+".orig"), filepath.Join(stateDir, "hooks-backup", name+".ours")
+}
+
+const absentMarker = "git-ctx: the file did not exist\n"
+
+func saveBackup(stateDir, name string, orig []byte, existed bool, ours []byte) error {
+	o, w := backupPaths(stateDir, name)
+	if err := os.MkdirAll(filepath.Dir(o), 0o700); err != nil {
+		return err
+	}
+	if _, err := os.Stat(o); errors.Is(err, fs.ErrNotExist) {
+		if !existed {
+			orig = []byte(absentMarker)
+		}
+		if err := os.WriteFile(o, orig, 0o600); err != nil {
+			return err
+		}
+	}
+	return os.WriteFile(w, ours, 0o600)
+}
+
+// restoreBackup puts the original back when the file still holds exactly
+// what install wrote; it reports whether it did.
+func restoreBackup(stateDir, name, path string) (bool, error) {
+	o, w := backupPaths(stateDir, name)
+	orig, err1 := os.ReadFile(o)
+	ours, err2 := os.ReadFile(w)
+	cur, err3 := os.ReadFile(path)
+	if err1 != nil || err2 != nil || err3 != nil || !bytes.Equal(cur, ours) {
+		return false, nil
+	}
+	if string(orig) == absentMarker {
+		if err := os.Remove(path); err != nil {
+			return false, err
+		}
+	} else if err := writeFileAtomic(path, orig, 0o644); err != nil {
+		return false, err
+	}
+	os.Remove(o)
+	os.Remove(w)
+	return true, nil
+}
+
+func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	if fi, err := os.Stat(path); err == nil {
+		mode = fi.Mode().Perm()
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-")
+	if err != nil {
+		return err
+	}
+	_, werr := tmp.Write(data)
+	cerr := tmp.Close()
+	if err := errors.Join(werr, cerr, os.Chmod(tmp.Name(), mode)); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return nil
+}
+
+// object is a JSON object that keeps its members' order.
+type object struct {
+	keys []string
+	vals map[string]json.RawMessage
+}
+
+func parseObject(data []byte) (*object, error) {
+	o := &object{vals: map[string]json.RawMessage{}}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return o, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return nil, errors.New("not a JSON object")
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		k, _ := tok.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, err
+		}
+		if _, dup := o.vals[k]; !dup {
+			o.keys = append(o.keys, k)
+		}
+		o.vals[k] = v
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+func (o *object) set(k string, v json.RawMessage) {
+	if _, ok := o.vals[k]; !ok {
+		o.keys = append(o.keys, k)
+	}
+	o.vals[k] = v
+}
+
+func (o *object) del(k string) {
+	if _, ok := o.vals[k]; !ok {
+		return
+	}
+	delete(o.vals, k)
+	for i, key := range o.keys {
+		if key == k {
+			o.keys = append(o.keys[:i], o.keys[i+1:]...)
+			break
+		}
+	}
+}
+
+func (o *object) compact() json.RawMessage {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, k := range o.keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		kb, _ := json.Marshal(k)
+		b.Write(kb)
+		b.WriteByte(':')
+		var c bytes.Buffer
+		if json.Compact(&c, o.vals[k]) == nil {
+			b.Write(c.Bytes())
+		} else {
+			b.Write(o.vals[k])
+		}
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+func (o *object) pretty() []byte {
+	var b bytes.Buffer
+	json.Indent(&b, o.compact(), "", "  ")
+	b.WriteByte('\n')
+	return b.Bytes()
+}
+
+type hookGroup struct {
+	Matcher *string   `json:"matcher,omitempty"`
+	Hooks   []hookCmd `json:"hooks"`
+}
+
+type hookCmd struct {
+	Type    string `json:"type"`
+	Command string `json:"command"`
+	Timeout int    `json:"timeout,omitempty"`
+}
+
+func groupHasOurs(raw json.RawMessage) bool {
+	var g hookGroup
+	if json.Unmarshal(raw, &g) != nil {
+		return false
+	}
+	for _, h := range g.Hooks {
+		if strings.TrimSpace(h.Command) == ClaudeStopCommand {
+			return true
+		}
+	}
+	return false
+}
+
+// InstallClaude merges a Stop hook running git-ctx into the project's
+// .claude/settings.local.json, keeping every other setting.
+func InstallClaude(top, stateDir string) (string, error) {
+	path := ClaudeSettingsPath(top)
+	orig, err := os.ReadFile(path)
+	existed := err == nil
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", err
+	}
+	root, err := parseObject(orig)
+	if err != nil {
+		return "", fmt.Errorf("%s is not a JSON object (%v): fix it, then install again", path, err)
+	}
+	hooksObj, err := parseObject(root.vals["hooks"])
+	if err != nil {
+		return "", fmt.Errorf("%s: \"hooks\" is not an object: fix it, then install again", path)
+	}
+	var stop []json.RawMessage
+	if raw, ok := hooksObj.vals["Stop"]; ok {
+		if err := json.Unmarshal(raw, &stop); err != nil {
+			return "", fmt.Errorf("%s: hooks.Stop is not a list: fix it, then install again", path)
+		}
+	}
+	for _, g := range stop {
+		if groupHasOurs(g) {
+			return "claude: the Stop hook already runs git-ctx (" + path + ")", nil
+		}
+	}
+	ours, _ := json.Marshal(hookGroup{Hooks: []hookCmd{{Type: "command", Command: ClaudeStopCommand, Timeout: 30}}})
+	stop = append(stop, ours)
+	stopRaw, _ := json.Marshal(stop)
+	hooksObj.set("Stop", stopRaw)
+	root.set("hooks", hooksObj.compact())
+	out := root.pretty()
+	if err := saveBackup(stateDir, "claude-settings.local.json", orig, existed, out); err != nil {
+		return "", err
+	}
+	if err := writeFileAtomic(path, out, 0o644); err != nil {
+		return "", err
+	}
+	return "claude: Stop hook added to " + path, nil
+}
+
+// UninstallClaude removes the Stop hook InstallClaude added: the original
+// file comes back byte for byte when nothing else changed it; otherwise only
+// git-ctx's entry is taken out.
+func UninstallClaude(top, stateDir string) (string, error) {
+	path := ClaudeSettingsPath(top)
+	if ok, err := restoreBackup(stateDir, "claude-settings.local.json", path); err != nil || ok {
+		return "claude: restored " + path, err
+	}
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "claude: not installed", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	root, err := parseObject(data)
+	if err != nil {
+		return "", fmt.Errorf("%s is not a JSON object: remove the git-ctx Stop hook by hand", path)
+	}
+	hooksObj, err := parseObject(root.vals["hooks"])
+	if err != nil {
+		return "claude: not installed", nil
+	}
+	var stop, kept []json.RawMessage
+	if json.Unmarshal(hooksObj.vals["Stop"], &stop) != nil {
+		return "claude: not installed", nil
+	}
+	for _, g := range stop {
+		if !groupHasOurs(g) {
+			kept = append(kept, g)
+		}
+	}
+	if len(kept) == len(stop) {
+		return "claude: not installed", nil
+	}
+	if len(kept) == 0 {
+		hooksObj.del("Stop")
+	} else {
+		raw, _ := json.Marshal(kept)
+		hooksObj.set("Stop", raw)
+	}
+	if len(hooksObj.keys) == 0 {
+		root.del("hooks")
+	} else {
+		root.set("hooks", hooksObj.compact())
+	}
+	if err := writeFileAtomic(path, root.pretty(), 0o644); err != nil {
+		return "", err
+	}
+	return "claude: removed the git-ctx Stop hook from " + path, nil
+}
+
+// ClaudeInstalled reports whether the project's settings run git-ctx on Stop.
+func ClaudeInstalled(top string) bool {
+	data, err := os.ReadFile(ClaudeSettingsPath(top))
+	return err == nil && bytes.Contains(data, []byte(ClaudeStopCommand))
+}
+
+var notifyLineRE = regexp.MustCompile(`(?m)^[ \t]*notify[ \t]*=.*$`)
+
+// InstallCodex registers git-ctx as Codex's notify program. A notify that
+// runs something else is left alone unless force.
+func InstallCodex(stateDir string, force bool) (string, error) {
+	path, err := CodexConfigPath()
+	if err != nil {
+		return "", err
+	}
+	orig, err := os.ReadFile(path)
+	existed := err == nil
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", err
+	}
+	var out []byte
+	if loc := notifyLineRE.FindIndex(topLevel(orig)); loc != nil {
+		line := string(orig[loc[0]:loc[1]])
+		if strings.Contains(line, "git-ctx") {
+			return "codex: notify already runs git-ctx (" + path + ")", nil
+		}
+		if !force {
+			return "", fmt.Errorf("%w: %s already sets %s; Codex runs one notify program: pass --force to replace it, or call '%s' from yours", ErrManaged, path, strings.TrimSpace(line), "git-ctx hook codex-notify JSON")
+		}
+		out = append(append(append([]byte{}, orig[:loc[0]]...), CodexNotifyLine...), orig[loc[1]:]...)
+	} else {
+		// Top-level keys must come before the first [table].
+		out = append([]byte(CodexNotifyLine+"\n"), orig...)
+	}
+	if err := saveBackup(stateDir, "codex-config.toml", orig, existed, out); err != nil {
+		return "", err
+	}
+	if err := writeFileAtomic(path, out, 0o644); err != nil {
+		return "", err
+	}
+	return "codex: notify set in " + path, nil
+}
+
+// topLevel returns data cut at the first TOML table header, so that only
+// top-level keys are matched.
+func topLevel(data []byte) []byte {
+	if i := regexp.MustCompile(`(?m)^[ \t]*\[`).FindIndex(data); i != nil {
+		return data[:i[0]]
+	}
+	return data
+}
+
+// UninstallCodex undoes InstallCodex.
+func UninstallCodex(stateDir string) (string, error) {
+	path, err := CodexConfigPath()
+	if err != nil {
+		return "", err
+	}
+	if ok, err := restoreBackup(stateDir, "codex-config.toml", path); err != nil || ok {
+		return "codex: restored " + path, err
+	}
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "codex: not installed", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	loc := notifyLineRE.FindIndex(topLevel(data))
+	if loc == nil || !strings.Contains(string(data[loc[0]:loc[1]]), "git-ctx") {
+		return "codex: not installed", nil
+	}
+	end := loc[1]
+	if end < len(data) && data[end] == '\n' {
+		end++
+	}
+	out := append(append([]byte{}, data[:loc[0]]...), data[end:]...)
+	if err := writeFileAtomic(path, out, 0o644); err != nil {
+		return "", err
+	}
+	return "codex: removed git-ctx's notify from " + path, nil
+}
+
+// CodexInstalled reports whether Codex's notify runs git-ctx.
+func CodexInstalled() bool {
+	path, err := CodexConfigPath()
+	if err != nil {
+		return false
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	loc := notifyLineRE.FindIndex(topLevel(data))
+	return loc != nil && strings.Contains(string(data[loc[0]:loc[1]]), "git-ctx")
+}

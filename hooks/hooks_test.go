@@ -1,0 +1,155 @@
+package hooks
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestParseGitVersion(t *testing.T) {
+	cases := []struct {
+		in           string
+		major, minor int
+		config       bool
+	}{
+		{"git version 2.39.5\n", 2, 39, false},
+		{"git version 2.54.0", 2, 54, true},
+		{"git version 2.60.1.windows.1", 2, 60, true},
+		{"git version 3.0.0", 3, 0, true},
+		{"git version 2.53.9 (Apple Git-150)", 2, 53, false},
+	}
+	for _, c := range cases {
+		ma, mi, err := parseGitVersion(c.in)
+		if err != nil || ma != c.major || mi != c.minor || ConfigHooksSupported(ma, mi) != c.config {
+			t.Errorf("%q: %d.%d %v", c.in, ma, mi, err)
+		}
+	}
+	if _, _, err := parseGitVersion("hub version 1"); err == nil {
+		t.Error("accepted a non-git version")
+	}
+}
+
+func TestStub(t *testing.T) {
+	s := string(Stub(PrePush))
+	for _, want := range []string{"#!/bin/sh\n", Marker + " pre-push v1", `"$prev" "$@" || status=$?`, "git-ctx hook pre-push \"$@\" </dev/null || true", "exit $status"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("stub lacks %q", want)
+		}
+	}
+	if configHookName(PostCommit) == PostCommit {
+		t.Error("a config hook named like its event is fatal to git")
+	}
+}
+
+func TestObjectKeepsOrder(t *testing.T) {
+	in := []byte(`{"z": 1, "permissions": {"allow": ["Bash(ls)"]}, "a": [1,2], "z": 3}`)
+	o, err := parseObject(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.set("hooks", []byte(`{"Stop":[]}`))
+	o.del("a")
+	got := string(o.compact())
+	want := `{"z":3,"permissions":{"allow":["Bash(ls)"]},"hooks":{"Stop":[]}}`
+	if got != want {
+		t.Fatalf("got %s, want %s", got, want)
+	}
+	if _, err := parseObject([]byte(`[1]`)); err == nil {
+		t.Fatal("accepted an array")
+	}
+}
+
+func TestClaudeInstallUninstallRestoresBytes(t *testing.T) {
+	top, state := t.TempDir(), t.TempDir()
+	path := ClaudeSettingsPath(top)
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	orig := []byte("{\n    \"permissions\": {\"allow\": [\"Bash(go test:*)\"]},\n    \"hooks\": {\"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"say done\"}]}]}\n}\n")
+	os.WriteFile(path, orig, 0o644)
+	if _, err := InstallClaude(top, state); err != nil {
+		t.Fatal(err)
+	}
+	if msg, _ := InstallClaude(top, state); !strings.Contains(msg, "already") {
+		t.Fatalf("second install: %q", msg)
+	}
+	data, _ := os.ReadFile(path)
+	if !bytes.Contains(data, []byte(ClaudeStopCommand)) || !bytes.Contains(data, []byte("say done")) || !bytes.Contains(data, []byte("Bash(go test:*)")) {
+		t.Fatalf("merged settings lost something:\n%s", data)
+	}
+	if bytes.Index(data, []byte("permissions")) > bytes.Index(data, []byte("hooks")) {
+		t.Fatal("key order changed")
+	}
+	if _, err := UninstallClaude(top, state); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(path); !bytes.Equal(got, orig) {
+		t.Fatalf("not restored byte for byte:\n%s", got)
+	}
+	// Created by install → removed by uninstall.
+	os.Remove(path)
+	InstallClaude(top, state)
+	UninstallClaude(top, state)
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Fatal("settings file created by install was left behind")
+	}
+	// Edited after install → only our entry is removed.
+	os.WriteFile(path, orig, 0o644)
+	InstallClaude(top, state)
+	data, _ = os.ReadFile(path)
+	os.WriteFile(path, bytes.Replace(data, []byte("Bash(go test:*)"), []byte("Bash(make:*)"), 1), 0o644)
+	UninstallClaude(top, state)
+	data, _ = os.ReadFile(path)
+	if bytes.Contains(data, []byte(ClaudeStopCommand)) || !bytes.Contains(data, []byte("Bash(make:*)")) || !bytes.Contains(data, []byte("say done")) {
+		t.Fatalf("surgical removal went wrong:\n%s", data)
+	}
+}
+
+func TestCodexInstall(t *testing.T) {
+	home, state := t.TempDir(), t.TempDir()
+	t.Setenv("CODEX_HOME", home)
+	path := filepath.Join(home, "config.toml")
+	orig := []byte("model = \"o4\"\n\n[mcp_servers.x]\ncommand = \"y\"\nnotify = \"not top level\"\n")
+	os.WriteFile(path, orig, 0o644)
+	if _, err := InstallCodex(state, false); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	if !strings.HasPrefix(string(data), CodexNotifyLine+"\n") || !CodexInstalled() {
+		t.Fatalf("notify not at top level:\n%s", data)
+	}
+	if _, err := UninstallCodex(state); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(path); !bytes.Equal(got, orig) {
+		t.Fatalf("not restored:\n%s", got)
+	}
+	foreign := []byte("notify = [\"terminal-notifier\"]\n")
+	os.WriteFile(path, foreign, 0o644)
+	if _, err := InstallCodex(state, false); err == nil {
+		t.Fatal("replaced a foreign notify without --force")
+	}
+	if got, _ := os.ReadFile(path); !bytes.Equal(got, foreign) {
+		t.Fatal("foreign notify changed")
+	}
+	if _, err := InstallCodex(state, true); err != nil || !CodexInstalled() {
+		t.Fatal(err)
+	}
+	UninstallCodex(state)
+	if got, _ := os.ReadFile(path); !bytes.Equal(got, foreign) {
+		t.Fatalf("forced install not undone:\n%s", got)
+	}
+}
+
+func TestRelativeTo(t *testing.T) {
+	got := relativeTo("/repo", []string{"/repo/a/b.go", "/elsewhere/c.go", "rel.go", "/repo"})
+	want := []string{"a/b.go", "/elsewhere/c.go", "rel.go", "."}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("%v", got)
+		}
+	}
+	if relativeTo("/repo", nil) != nil {
+		t.Fatal("nil must stay nil")
+	}
+}

@@ -1,0 +1,329 @@
+// Package hooks installs, removes and reports git-ctx's git hooks and agent
+// hooks, and implements the hook entry points that turn commits and agent
+// turns into checkpoints. Installation never overwrites what it did not
+// write: a foreign hook is kept and chained to (it runs first, once), hook
+// managers get the exact line to add instead of a file their next install
+// would erase, and uninstall restores what was there byte for byte.
+package hooks
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/git-ctx/git-ctx/gitexec"
+	"github.com/git-ctx/git-ctx/gitrepo"
+)
+
+// Git hooks git-ctx can install.
+const (
+	PostCommit = "post-commit"
+	PostMerge  = "post-merge" // installed with post-commit: merges made by `git merge` run post-merge, not post-commit
+	PrePush    = "pre-push"
+)
+
+// Marker is the line that identifies git-ctx's stubs.
+const Marker = "# git-ctx-hook:"
+
+// BackupSuffix is appended to a foreign hook that a stub chains to.
+const BackupSuffix = ".pre-git-ctx"
+
+// ErrManaged: a hook manager owns the hooks; nothing was written.
+var ErrManaged = errors.New("hooks are managed by a hook manager")
+
+// ErrModified: a git-ctx stub was edited by hand; it is left alone.
+var ErrModified = errors.New("hook stub was modified")
+
+// Stub returns the exact bytes of git-ctx's stub for hook.
+func Stub(hook string) []byte {
+	return []byte(`#!/bin/sh
+# Installed by 'git ctx hooks install'; 'git ctx hooks uninstall' removes it
+# and restores any hook that was here before.
+` + Marker + ` ` + hook + ` v1
+status=0
+prev="$(dirname "$0")/` + hook + BackupSuffix + `"
+if [ -x "$prev" ]; then
+	"$prev" "$@" || status=$?
+fi
+if command -v git-ctx >/dev/null 2>&1; then
+	git-ctx hook ` + hook + ` "$@" </dev/null || true
+else
+	echo "git-ctx: the ` + hook + ` hook needs git-ctx on PATH: install it (./install.sh), or run 'git ctx hooks uninstall'" >&2
+fi
+exit $status
+`)
+}
+
+// Command is what a hook manager or a config-based hook runs.
+func Command(hook string) string { return "git-ctx hook " + hook }
+
+// HooksDir returns the directory git runs hooks from (core.hooksPath
+// honoured; linked worktrees and bare repositories handled by git).
+func HooksDir(ctx context.Context, r *gitrepo.Repo) (string, error) {
+	out, err := gitexec.Git(ctx, r.Dir, "rev-parse", "--path-format=absolute", "--git-path", "hooks")
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// GitVersion returns git's major and minor version.
+func GitVersion(ctx context.Context) (int, int, error) {
+	out, err := gitexec.Git(ctx, "", "version")
+	if err != nil {
+		return 0, 0, err
+	}
+	return parseGitVersion(string(out))
+}
+
+var versionRE = regexp.MustCompile(`git version (\d+)\.(\d+)`)
+
+func parseGitVersion(s string) (int, int, error) {
+	m := versionRE.FindStringSubmatch(s)
+	if m == nil {
+		return 0, 0, fmt.Errorf("cannot read git version from %q", strings.TrimSpace(s))
+	}
+	major, _ := strconv.Atoi(m[1])
+	minor, _ := strconv.Atoi(m[2])
+	return major, minor, nil
+}
+
+// ConfigHooksSupported: git 2.54 added hook.<name>.event / .command.
+func ConfigHooksSupported(major, minor int) bool { return major > 2 || major == 2 && minor >= 54 }
+
+// configHookName is git-ctx's name for a config-based hook (never an event
+// name: git treats that as fatal).
+func configHookName(hook string) string { return "git-ctx-" + hook }
+
+// Manager is a detected hook manager.
+type Manager struct {
+	Name string // husky, lefthook, pre-commit
+	File string // the file to edit
+}
+
+// DetectManagers looks for hook managers in the work tree.
+func DetectManagers(ctx context.Context, r *gitrepo.Repo) ([]Manager, error) {
+	top, err := r.WorkTree(ctx)
+	if err != nil || top == "" {
+		return nil, err
+	}
+	var out []Manager
+	hooksPath := r.Config("core.hooksPath")
+	if fi, err := os.Stat(filepath.Join(top, ".husky")); err == nil && fi.IsDir() || strings.Contains(hooksPath, ".husky") {
+		out = append(out, Manager{Name: "husky", File: filepath.Join(top, ".husky")})
+	}
+	for _, f := range []string{"lefthook.yml", ".lefthook.yml", "lefthook.yaml", ".lefthook.yaml"} {
+		if _, err := os.Stat(filepath.Join(top, f)); err == nil {
+			out = append(out, Manager{Name: "lefthook", File: filepath.Join(top, f)})
+			break
+		}
+	}
+	return out, nil
+}
+
+// Advice is the exact text to add to a manager's configuration for hook.
+func (m Manager) Advice(hook string) string {
+	switch m.Name {
+	case "husky":
+		return fmt.Sprintf("add this line to %s: %s || true", filepath.Join(m.File, hook), Command(hook))
+	case "lefthook":
+		return fmt.Sprintf("add to %s:\n%s:\n  commands:\n    git-ctx:\n      run: %s || true", m.File, hook, Command(hook))
+	}
+	return ""
+}
+
+// Wired reports whether the manager's configuration already runs git-ctx
+// for hook.
+func (m Manager) Wired(hook string) bool {
+	path := m.File
+	if m.Name == "husky" {
+		path = filepath.Join(m.File, hook)
+	}
+	b, err := os.ReadFile(path)
+	return err == nil && bytes.Contains(b, []byte(Command(hook)))
+}
+
+// HookState describes one git hook.
+type HookState struct {
+	Hook      string `json:"hook"`
+	Path      string `json:"path"`
+	Installed bool   `json:"installed"`
+	Via       string `json:"via,omitempty"` // stub, config, husky, lefthook
+	Modified  bool   `json:"modified"`      // a stub with our marker but other bytes
+	Chained   bool   `json:"chained"`       // a foreign hook runs first
+	Foreign   bool   `json:"foreign"`       // a hook that is not ours is in the way
+}
+
+// InstallGitHook installs hook. With a manager present (and !force) it
+// returns ErrManaged and the advice; with a foreign hook it keeps it as
+// <hook>.pre-git-ctx and chains to it. Installing again is harmless.
+func InstallGitHook(ctx context.Context, r *gitrepo.Repo, hook string, force bool) (string, error) {
+	major, minor, err := GitVersion(ctx)
+	if err != nil {
+		return "", err
+	}
+	if !force {
+		managers, err := DetectManagers(ctx, r)
+		if err != nil {
+			return "", err
+		}
+		for _, m := range managers {
+			if m.Wired(hook) {
+				return fmt.Sprintf("%s already runs git-ctx for %s", m.Name, hook), nil
+			}
+			return m.Advice(hook), fmt.Errorf("%w (%s): %s", ErrManaged, m.Name, m.Advice(hook))
+		}
+	}
+	if ConfigHooksSupported(major, minor) {
+		name := configHookName(hook)
+		for k, v := range map[string]string{"event": hook, "command": Command(hook)} {
+			if _, err := gitexec.Git(ctx, r.Dir, "config", "--local", "hook."+name+"."+k, v); err != nil {
+				return "", err
+			}
+		}
+		return fmt.Sprintf("%s: git config hook.%s (git %d.%d config-based hook)", hook, name, major, minor), nil
+	}
+	dir, err := HooksDir(ctx, r)
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, hook)
+	stub := Stub(hook)
+	cur, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return "", err
+	case bytes.Equal(cur, stub):
+		return fmt.Sprintf("%s: already installed in %s", hook, dir), nil
+	case bytes.Contains(cur, []byte(Marker)):
+		if !force {
+			return "", fmt.Errorf("%w: %s was edited after git-ctx installed it; pass --force to replace it", ErrModified, path)
+		}
+	default:
+		backup := path + BackupSuffix
+		if _, err := os.Lstat(backup); err == nil {
+			return "", fmt.Errorf("both %s and %s exist: move one away, then install again", path, backup)
+		}
+		if err := os.Rename(path, backup); err != nil {
+			return "", err
+		}
+	}
+	if err := writeExecutable(path, stub); err != nil {
+		return "", err
+	}
+	msg := fmt.Sprintf("%s: installed in %s", hook, dir)
+	if _, err := os.Stat(path + BackupSuffix); err == nil {
+		msg += fmt.Sprintf(" (runs the existing hook first, kept as %s%s)", hook, BackupSuffix)
+	}
+	return msg, nil
+}
+
+// writeExecutable writes data atomically with mode 0755.
+func writeExecutable(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-")
+	if err != nil {
+		return err
+	}
+	_, werr := tmp.Write(data)
+	cerr := tmp.Close()
+	if err := errors.Join(werr, cerr, os.Chmod(tmp.Name(), 0o755)); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return nil
+}
+
+// UninstallGitHook removes exactly what InstallGitHook added: our stub
+// (unless edited, without force) and our config entries, and moves a chained
+// foreign hook back into place unchanged.
+func UninstallGitHook(ctx context.Context, r *gitrepo.Repo, hook string, force bool) (string, error) {
+	var msgs []string
+	name := configHookName(hook)
+	if r.Config("hook."+name+".command") != "" || r.Config("hook."+name+".event") != "" {
+		if _, err := gitexec.Git(ctx, r.Dir, "config", "--local", "--remove-section", "hook."+name); err != nil {
+			return "", err
+		}
+		msgs = append(msgs, "removed git config hook."+name)
+	}
+	dir, err := HooksDir(ctx, r)
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, hook)
+	cur, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return "", err
+	case bytes.Equal(cur, Stub(hook)) || force && bytes.Contains(cur, []byte(Marker)):
+		if err := os.Remove(path); err != nil {
+			return "", err
+		}
+		msgs = append(msgs, "removed "+path)
+		backup := path + BackupSuffix
+		if _, err := os.Lstat(backup); err == nil {
+			if err := os.Rename(backup, path); err != nil {
+				return "", err
+			}
+			msgs = append(msgs, "restored the previous "+hook+" hook")
+		}
+	case bytes.Contains(cur, []byte(Marker)):
+		return "", fmt.Errorf("%w: %s was edited after git-ctx installed it; remove it by hand or pass --force", ErrModified, path)
+	}
+	if len(msgs) == 0 {
+		return hook + ": not installed", nil
+	}
+	return hook + ": " + strings.Join(msgs, "; "), nil
+}
+
+// GitHookState reports how hook is wired.
+func GitHookState(ctx context.Context, r *gitrepo.Repo, hook string) (HookState, error) {
+	st := HookState{Hook: hook}
+	if r.Config("hook."+configHookName(hook)+".command") != "" {
+		st.Installed, st.Via = true, "config"
+	}
+	managers, err := DetectManagers(ctx, r)
+	if err != nil {
+		return st, err
+	}
+	for _, m := range managers {
+		if m.Wired(hook) {
+			st.Installed, st.Via = true, m.Name
+		}
+	}
+	dir, err := HooksDir(ctx, r)
+	if err != nil {
+		return st, err
+	}
+	st.Path = filepath.Join(dir, hook)
+	cur, err := os.ReadFile(st.Path)
+	if err == nil {
+		switch {
+		case bytes.Equal(cur, Stub(hook)):
+			st.Installed, st.Via = true, "stub"
+		case bytes.Contains(cur, []byte(Marker)):
+			st.Installed, st.Via, st.Modified = true, "stub", true
+		default:
+			st.Foreign = !st.Installed
+		}
+	}
+	if _, err := os.Stat(st.Path + BackupSuffix); err == nil {
+		st.Chained = true
+	}
+	return st, nil
+}

@@ -1,0 +1,44 @@
+package memory
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/git-ctx/git-ctx/redact"
+)
+
+// redactInput removes secret-shaped text from every string of in and notes
+// in the summary how many secrets of which kinds were removed.
+func redactInput(in RecordInput) RecordInput {
+	total := 0
+	kinds := map[string]bool{}
+	note := func(r redact.Result) {
+		total += r.Count
+		for _, k := range r.Kinds {
+			kinds[k] = true
+		}
+	}
+	one := func(s string) string {
+		r := redact.String(s)
+		note(r)
+		return r.Text
+	}
+	list := func(l []string) []string {
+		out, r := redact.Strings(l)
+		note(r)
+		return out
+	}
+	in.Summary = one(in.Summary)
+	in.Session, in.Model = one(in.Session), one(in.Model)
+	in.Files, in.Tools = list(in.Files), list(in.Tools)
+	if total > 0 {
+		names := make([]string, 0, len(kinds))
+		for k := range kinds {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		in.Summary += fmt.Sprintf("\n\n[git-ctx redacted %d secret(s): %s]", total, strings.Join(names, ", "))
+	}
+	return in
+}
