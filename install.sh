@@ -25,6 +25,20 @@ mv -f "$tmp" "$bindir/git-ctx"
 trap - EXIT INT TERM
 echo "Installed git-ctx $version to $bindir/git-ctx"
 
+# The man page (git help ctx, git ctx --help) and shell completions, generated
+# by the binary from the same command definitions as its help.
+man1="$PREFIX/share/man/man1"
+bashdir="$PREFIX/share/bash-completion/completions"
+zshdir="$PREFIX/share/zsh/site-functions"
+fishdir="$PREFIX/share/fish/vendor_completions.d"
+mkdir -p "$man1" "$bashdir" "$zshdir" "$fishdir"
+"$bindir/git-ctx" man >"$man1/git-ctx.1"
+"$bindir/git-ctx" completion bash >"$bashdir/git-ctx"
+"$bindir/git-ctx" completion zsh >"$zshdir/_git-ctx"
+"$bindir/git-ctx" completion fish >"$fishdir/git-ctx.fish"
+echo "Installed the man page to $man1/git-ctx.1 and completions for bash, zsh and fish under $PREFIX/share"
+echo "For 'git ctx <TAB>' in bash, add to ~/.bashrc: source $bashdir/git-ctx"
+
 case ":$PATH:" in
   *":$bindir:"*) echo "Run 'git ctx init' inside any git repository to start." ;;
   *) echo "Add $bindir to your PATH, e.g. append this line to ~/.profile, then open a new shell:"

@@ -236,14 +236,23 @@ type Quarantined struct {
 	Seen   int64  `json:"seen"`
 }
 
-// AddQuarantine records a failed record (once per ref, record and reason).
+// AddQuarantine records a failed record (once per ref, repository,
+// device, record and reason).
 func (w *Writer) AddQuarantine(q Quarantined) error {
 	if q.Seen == 0 {
 		q.Seen = time.Now().Unix()
 	}
 	_, err := w.exec(`INSERT INTO quarantine(ref, repo_id, device, record, reason, detail, seen)
 		SELECT ?,?,?,?,?,?,? WHERE NOT EXISTS (
-			SELECT 1 FROM quarantine WHERE ref = ? AND record = ? AND reason = ?)`,
-		q.Ref, q.RepoID, q.Device, q.Record, q.Reason, q.Detail, q.Seen, q.Ref, q.Record, q.Reason)
+			SELECT 1 FROM quarantine WHERE ref = ? AND repo_id = ? AND device = ? AND record = ? AND reason = ?)`,
+		q.Ref, q.RepoID, q.Device, q.Record, q.Reason, q.Detail, q.Seen, q.Ref, q.RepoID, q.Device, q.Record, q.Reason)
+	return err
+}
+
+// ClearQuarantine forgets what ref once rejected of device in repoID (a
+// later pull merged that device's records). Only the quarantine side table
+// is touched; checkpoints rows are never deleted.
+func (w *Writer) ClearQuarantine(ref, repoID, device string) error {
+	_, err := w.exec(`DELETE FROM quarantine WHERE ref = ? AND repo_id = ? AND device = ?`, ref, repoID, device)
 	return err
 }

@@ -109,12 +109,13 @@ func pullOnce(ctx context.Context, m *memory.Memory, remote string, tipR plumbin
 		return err
 	}
 	res.Before, res.After = hashString(tipL), hashString(tipL)
+	// A fetched tip this branch already contains may still hold records an
+	// earlier pull rejected (e.g. of a device trusted since): the trees are
+	// compared anyway, and only what is newly acceptable is merged.
+	behind := false
 	if !tipL.IsZero() {
-		if behind, err := st.IsAncestor(ctx, tipR, tipL); err != nil {
+		if behind, err = st.IsAncestor(ctx, tipR, tipL); err != nil {
 			return err
-		} else if behind {
-			res.UpToDate = true
-			return nil
 		}
 	}
 	t := time.Now()
@@ -135,9 +136,15 @@ func pullOnce(ctx context.Context, m *memory.Memory, remote string, tipR plumbin
 		return err
 	}
 	res.Durations.Verify = ms(time.Since(t))
+	if behind && p.added == 0 && len(p.newKeys) == 0 {
+		res.UpToDate = true // what is still rejected was reported when it arrived
+		return nil
+	}
 	t = time.Now()
 	parents := []plumbing.Hash{tipL, tipR}
-	if tipL.IsZero() {
+	if behind {
+		parents = []plumbing.Hash{tipL}
+	} else if tipL.IsZero() {
 		parents = []plumbing.Hash{tipR}
 	} else if ff, err := st.IsAncestor(ctx, tipL, tipR); err != nil {
 		return err
@@ -173,6 +180,13 @@ func recordPull(ctx context.Context, m *memory.Memory, res *PullResult) error {
 	}
 	defer db.Close()
 	return db.Update(ctx, func(w *cache.Writer) error {
+		for _, d := range res.Devices {
+			if d.Added > 0 && !d.Rejected {
+				if err := w.ClearQuarantine(TrackingRef(res.Remote), d.Repo, d.Device); err != nil {
+					return err
+				}
+			}
+		}
 		for _, r := range res.Rejected {
 			if err := w.AddQuarantine(cache.Quarantined{Ref: TrackingRef(res.Remote), RepoID: r.Repo, Device: r.Device,
 				Record: r.Record, Reason: r.Reason, Detail: r.Detail}); err != nil {

@@ -33,7 +33,8 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		Commands: []*cli.Command{
 			cmdInit(), cmdStatus(), cmdCheckpoint(), cmdLog(), cmdShow(), cmdSearch(), cmdSimilar(),
 			cmdVerify(), cmdPull(), cmdPush(), cmdSync(), cmdDevices(), cmdReview(),
-			cmdHooks(), cmdHook(), cmdReindex(), cmdImport(), cmdVersion(),
+			cmdHooks(), cmdHook(), cmdDoctor(), cmdReindex(), cmdImport(), cmdVersion(),
+			cmdMan(), cmdCompletion(),
 		},
 	}
 	app.Action = func(c *cli.Context) error {

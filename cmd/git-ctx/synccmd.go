@@ -6,14 +6,17 @@ import (
 	"os"
 
 	"github.com/urfave/cli/v2"
+	"golang.org/x/sys/unix"
 
 	"github.com/git-ctx/git-ctx/memory"
 	ctxsync "github.com/git-ctx/git-ctx/sync"
 )
 
+// isTerminal asks the terminal driver (a character device such as
+// /dev/null is not a terminal).
 func isTerminal(f *os.File) bool {
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
 }
 
 // netOptions: prompts only with a terminal on stdin; git's progress on

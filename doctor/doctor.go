@@ -1,0 +1,255 @@
+// Package doctor checks a git-ctx setup and explains what to fix: git,
+// identity and key permissions, the memory branch and its layout, hook
+// wiring (and hook managers), remote tracking and unpushed memory, cache
+// freshness, quarantined records and repository health.
+package doctor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/git-ctx/git-ctx/cache"
+	"github.com/git-ctx/git-ctx/formats/checkpoint"
+	"github.com/git-ctx/git-ctx/gitexec"
+	"github.com/git-ctx/git-ctx/gitstore"
+	"github.com/git-ctx/git-ctx/hooks"
+	"github.com/git-ctx/git-ctx/memory"
+	ctxsync "github.com/git-ctx/git-ctx/sync"
+)
+
+// Level of a finding.
+const (
+	OK   = "OK"
+	Warn = "WARN"
+	Fail = "FAIL"
+)
+
+// Finding is one line of the report.
+type Finding struct {
+	Level  string `json:"level"`
+	Check  string `json:"check"`
+	Detail string `json:"detail"`
+	Fix    string `json:"fix,omitempty"`
+}
+
+// Report is the whole diagnosis.
+type Report struct {
+	Findings []Finding `json:"findings"`
+}
+
+// Failed reports whether any check failed.
+func (r *Report) Failed() bool {
+	for _, f := range r.Findings {
+		if f.Level == Fail {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *Report) add(level, check, fix, format string, args ...any) {
+	r.Findings = append(r.Findings, Finding{Level: level, Check: check, Detail: fmt.Sprintf(format, args...), Fix: fix})
+}
+
+// Run diagnoses the repository containing dir. It only reads: nothing is
+// created, refreshed or fixed.
+func Run(ctx context.Context, dir string) (*Report, error) {
+	r := &Report{}
+	checkGit(ctx, r)
+	m, err := memory.Open(ctx, dir)
+	if err != nil {
+		r.add(Fail, "repository", "run git ctx inside a git repository", "%v", err)
+		return r, nil
+	}
+	id, err := m.Identity()
+	if err != nil {
+		r.add(Fail, "identity", fixFor(err), "%v", err)
+	} else {
+		r.add(OK, "identity", "", "device %s, key %s in %s", id.DeviceID, checkpoint.Fingerprint(id.Public), id.KeyPath)
+	}
+	v, err := m.Store.View()
+	switch {
+	case errors.Is(err, gitstore.ErrNotInitialized):
+		r.add(Fail, "memory branch", "run git ctx init", "refs/heads/ghyll/memory does not exist")
+	case err != nil:
+		r.add(Fail, "memory branch", "run git ctx verify to see what is damaged", "%v", err)
+	default:
+		r.add(OK, "memory branch", "", "ghyll/memory at %s, layout %s", v.Commit.String()[:12], v.Layout)
+		if id != nil {
+			pub, _, kerr := v.DeviceKey(id.DeviceID)
+			switch {
+			case errors.Is(kerr, gitstore.ErrNotExist):
+				r.add(Warn, "device key", "run git ctx init (or record a checkpoint) to publish it", "this device's key is not on the branch yet")
+			case kerr != nil || !pub.Equal(id.Public):
+				r.add(Fail, "device key", "pick another device id: git config ctx.device NEW-ID", "the branch holds a different key for device %s", id.DeviceID)
+			default:
+				r.add(OK, "device key", "", "published and matching")
+			}
+		}
+		if repoID, err := m.RepoID(ctx); err != nil {
+			r.add(Fail, "repository id", fixFor(err), "%v", err)
+		} else {
+			r.add(OK, "repository id", "", "%s (%s)", repoID[:12], orNone(m.Repo.RemoteURL()))
+		}
+	}
+	checkHooks(ctx, r, m)
+	if v != nil {
+		checkRemote(ctx, r, m)
+		checkCache(ctx, r, m, v)
+	}
+	checkRepo(ctx, r, m)
+	return r, nil
+}
+
+func checkGit(ctx context.Context, r *Report) {
+	major, minor, err := hooks.GitVersion(ctx)
+	switch {
+	case err != nil:
+		r.add(Fail, "git", "install git 2.31 or later", "%v", err)
+	case major < 2 || major == 2 && minor < 31:
+		r.add(Fail, "git", "install git 2.31 or later", "git %d.%d is too old", major, minor)
+	case hooks.ConfigHooksSupported(major, minor):
+		r.add(OK, "git", "", "git %d.%d (config-based hooks available)", major, minor)
+	default:
+		r.add(OK, "git", "", "git %d.%d", major, minor)
+	}
+	if _, err := exec.LookPath("git-ctx"); err != nil {
+		r.add(Warn, "PATH", "run ./install.sh and put its bin directory on PATH", "git-ctx is not on PATH: hooks cannot run it")
+	}
+}
+
+func fixFor(err error) string {
+	msg := err.Error()
+	if i := strings.Index(msg, "run "); i >= 0 {
+		return msg[i:]
+	}
+	return ""
+}
+
+func checkHooks(ctx context.Context, r *Report, m *memory.Memory) {
+	st, err := hooks.GetStatus(ctx, m.Repo, exec.LookPath)
+	if err != nil {
+		r.add(Warn, "hooks", "", "cannot read hook state: %v", err)
+		return
+	}
+	for _, h := range st.Hooks {
+		switch {
+		case h.Hook == hooks.PostCommit && !h.Installed && len(st.Managers) > 0:
+			r.add(Warn, "post-commit hook", fmt.Sprintf("add '%s' to your %s configuration", hooks.Command(h.Hook), strings.Join(st.Managers, "/")),
+				"not wired: %s manages hooks here", strings.Join(st.Managers, ", "))
+		case h.Hook == hooks.PostCommit && !h.Installed:
+			r.add(Warn, "post-commit hook", "run git ctx hooks install", "not installed: commits are not recorded automatically")
+		case h.Modified:
+			r.add(Warn, h.Hook+" hook", "run git ctx hooks install --force to restore it", "the git-ctx stub was edited by hand")
+		case h.Installed:
+			r.add(OK, h.Hook+" hook", "", "installed (%s)", h.Via)
+		}
+	}
+	if strings.Contains(st.LastRun, " error: ") {
+		r.add(Warn, "last hook run", "see "+hooks.LogFile(m.Repo), "%s", st.LastRun)
+	}
+}
+
+func checkRemote(ctx context.Context, r *Report, m *memory.Memory) {
+	remote, err := ctxsync.ResolveRemote(m.Repo, "")
+	if err != nil {
+		r.add(Warn, "remote", "git remote add origin URL (or git config ctx.remote NAME)", "no remote: memory stays on this machine")
+		return
+	}
+	tracked, _ := m.Store.ResolveRef(ctxsync.TrackingRef(remote))
+	tip, _ := m.Store.Tip()
+	switch {
+	case tracked.IsZero():
+		r.add(Warn, "remote", "run git ctx sync", "%s: the memory branch was never pushed or fetched", remote)
+	case tracked == tip:
+		r.add(OK, "remote", "", "%s: in step with the last fetch or push", remote)
+	default:
+		ahead, _ := m.Store.IsAncestor(ctx, tracked, tip)
+		if ahead {
+			out, _ := gitexec.Git(ctx, m.Repo.Dir, "rev-list", "--count", tracked.String()+".."+tip.String())
+			r.add(Warn, "unpushed memory", "run git ctx push", "%s memory commits not pushed to %s", strings.TrimSpace(string(out)), remote)
+		} else {
+			r.add(Warn, "remote", "run git ctx sync", "%s has memory this branch has not merged", remote)
+		}
+	}
+}
+
+func checkCache(ctx context.Context, r *Report, m *memory.Memory, v *gitstore.View) {
+	db, err := cache.Open(ctx, m.CacheDir())
+	if errors.Is(err, cache.ErrMissing) {
+		r.add(OK, "cache", "", "not built yet (the next read builds it)")
+		return
+	}
+	if err != nil {
+		r.add(Fail, "cache", "run git ctx reindex", "%v", err)
+		return
+	}
+	defer db.Close()
+	tip, err := db.Tip(ctx, gitstore.BranchRef)
+	if err != nil {
+		r.add(Fail, "cache", "run git ctx reindex", "%v", err)
+		return
+	}
+	if tip != v.Commit.String() {
+		r.add(Warn, "cache", "it refreshes on the next read; or run git ctx reindex", "stale: indexed %s, the branch is at %s", short(tip), v.Commit.String()[:12])
+	} else {
+		r.add(OK, "cache", "", "up to date")
+	}
+	if repoID, err := m.RepoID(ctx); err == nil {
+		if q, err := db.Quarantine(ctx, repoID); err == nil && len(q) > 0 {
+			r.add(Warn, "unverified records", "see git ctx log --unverified", "%d records failed verification and are not trusted", len(q))
+		}
+	}
+}
+
+func checkRepo(ctx context.Context, r *Report, m *memory.Memory) {
+	if v := strings.ToLower(m.Repo.Config("extensions.refStorage")); v != "" && v != "files" {
+		r.add(Fail, "ref storage", "git-ctx needs the files ref backend", "%s", v)
+	}
+	out, err := gitexec.Git(ctx, m.Repo.Dir, "count-objects", "-v")
+	if err != nil {
+		return
+	}
+	vals := map[string]int{}
+	for _, line := range strings.Split(string(out), "\n") {
+		if k, v, ok := strings.Cut(line, ": "); ok {
+			n, _ := strconv.Atoi(strings.TrimSpace(v))
+			vals[k] = n
+		}
+	}
+	limit := 6700
+	if s := m.Repo.Config("gc.auto"); s != "" {
+		limit, _ = strconv.Atoi(s)
+	}
+	if limit > 0 && vals["count"] > limit*8/10 {
+		r.add(Warn, "loose objects", "run git gc (or git maintenance run) when convenient", "%d loose objects (gc.auto %d): the next git command may start an automatic gc", vals["count"], limit)
+	} else {
+		r.add(OK, "loose objects", "", "%d loose, %d packs", vals["count"], vals["packs"])
+	}
+	if entries, err := os.ReadDir(filepath.Join(m.Repo.CommonDir, "worktrees")); err == nil && len(entries) > 0 {
+		r.add(OK, "worktrees", "", "%d linked worktrees share this memory", len(entries))
+	}
+}
+
+func short(s string) string {
+	if len(s) > 12 {
+		return s[:12]
+	}
+	if s == "" {
+		return "nothing"
+	}
+	return s
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "no remote"
+	}
+	return s
+}
