@@ -39,9 +39,12 @@ type Turn struct {
 const (
 	MaxHookInput  = 1 << 20  // bytes of hook stdin / notify argument accepted
 	MaxTranscript = 16 << 20 // bytes read from the END of a transcript file at most
-	MaxSummary    = 4000     // bytes of Summary before the "…" marker
-	MaxFiles      = 200      // entries in Turn.Files
-	MaxTools      = 64       // entries in Turn.Tools
+	// MaxSummary bounds Summary (bytes before the "…" marker). It is large
+	// on purpose: callers redact secrets first and cut to their own length
+	// afterwards, so that no secret is split into an unrecognisable prefix.
+	MaxSummary = 60000
+	MaxFiles   = 200 // entries in Turn.Files
+	MaxTools   = 64  // entries in Turn.Tools
 )
 
 // Agent names used in Turn.Agent.

@@ -184,8 +184,10 @@ type AppendRequest struct {
 	Drafts []Draft
 	// Prepare, if set, runs under the lock for each draft, after its parent
 	// is known: prev is the device's previous checkpoint in this repository
-	// (nil for the first). It may set fields such as Turn.
-	Prepare func(d *Draft, prev *checkpoint.Checkpoint) error
+	// (nil for the first), and lookup reads any earlier checkpoint of the
+	// branch by hash (to walk back along the chain). It may set fields such
+	// as Turn.
+	Prepare func(d *Draft, prev *checkpoint.Checkpoint, lookup func(hash string) (*checkpoint.Checkpoint, error)) error
 	// KeepTimestamps writes each draft's Timestamp even when it is not after
 	// the previous record's (imports of older records); by default a
 	// timestamp that does not move forward is raised to previous+1.
@@ -266,7 +268,15 @@ func (s *Store) appendOnce(ctx context.Context, req AppendRequest) (*AppendResul
 			}
 		}
 		if req.Prepare != nil {
-			if err := req.Prepare(&cp, prev); err != nil {
+			lookup := func(hash string) (*checkpoint.Checkpoint, error) {
+				for _, c := range res.Checkpoints {
+					if c.Hash == hash {
+						return c, nil
+					}
+				}
+				return v.Checkpoint(req.RepoID, hash)
+			}
+			if err := req.Prepare(&cp, prev, lookup); err != nil {
 				return nil, err
 			}
 		}

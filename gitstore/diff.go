@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -181,6 +182,23 @@ func (s *Store) IsAncestor(ctx context.Context, a, b plumbing.Hash) (bool, error
 		return false, nil
 	}
 	return false, err
+}
+
+// MergeBase returns the best common ancestor of a and b (ZeroHash when
+// they share no history), asking git once.
+func (s *Store) MergeBase(ctx context.Context, a, b plumbing.Hash) (plumbing.Hash, error) {
+	if a == b {
+		return a, nil
+	}
+	out, err := gitexec.Git(ctx, s.Repo.CommonDir, "merge-base", a.String(), b.String())
+	var ge *gitexec.Error
+	if errors.As(err, &ge) && ge.ExitCode == 1 {
+		return plumbing.ZeroHash, nil
+	}
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return plumbing.NewHash(strings.TrimSpace(string(out))), nil
 }
 
 // Parents returns the parents of commit c.

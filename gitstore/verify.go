@@ -69,7 +69,7 @@ func (r *Report) Verified() int {
 // and signature verify under the device's key, no checkpoint file is outside
 // a chain, and nothing on the branch lies outside the layout.
 func (v *View) Verify() (*Report, error) {
-	rep := &Report{Commit: v.Commit.String(), Layout: v.Layout, Problems: []Problem{}}
+	rep := &Report{Commit: v.Commit.String(), Layout: v.Layout, Devices: []string{}, Chains: []ChainReport{}, Problems: []Problem{}}
 	problem := func(p, format string, args ...any) {
 		rep.Problems = append(rep.Problems, Problem{Path: p, Reason: fmt.Sprintf(format, args...)})
 	}

@@ -75,6 +75,7 @@ func restoreBackup(stateDir, name, path string) (bool, error) {
 		if err := os.Remove(path); err != nil {
 			return false, err
 		}
+		os.Remove(filepath.Dir(path)) // only succeeds if install left it empty
 	} else if err := writeFileAtomic(path, orig, 0o644); err != nil {
 		return false, err
 	}
@@ -322,13 +323,21 @@ func ClaudeInstalled(top string) bool {
 
 var notifyLineRE = regexp.MustCompile(`(?m)^[ \t]*notify[ \t]*=.*$`)
 
+// codexStateDir keeps the backups of Codex's configuration beside it: the
+// file belongs to the user, not to a repository, so any repository's
+// uninstall must find the original.
+func codexStateDir(configPath string) string {
+	return filepath.Join(filepath.Dir(configPath), ".git-ctx-backup")
+}
+
 // InstallCodex registers git-ctx as Codex's notify program. A notify that
 // runs something else is left alone unless force.
-func InstallCodex(stateDir string, force bool) (string, error) {
+func InstallCodex(force bool) (string, error) {
 	path, err := CodexConfigPath()
 	if err != nil {
 		return "", err
 	}
+	stateDir := codexStateDir(path)
 	orig, err := os.ReadFile(path)
 	existed := err == nil
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -367,11 +376,12 @@ func topLevel(data []byte) []byte {
 }
 
 // UninstallCodex undoes InstallCodex.
-func UninstallCodex(stateDir string) (string, error) {
+func UninstallCodex() (string, error) {
 	path, err := CodexConfigPath()
 	if err != nil {
 		return "", err
 	}
+	stateDir := codexStateDir(path)
 	if ok, err := restoreBackup(stateDir, "codex-config.toml", path); err != nil || ok {
 		return "codex: restored " + path, err
 	}

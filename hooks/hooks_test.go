@@ -94,6 +94,10 @@ func TestClaudeInstallUninstallRestoresBytes(t *testing.T) {
 		t.Fatal("settings file created by install was left behind")
 	}
 	// Edited after install → only our entry is removed.
+	if _, err := os.Stat(filepath.Dir(path)); !os.IsNotExist(err) {
+		t.Fatal("the .claude directory install created was left behind")
+	}
+	os.MkdirAll(filepath.Dir(path), 0o755)
 	os.WriteFile(path, orig, 0o644)
 	InstallClaude(top, state)
 	data, _ = os.ReadFile(path)
@@ -106,19 +110,19 @@ func TestClaudeInstallUninstallRestoresBytes(t *testing.T) {
 }
 
 func TestCodexInstall(t *testing.T) {
-	home, state := t.TempDir(), t.TempDir()
+	home := t.TempDir()
 	t.Setenv("CODEX_HOME", home)
 	path := filepath.Join(home, "config.toml")
 	orig := []byte("model = \"o4\"\n\n[mcp_servers.x]\ncommand = \"y\"\nnotify = \"not top level\"\n")
 	os.WriteFile(path, orig, 0o644)
-	if _, err := InstallCodex(state, false); err != nil {
+	if _, err := InstallCodex(false); err != nil {
 		t.Fatal(err)
 	}
 	data, _ := os.ReadFile(path)
 	if !strings.HasPrefix(string(data), CodexNotifyLine+"\n") || !CodexInstalled() {
 		t.Fatalf("notify not at top level:\n%s", data)
 	}
-	if _, err := UninstallCodex(state); err != nil {
+	if _, err := UninstallCodex(); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := os.ReadFile(path); !bytes.Equal(got, orig) {
@@ -126,16 +130,16 @@ func TestCodexInstall(t *testing.T) {
 	}
 	foreign := []byte("notify = [\"terminal-notifier\"]\n")
 	os.WriteFile(path, foreign, 0o644)
-	if _, err := InstallCodex(state, false); err == nil {
+	if _, err := InstallCodex(false); err == nil {
 		t.Fatal("replaced a foreign notify without --force")
 	}
 	if got, _ := os.ReadFile(path); !bytes.Equal(got, foreign) {
 		t.Fatal("foreign notify changed")
 	}
-	if _, err := InstallCodex(state, true); err != nil || !CodexInstalled() {
+	if _, err := InstallCodex(true); err != nil || !CodexInstalled() {
 		t.Fatal(err)
 	}
-	UninstallCodex(state)
+	UninstallCodex()
 	if got, _ := os.ReadFile(path); !bytes.Equal(got, foreign) {
 		t.Fatalf("forced install not undone:\n%s", got)
 	}

@@ -69,7 +69,7 @@ func Install(ctx context.Context, r *gitrepo.Repo, sel Selection, force bool) ([
 			}
 		}
 		if sel.Codex {
-			note(InstallCodex(stateDir(r), force))
+			note(InstallCodex(force))
 		}
 	}
 	return lines, first
@@ -77,6 +77,9 @@ func Install(ctx context.Context, r *gitrepo.Repo, sel Selection, force bool) ([
 
 // Uninstall removes exactly what Install added.
 func Uninstall(ctx context.Context, r *gitrepo.Repo, sel Selection, force bool) ([]string, error) {
+	// By default everything. Codex's notify lives in the user's own
+	// configuration, with its backup beside it, so whichever repository
+	// uninstalls restores the user's original.
 	if !sel.PostCommit && !sel.PrePush && !sel.Claude && !sel.Codex {
 		sel = Selection{PostCommit: true, PrePush: true, Claude: true, Codex: true}
 	}
@@ -98,7 +101,7 @@ func Uninstall(ctx context.Context, r *gitrepo.Repo, sel Selection, force bool) 
 		}
 	}
 	if sel.Codex {
-		msg, err := UninstallCodex(stateDir(r))
+		msg, err := UninstallCodex()
 		if err != nil {
 			return lines, err
 		}

@@ -32,6 +32,10 @@ func seconds(r *gitrepo.Repo, key string, def time.Duration) time.Duration {
 	return def
 }
 
+// AgentSummaryLimit bounds an agent turn's summary (the last assistant
+// message), cut after redaction.
+const AgentSummaryLimit = 4000
+
 // Outcome is what a hook entry point did, for one line of output or a log.
 type Outcome struct {
 	Message string // "" when there is nothing to say
@@ -185,7 +189,7 @@ func recordTurn(ctx context.Context, turn agentturn.Turn, agent string) (Outcome
 	}
 	_, err = m.Record(ctx, memory.RecordInput{
 		Summary: summary, Session: turn.SessionID, Model: turn.Model,
-		Files: relativeTo(top, turn.Files), Tools: tools, Redact: true,
+		Files: relativeTo(top, turn.Files), Tools: tools, Redact: true, SummaryLimit: AgentSummaryLimit,
 	})
 	return Outcome{}, err
 }

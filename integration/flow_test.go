@@ -331,7 +331,8 @@ func TestCheckpointInputs(t *testing.T) {
 	// --from-commit HEAD: the subject and the commit's paths.
 	commitFiles(t, repo, env, "Add feature X", map[string]string{"b.go": "package b\n", "c/d.go": "package d\n"})
 	rec = checkpoint(t, repo, env, "--from-commit", "HEAD", "--tool", "commit")
-	if rec.Summary != "Add feature X" || !equalStrings(rec.Files, []string{"b.go", "c/d.go"}) ||
+	head := strings.TrimSpace(gitOut(t, repo, env, "rev-parse", "HEAD"))
+	if rec.Summary != "Add feature X\n\nCommit: "+head || !equalStrings(rec.Files, []string{"b.go", "c/d.go"}) ||
 		!equalStrings(rec.Tools, []string{"commit"}) {
 		t.Fatalf("--from-commit record: summary %q files %q tools %q", rec.Summary, rec.Files, rec.Tools)
 	}

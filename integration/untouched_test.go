@@ -174,10 +174,12 @@ func TestHeadIndexWorkTreeUntouched(t *testing.T) {
 		env := s.env("dev")
 		bare := filepath.Join(s.root, "bare.git")
 		mustRun(t, s.root, env, "git", "init", "-q", "--bare", bare)
-		// No commit, no remote, no ctx.repoId: nothing names the repo.
-		r := gitCtx(t, bare, env, "init")
-		wantCode(t, "init in an empty bare repo", r, 3)
-		wantOneLine(t, "init in an empty bare repo", r.stderr)
+		// No commit, no remote, no ctx.repoId: init works (it needs no
+		// repo id), but nothing names the repo for a checkpoint yet.
+		mustCtx(t, bare, env, "init")
+		r := gitCtx(t, bare, env, "checkpoint", "-m", "too early")
+		wantCode(t, "checkpoint in an empty bare repo", r, 3)
+		wantOneLine(t, "checkpoint in an empty bare repo", r.stderr)
 		mustRun(t, bare, env, "git", "config", "ctx.repoId", "team-repo")
 		headBefore := string(readFile(t, filepath.Join(bare, "HEAD")))
 		mustCtx(t, bare, env, "init")

@@ -27,6 +27,9 @@ func (m *Memory) CacheDir() string { return filepath.Join(m.Repo.CommonDir, "ctx
 // is missing, corrupt, of another schema, or the branch was rewritten. The
 // caller must Close it.
 func (m *Memory) Cache(ctx context.Context) (*cache.DB, error) {
+	if m.Progress != nil {
+		defer m.Progress(-1) // done: a progress line may be cleared
+	}
 	for attempt := 0; attempt < 3; attempt++ {
 		db, err := cache.Open(ctx, m.CacheDir())
 		if errors.Is(err, cache.ErrNeedRebuild) || cache.IsCorrupt(err) {
@@ -69,6 +72,9 @@ func (m *Memory) notice(format string, args ...any) {
 
 // Reindex rebuilds the cache from the branch.
 func (m *Memory) Reindex(ctx context.Context) error {
+	if m.Progress != nil {
+		defer m.Progress(-1)
+	}
 	return m.rebuild(ctx, nil)
 }
 
@@ -267,6 +273,10 @@ func (m *Memory) indexChain(w *cache.Writer, v *gitstore.View, repoID, dev strin
 			return b, err
 		},
 		Verified: func(i int, cp *checkpoint.Checkpoint) error {
+			m.indexed++
+			if m.Progress != nil && m.indexed%500 == 0 {
+				m.Progress(m.indexed)
+			}
 			return w.AddCheckpoint(cache.Row{CP: cp, RepoID: repoID, Seq: count + i, Verified: lastVerified})
 		},
 	}

@@ -33,10 +33,14 @@ var ErrAmbiguous = errors.New("ambiguous")
 type Memory struct {
 	// Notice, when set, receives one-line notices (e.g. a cache rebuild).
 	Notice func(string)
-	Repo   *gitrepo.Repo
-	Store  *gitstore.Store
-	repoID string
-	ident  *identity.Identity
+	// Progress, when set, is told how many records an index or rebuild has
+	// processed so far, and -1 when it is over.
+	Progress func(done int)
+	Repo     *gitrepo.Repo
+	Store    *gitstore.Store
+	repoID   string
+	ident    *identity.Identity
+	indexed  int // records indexed by this process (for Progress)
 }
 
 // Open finds the repository containing dir.
@@ -137,9 +141,7 @@ type RecordInput struct {
 	Summary    string
 	FromCommit string // a revision: summary and files from that commit
 	// Commit, when set, is used instead of reading FromCommit.
-	Commit *gitrepo.CommitInfo
-	// OncePerCommit skips the record (ErrAlreadyRecorded) when this device's
-	// previous checkpoint already recorded the same commit.
+	Commit     *gitrepo.CommitInfo
 	Session    string // "" = $GIT_CTX_SESSION, else git config ctx.session
 	Turn       int    // 0 = next in this session on this device
 	Model      string // "" = $GIT_CTX_MODEL, else git config ctx.model
@@ -148,8 +150,14 @@ type RecordInput struct {
 	Injections []string
 	Embedding  []float32
 	// Redact replaces secret-shaped text in every string before anything is
-	// hashed, signed or written; the summary then says how many were removed.
-	Redact        bool
+	// cut, hashed, signed or written; the summary then says how many were
+	// removed.
+	Redact bool
+	// SummaryLimit cuts the summary (after redaction) to this many bytes,
+	// "…" marking the cut; 0 means no cut beyond MaxSummary.
+	SummaryLimit int
+	// OncePerCommit skips the record (ErrAlreadyRecorded) when this device's
+	// previous checkpoint already recorded the same commit.
 	OncePerCommit bool
 }
 
@@ -168,28 +176,42 @@ func (m *Memory) Record(ctx context.Context, in RecordInput) (*checkpoint.Checkp
 			return nil, err
 		}
 	}
+	// Secrets are removed from the whole text before anything is cut, so
+	// that no secret survives as a prefix too short to be recognised.
+	var tail []string
+	limit := in.SummaryLimit
 	if ci != nil {
-		summary := ci.Subject
-		if body := ci.Body; body != "" {
-			if len(body) > CommitBody {
-				body = strings.ToValidUTF8(body[:CommitBody], "") + "…"
-			}
-			summary += "\n\n" + body
+		head := ci.Subject
+		if ci.Body != "" {
+			head += "\n\n" + ci.Body
+		}
+		if in.Summary != "" {
+			head = in.Summary + "\n\n" + head
+		}
+		in.Summary = head
+		if limit == 0 || limit > len(head)-len(ci.Body)+CommitBody {
+			limit = len(head) - len(ci.Body) + CommitBody
 		}
 		if ci.FilesOmitted > 0 {
-			summary += fmt.Sprintf("\n\n(%d more changed files not listed)", ci.FilesOmitted)
+			tail = append(tail, fmt.Sprintf("(%d more changed files not listed)", ci.FilesOmitted))
 		}
-		summary += "\n\n" + commitTrailer + ci.Hash
-		if in.Summary != "" {
-			summary = in.Summary + "\n\n" + summary
-		}
-		in.Summary = summary
+		tail = append(tail, commitTrailer+ci.Hash)
 		in.Files = append(in.Files, ci.Files...)
 	}
 	in.Session = firstNonEmpty(in.Session, os.Getenv("GIT_CTX_SESSION"), m.Repo.Config("ctx.session"))
 	in.Model = firstNonEmpty(in.Model, os.Getenv("GIT_CTX_MODEL"), m.Repo.Config("ctx.model"))
 	if in.Redact {
-		in = redactInput(in)
+		var note string
+		in, note = redactInput(in)
+		if note != "" {
+			tail = append(tail, note)
+		}
+	}
+	if limit > 0 && len(in.Summary) > limit {
+		in.Summary = strings.ToValidUTF8(in.Summary[:limit], "") + "…"
+	}
+	for _, t := range tail {
+		in.Summary += "\n\n" + t
 	}
 	if err := checkInput(in); err != nil {
 		return nil, err
@@ -210,15 +232,12 @@ func (m *Memory) Record(ctx context.Context, in RecordInput) (*checkpoint.Checkp
 	}
 	res, err := m.Store.Append(ctx, gitstore.AppendRequest{
 		RepoID: repoID, Device: dev, Author: m.author(), Drafts: []gitstore.Draft{draft},
-		Prepare: func(d *gitstore.Draft, prev *checkpoint.Checkpoint) error {
+		Prepare: func(d *gitstore.Draft, prev *checkpoint.Checkpoint, lookup func(string) (*checkpoint.Checkpoint, error)) error {
 			if in.OncePerCommit && ci != nil && prev != nil && strings.Contains(prev.Summary, commitTrailer+ci.Hash) {
 				return ErrAlreadyRecorded
 			}
 			if d.Turn == 0 {
-				d.Turn = 1
-				if prev != nil && prev.SessionID == d.SessionID {
-					d.Turn = prev.Turn + 1
-				}
+				d.Turn = nextTurn(prev, d.SessionID, lookup)
 			}
 			return nil
 		},
@@ -227,6 +246,30 @@ func (m *Memory) Record(ctx context.Context, in RecordInput) (*checkpoint.Checkp
 		return nil, err
 	}
 	return res.Checkpoints[0], nil
+}
+
+// turnWalk bounds how far back along this device's chain the last turn of
+// a session is looked for (only when the previous record belongs to
+// another session).
+const turnWalk = 2048
+
+// nextTurn is one more than the last turn of session on this device's
+// chain, found by walking back from prev; 1 when the session is new.
+func nextTurn(prev *checkpoint.Checkpoint, session string, lookup func(string) (*checkpoint.Checkpoint, error)) int {
+	for i := 0; prev != nil && i < turnWalk; i++ {
+		if prev.SessionID == session {
+			return prev.Turn + 1
+		}
+		if prev.ParentHash == checkpoint.ZeroHash {
+			break
+		}
+		p, err := lookup(prev.ParentHash)
+		if err != nil {
+			break
+		}
+		prev = p
+	}
+	return 1
 }
 
 func checkInput(in RecordInput) error {

@@ -8,9 +8,10 @@ import (
 	"github.com/git-ctx/git-ctx/redact"
 )
 
-// redactInput removes secret-shaped text from every string of in and notes
-// in the summary how many secrets of which kinds were removed.
-func redactInput(in RecordInput) RecordInput {
+// redactInput removes secret-shaped text from every string of in and
+// returns the note saying how many secrets of which kinds were removed ("" if
+// none).
+func redactInput(in RecordInput) (RecordInput, string) {
 	total := 0
 	kinds := map[string]bool{}
 	note := func(r redact.Result) {
@@ -32,13 +33,13 @@ func redactInput(in RecordInput) RecordInput {
 	in.Summary = one(in.Summary)
 	in.Session, in.Model = one(in.Session), one(in.Model)
 	in.Files, in.Tools = list(in.Files), list(in.Tools)
-	if total > 0 {
-		names := make([]string, 0, len(kinds))
-		for k := range kinds {
-			names = append(names, k)
-		}
-		sort.Strings(names)
-		in.Summary += fmt.Sprintf("\n\n[git-ctx redacted %d secret(s): %s]", total, strings.Join(names, ", "))
+	if total == 0 {
+		return in, ""
 	}
-	return in
+	names := make([]string, 0, len(kinds))
+	for k := range kinds {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return in, fmt.Sprintf("[git-ctx redacted %d secret(s): %s]", total, strings.Join(names, ", "))
 }

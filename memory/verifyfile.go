@@ -27,7 +27,7 @@ type FileResult struct {
 	// "branch devices/<id>.pub".
 	KeySource string `json:"key_source,omitempty"`
 	// Refused is set when the file was refused for safety (size limit).
-	Refused bool `json:"-"`
+	Refused bool `json:"refused"`
 }
 
 // KeySource finds a device's public key for offline verification.

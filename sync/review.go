@@ -111,7 +111,7 @@ func Review(ctx context.Context, m *memory.Memory, rng string) ([]ReviewCommit, 
 		if err != nil {
 			return nil, err
 		}
-		rc := ReviewCommit{Commit: line, Subject: subject, Author: author, Records: []ReviewRecord{}}
+		rc := ReviewCommit{Commit: line, Subject: subject, Author: author, Parents: []string{}, Records: []ReviewRecord{}}
 		for _, p := range parents {
 			rc.Parents = append(rc.Parents, p.String())
 		}

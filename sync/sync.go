@@ -112,11 +112,15 @@ func pullOnce(ctx context.Context, m *memory.Memory, remote string, tipR plumbin
 	// A fetched tip this branch already contains may still hold records an
 	// earlier pull rejected (e.g. of a device trusted since): the trees are
 	// compared anyway, and only what is newly acceptable is merged.
-	behind := false
+	// One merge-base answers both questions: is the fetched tip already in
+	// this branch (behind), can this branch fast-forward to it (ff)?
+	behind, ff := false, tipL.IsZero()
 	if !tipL.IsZero() {
-		if behind, err = st.IsAncestor(ctx, tipR, tipL); err != nil {
+		base, err := st.MergeBase(ctx, tipL, tipR)
+		if err != nil {
 			return err
 		}
+		behind, ff = base == tipR, base == tipL
 	}
 	t := time.Now()
 	remoteView, err := st.ViewAt(tipR)
@@ -144,10 +148,6 @@ func pullOnce(ctx context.Context, m *memory.Memory, remote string, tipR plumbin
 	parents := []plumbing.Hash{tipL, tipR}
 	if behind {
 		parents = []plumbing.Hash{tipL}
-	} else if tipL.IsZero() {
-		parents = []plumbing.Hash{tipR}
-	} else if ff, err := st.IsAncestor(ctx, tipL, tipR); err != nil {
-		return err
 	} else if ff {
 		parents = []plumbing.Hash{tipR}
 	}
@@ -314,10 +314,21 @@ func Push(ctx context.Context, m *memory.Memory, remote string, opt PushOptions)
 	return res, fmt.Errorf("%w: the remote kept moving after %d attempts; run 'git ctx sync' again", ErrRejected, attempts)
 }
 
-// jitter sleeps a randomised, growing delay: about 50 ms × 2^attempt,
-// capped at 3.2 s (sixteen rounds wait about 40 s at most in all).
+// jitter sleeps a randomised, growing delay: under 20 ms for the first two
+// retries, then about 50 ms × 2^(attempt-2), capped at 3.2 s (sixteen rounds
+// wait about 35 s at most in all).
 func jitter(ctx context.Context, attempt int) {
-	base := 50 * time.Millisecond << min(attempt, 6)
+	// A push lost to a teammate who just pushed: the best chance is to
+	// fetch, merge and push again at once, so the first retries hardly wait;
+	// later ones spread out contenders that keep colliding with each other.
+	if attempt < 2 {
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Duration(rand.Int64N(int64(20 * time.Millisecond)))):
+		}
+		return
+	}
+	base := 50 * time.Millisecond << min(attempt-2, 6)
 	d := base/2 + time.Duration(rand.Int64N(int64(base)))
 	select {
 	case <-ctx.Done():

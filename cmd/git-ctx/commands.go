@@ -25,8 +25,30 @@ func openMemory(c *cli.Context) (*memory.Memory, error) {
 	if err != nil {
 		return nil, err
 	}
+	if quiet(c) {
+		return m, nil
+	}
 	m.Notice = func(s string) { fmt.Fprintf(c.App.ErrWriter, "git-ctx: %s\n", s) }
+	if f, ok := c.App.ErrWriter.(*os.File); ok && isTerminal(f) {
+		start, shown := time.Now(), false
+		m.Progress = func(done int) {
+			switch {
+			case done < 0 && shown:
+				fmt.Fprint(c.App.ErrWriter, "\r\x1b[K")
+				shown = false
+			case done >= 0 && time.Since(start) > time.Second:
+				fmt.Fprintf(c.App.ErrWriter, "\rgit-ctx: indexed %d checkpoints…", done)
+				shown = true
+			}
+		}
+	}
 	return m, nil
+}
+
+// quiet: -q/--quiet on the command, or GIT_CTX_QUIET set (for hooks and
+// scripts): no notices and no progress, only errors.
+func quiet(c *cli.Context) bool {
+	return os.Getenv("GIT_CTX_QUIET") != "" || c.Bool("quiet")
 }
 
 func printJSON(w io.Writer, v any) error {
@@ -222,9 +244,14 @@ func cmdCheckpoint() *cli.Command {
 				return err
 			}
 			if c.Bool("json") {
-				b, _ := cp.MarshalCompact()
+				b, err := cp.MarshalCompact()
+				if err != nil {
+					return err
+				}
 				var buf bytes.Buffer
-				_ = json.Indent(&buf, b, "", "  ")
+				if err := json.Indent(&buf, b, "", "  "); err != nil {
+					return err
+				}
 				fmt.Fprintln(c.App.Writer, buf.String())
 				return nil
 			}

@@ -18,13 +18,22 @@ import (
 // entryJSON is one checkpoint in listings: the record's own members plus
 // "verified".
 func entryJSON(e *cache.Entry, extra map[string]any) (json.RawMessage, error) {
-	b, err := e.MarshalCompact()
-	if err != nil {
-		return nil, err
-	}
 	tail := map[string]any{"verified": e.Verified}
 	for k, v := range extra {
 		tail[k] = v
+	}
+	// A record's own unknown member must not collide with what is added
+	// here: a forged "verified" would otherwise appear twice.
+	cp := *e.Checkpoint
+	cp.Extra = nil
+	for _, m := range e.Extra {
+		if _, clash := tail[m.Key]; !clash {
+			cp.Extra = append(cp.Extra, m)
+		}
+	}
+	b, err := cp.MarshalCompact()
+	if err != nil {
+		return nil, err
 	}
 	t, err := json.Marshal(tail)
 	if err != nil {
@@ -196,13 +205,16 @@ func cmdSearch() *cli.Command {
 					}
 					list = append(list, b)
 				}
-				return printJSON(c.App.Writer, list)
-			}
-			for _, h := range hits {
-				printEntryLine(c.App.Writer, h.Entry, strings.ReplaceAll(h.Snippet, "\n", " "))
+				if err := printJSON(c.App.Writer, list); err != nil {
+					return err
+				}
+			} else {
+				for _, h := range hits {
+					printEntryLine(c.App.Writer, h.Entry, strings.ReplaceAll(h.Snippet, "\n", " "))
+				}
 			}
 			if len(hits) == 0 {
-				return silent{exitFailed}
+				return silent{exitFailed} // like grep: nothing found
 			}
 			return nil
 		},

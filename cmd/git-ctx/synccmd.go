@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -130,9 +131,11 @@ func cmdPush() *cli.Command {
 }
 
 func reportPush(c *cli.Context, res *ctxsync.PushResult) error {
+	// The most serious outcome decides the exit code: a fork outranks a
+	// rejection.
 	var pullErr error
 	for _, p := range res.Pulls {
-		if e := p.Err(); e != nil {
+		if e := p.Err(); e != nil && (pullErr == nil || errors.Is(e, ctxsync.ErrFork)) {
 			pullErr = e
 		}
 	}
@@ -187,8 +190,8 @@ func cmdSync() *cli.Command {
 			pulls := res.Pulls
 			res.Pulls = res.Pulls[1:]
 			err = reportPush(c, res)
-			if err == nil {
-				err = pr.Err()
+			if e := pr.Err(); e != nil && (err == nil || errors.Is(e, ctxsync.ErrFork)) {
+				err = e
 			}
 			res.Pulls = pulls
 			return err

@@ -1,0 +1,164 @@
+package serdejson
+
+import "strconv"
+
+// Writer appends compact serde_json output to a byte slice. The zero value
+// is ready to use. It inserts the ',' and ':' separators itself; the caller
+// writes keys in Rust declaration order and one value after every Key.
+// Misuse (a value where a key is due, unbalanced End calls) is not
+// detected: the output is then simply not valid JSON.
+type Writer struct {
+	buf      []byte
+	nonEmpty []bool // one per open container: has it an element yet?
+	afterKey bool
+}
+
+// NewWriter returns a Writer that appends to buf.
+func NewWriter(buf []byte) *Writer {
+	return &Writer{buf: buf}
+}
+
+// Bytes returns the output so far (compact). It aliases the Writer's buffer.
+func (w *Writer) Bytes() []byte { return w.buf }
+
+// Reset discards the output and any open containers, keeping the buffer's
+// capacity.
+func (w *Writer) Reset() {
+	w.buf = w.buf[:0]
+	w.nonEmpty = w.nonEmpty[:0]
+	w.afterKey = false
+}
+
+// sep writes the ',' that precedes every element but the first of its
+// container; a value right after a key needs none.
+func (w *Writer) sep() {
+	if w.afterKey {
+		w.afterKey = false
+		return
+	}
+	if n := len(w.nonEmpty); n > 0 {
+		if w.nonEmpty[n-1] {
+			w.buf = append(w.buf, ',')
+		}
+		w.nonEmpty[n-1] = true
+	}
+}
+
+// BeginObject writes '{'.
+func (w *Writer) BeginObject() {
+	w.sep()
+	w.buf = append(w.buf, '{')
+	w.nonEmpty = append(w.nonEmpty, false)
+}
+
+// EndObject writes '}'.
+func (w *Writer) EndObject() {
+	w.nonEmpty = w.nonEmpty[:len(w.nonEmpty)-1]
+	w.buf = append(w.buf, '}')
+}
+
+// BeginArray writes '['.
+func (w *Writer) BeginArray() {
+	w.sep()
+	w.buf = append(w.buf, '[')
+	w.nonEmpty = append(w.nonEmpty, false)
+}
+
+// EndArray writes ']'.
+func (w *Writer) EndArray() {
+	w.nonEmpty = w.nonEmpty[:len(w.nonEmpty)-1]
+	w.buf = append(w.buf, ']')
+}
+
+// Key writes an object key and its ':'.
+func (w *Writer) Key(k string) {
+	w.sep()
+	w.buf = AppendString(w.buf, k)
+	w.buf = append(w.buf, ':')
+	w.afterKey = true
+}
+
+// String writes s as QuoteString does.
+func (w *Writer) String(s string) {
+	w.sep()
+	w.buf = AppendString(w.buf, s)
+}
+
+// Float64 writes an f64 as FormatFloat does (null for NaN and ±Inf, as
+// serde_json does; such a value does not parse back into a non-Option f64).
+func (w *Writer) Float64(f float64) {
+	w.sep()
+	w.buf = AppendFloat(w.buf, f)
+}
+
+// Float32 writes an f32 as FormatFloat32 does.
+func (w *Writer) Float32(f float32) {
+	w.sep()
+	w.buf = AppendFloat32(w.buf, f)
+}
+
+// Uint64 writes an unsigned integer (u8 … u64, usize) in decimal.
+func (w *Writer) Uint64(u uint64) {
+	w.sep()
+	w.buf = strconv.AppendUint(w.buf, u, 10)
+}
+
+// Int64 writes a signed integer in decimal.
+func (w *Writer) Int64(i int64) {
+	w.sep()
+	w.buf = strconv.AppendInt(w.buf, i, 10)
+}
+
+// Bool writes true or false.
+func (w *Writer) Bool(b bool) {
+	w.sep()
+	w.buf = strconv.AppendBool(w.buf, b)
+}
+
+// Null writes null (an Option that is None).
+func (w *Writer) Null() {
+	w.sep()
+	w.buf = append(w.buf, "null"...)
+}
+
+// Raw writes v, which must already be one compact serde_json value.
+func (w *Writer) Raw(v []byte) {
+	w.sep()
+	w.buf = append(w.buf, v...)
+}
+
+// OptString writes *s, or null when s is nil (Option<String>).
+func (w *Writer) OptString(s *string) {
+	if s == nil {
+		w.Null()
+		return
+	}
+	w.String(*s)
+}
+
+// OptFloat64 writes *f, or null when f is nil (Option<f64>).
+func (w *Writer) OptFloat64(f *float64) {
+	if f == nil {
+		w.Null()
+		return
+	}
+	w.Float64(*f)
+}
+
+// OptUint64 writes *u, or null when u is nil (Option<u64> and friends).
+func (w *Writer) OptUint64(u *uint64) {
+	if u == nil {
+		w.Null()
+		return
+	}
+	w.Uint64(*u)
+}
+
+// Strings writes a Vec<String>; a nil slice is written as [] (never null).
+func (w *Writer) Strings(list []string) {
+	w.BeginArray()
+	for _, s := range list {
+		w.String(s)
+	}
+	w.EndArray()
+}

@@ -1,0 +1,220 @@
+package snapshot
+
+import (
+	"fmt"
+
+	"github.com/git-ctx/git-ctx/formats/serdejson"
+)
+
+// ParseFile decodes a snapshot file (pretty or compact; any JSON layout) the
+// way lean-ctx's serde_json::from_str does (see the package doc), after
+// refusing input over MaxFileSize. It does not check the id or signature:
+// see Verify, VerifyIntegrity and CheckImport. Errors wrap ErrTooLarge or
+// ErrParse; the text of a parse error is "parse snapshot: {reason}".
+func ParseFile(data []byte) (*Snapshot, error) {
+	if len(data) > MaxFileSize {
+		return nil, fmt.Errorf("%w: %d bytes (limit %d)", ErrTooLarge, len(data), MaxFileSize)
+	}
+	v, err := serdejson.Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrParse, err)
+	}
+	s := new(Snapshot)
+	if err := s.decode(v); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrParse, err)
+	}
+	return s, nil
+}
+
+type field = serdejson.Field
+
+func req(name string, dec func(serdejson.Value) error) field {
+	return field{Name: name, Decode: dec}
+}
+
+// opt is an Option<T> field: missing or null leaves it None; any other
+// value is decoded by dec, which stores Some.
+func opt(name string, dec func(serdejson.Value) error) field {
+	return field{Name: name, Optional: true, Decode: func(v serdejson.Value) error {
+		if v.IsNull() {
+			return nil
+		}
+		return dec(v)
+	}}
+}
+
+func str(dst *string) func(serdejson.Value) error {
+	return func(v serdejson.Value) (err error) { *dst, err = v.Text(); return }
+}
+
+func optStr(dst **string) func(serdejson.Value) error {
+	return func(v serdejson.Value) error {
+		s, err := v.Text()
+		if err == nil {
+			*dst = &s
+		}
+		return err
+	}
+}
+
+func u64(dst *uint64) func(serdejson.Value) error {
+	return func(v serdejson.Value) (err error) { *dst, err = v.Uint64(); return }
+}
+
+func f64(dst *float64) func(serdejson.Value) error {
+	return func(v serdejson.Value) (err error) { *dst, err = v.Float64(); return }
+}
+
+func boolean(dst *bool) func(serdejson.Value) error {
+	return func(v serdejson.Value) (err error) { *dst, err = v.Boolean(); return }
+}
+
+func strList(dst *[]string) func(serdejson.Value) error {
+	return func(v serdejson.Value) error {
+		out := make([]string, 0, v.Len())
+		err := v.Elems(func(e serdejson.Value) error {
+			s, err := e.Text()
+			out = append(out, s)
+			return err
+		})
+		*dst = out
+		return err
+	}
+}
+
+func (s *Snapshot) decode(v serdejson.Value) error {
+	return serdejson.DecodeStruct(v, "ContextSnapshotV1", []field{
+		req("schema_version", func(v serdejson.Value) error {
+			u, err := v.Uint(32)
+			s.SchemaVersion = uint32(u)
+			return err
+		}),
+		req("snapshot_id", str(&s.SnapshotID)),
+		opt("parent_id", optStr(&s.ParentID)),
+		req("created_at", str(&s.CreatedAt)),
+		req("lean_ctx_version", str(&s.LeanCtxVersion)),
+		req("git", s.Git.decode),
+		req("project", s.Project.decode),
+		req("roi", s.ROI.decode),
+		req("lineage", s.Lineage.decode),
+		req("ledger", s.Ledger.decode),
+		opt("session", func(v serdejson.Value) error {
+			s.Session = new(Session)
+			return s.Session.decode(v)
+		}),
+		opt("signature", func(v serdejson.Value) error {
+			s.Signature = new(Signature)
+			return s.Signature.decode(v)
+		}),
+	})
+}
+
+func (g *GitAnchor) decode(v serdejson.Value) error {
+	return serdejson.DecodeStruct(v, "GitAnchorV1", []field{
+		opt("commit", optStr(&g.Commit)),
+		opt("branch", optStr(&g.Branch)),
+		req("dirty", boolean(&g.Dirty)),
+	})
+}
+
+func (p *Project) decode(v serdejson.Value) error {
+	return serdejson.DecodeStruct(v, "SnapshotProjectV1", []field{
+		opt("root_hash", optStr(&p.RootHash)),
+		opt("identity_hash", optStr(&p.IdentityHash)),
+	})
+}
+
+func (r *ROI) decode(v serdejson.Value) error {
+	return serdejson.DecodeStruct(v, "SnapshotRoiV1", []field{
+		req("input_tokens", u64(&r.InputTokens)),
+		req("output_tokens", u64(&r.OutputTokens)),
+		req("tokens_saved", u64(&r.TokensSaved)),
+		req("compression_rate", f64(&r.CompressionRate)),
+	})
+}
+
+func (l *Lineage) decode(v serdejson.Value) error {
+	return serdejson.DecodeStruct(v, "SnapshotLineageV1", []field{
+		req("items_recorded", u64(&l.ItemsRecorded)),
+		req("items", func(v serdejson.Value) error {
+			l.Items = make([]LineageItem, 0, v.Len())
+			return v.Elems(func(e serdejson.Value) error {
+				var it LineageItem
+				err := it.decode(e)
+				l.Items = append(l.Items, it)
+				return err
+			})
+		}),
+	})
+}
+
+func (it *LineageItem) decode(v serdejson.Value) error {
+	return serdejson.DecodeStruct(v, "SnapshotLineageItemV1", []field{
+		req("seq", u64(&it.Seq)),
+		req("kind", str(&it.Kind)),
+		req("tool", str(&it.Tool)),
+		opt("path", optStr(&it.Path)),
+		req("input_tokens", u64(&it.InputTokens)),
+		req("output_tokens", u64(&it.OutputTokens)),
+		req("compression_ratio", f64(&it.CompressionRatio)),
+		opt("content_hash", optStr(&it.ContentHash)),
+	})
+}
+
+func (l *Ledger) decode(v serdejson.Value) error {
+	return serdejson.DecodeStruct(v, "SnapshotLedgerV1", []field{
+		req("window_size", u64(&l.WindowSize)),
+		req("total_tokens_sent", u64(&l.TotalTokensSent)),
+		req("total_tokens_saved", u64(&l.TotalTokensSaved)),
+		req("items", func(v serdejson.Value) error {
+			l.Items = make([]LedgerItem, 0, v.Len())
+			return v.Elems(func(e serdejson.Value) error {
+				var it LedgerItem
+				err := it.decode(e)
+				l.Items = append(l.Items, it)
+				return err
+			})
+		}),
+	})
+}
+
+func (it *LedgerItem) decode(v serdejson.Value) error {
+	return serdejson.DecodeStruct(v, "SnapshotLedgerItemV1", []field{
+		req("path", str(&it.Path)),
+		req("state", str(&it.State)),
+		opt("phi", func(v serdejson.Value) error {
+			f, err := v.Float64()
+			if err == nil {
+				it.Phi = &f
+			}
+			return err
+		}),
+		req("sent_tokens", u64(&it.SentTokens)),
+		req("original_tokens", u64(&it.OriginalTokens)),
+	})
+}
+
+func (se *Session) decode(v serdejson.Value) error {
+	return serdejson.DecodeStruct(v, "SnapshotSessionV1", []field{
+		opt("session_id", optStr(&se.SessionID)),
+		opt("task", optStr(&se.Task)),
+		req("decisions", strList(&se.Decisions)),
+		req("files_touched", strList(&se.FilesTouched)),
+		opt("progress_pct", func(v serdejson.Value) error {
+			u, err := v.Uint(8)
+			if err == nil {
+				p := uint8(u)
+				se.ProgressPct = &p
+			}
+			return err
+		}),
+	})
+}
+
+func (sig *Signature) decode(v serdejson.Value) error {
+	return serdejson.DecodeStruct(v, "SnapshotSignatureV1", []field{
+		req("algorithm", str(&sig.Algorithm)),
+		req("public_key", str(&sig.PublicKey)),
+		req("value", str(&sig.Value)),
+	})
+}

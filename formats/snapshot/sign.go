@@ -1,0 +1,233 @@
+package snapshot
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"math/big"
+)
+
+// SigningMessage returns the message lean-ctx signs for id: the lowercase hex
+// SHA-256 of "ctxsnapshot-sign-v1:" + id. Its 64 ASCII bytes are what the
+// Ed25519 signature covers (not the 32-byte digest).
+func SigningMessage(id string) string {
+	sum := sha256.Sum256([]byte(SignPrefix + id))
+	return hex.EncodeToString(sum[:])
+}
+
+// Sign sets SnapshotID to ComputeID and Signature to an Ed25519 signature by
+// priv over SigningMessage(SnapshotID), with the public key and signature as
+// lowercase hex, as lean-ctx's signing does. Any previous signature is
+// replaced.
+func (s *Snapshot) Sign(priv ed25519.PrivateKey) error {
+	if len(priv) != ed25519.PrivateKeySize {
+		return fmt.Errorf("%w: private key is %d bytes, want %d", ErrBadKey, len(priv), ed25519.PrivateKeySize)
+	}
+	id, err := s.ComputeID()
+	if err != nil {
+		return err
+	}
+	s.SnapshotID = id
+	sig := ed25519.Sign(priv, []byte(SigningMessage(id)))
+	s.Signature = &Signature{
+		Algorithm: SignatureAlgorithm,
+		PublicKey: hex.EncodeToString(priv.Public().(ed25519.PublicKey)),
+		Value:     hex.EncodeToString(sig),
+	}
+	return nil
+}
+
+// VerifyIntegrity reports whether the body still hashes to SnapshotID
+// (string equality, so an uppercase id never matches). It returns
+// ErrIntegrity when it does not, or an ErrUnencodable error.
+func (s *Snapshot) VerifyIntegrity() error {
+	id, err := s.ComputeID()
+	if err != nil {
+		return err
+	}
+	if id != s.SnapshotID {
+		return ErrIntegrity
+	}
+	return nil
+}
+
+// Verify checks s as lean-ctx's verify does, in its order:
+//
+//  1. no signature: false;
+//  2. algorithm other than "ed25519": error "unsupported signature algorithm: {alg}";
+//  3. recomputed id differs from snapshot_id: false;
+//  4. public_key not hex: error "invalid public_key hex: {e}";
+//  5. value not hex: error "invalid signature hex: {e}";
+//  6. error "public_key must be 32 bytes", then "signature must be 64 bytes";
+//  7. public_key not a curve point: error "invalid public key: {e}";
+//  8. the Ed25519 verification of value over SigningMessage(snapshot_id).
+//
+// {e} is "odd-length hex string" or "hex decode at {i}: invalid digit found
+// in string" (i = byte offset of the pair). A tampered body, a wrong key or
+// a bad signature give false with no error.
+//
+// If pub is non-nil, the snapshot must also be signed by exactly that key
+// (checked after step 7): a snapshot carrying any other key verifies false.
+// With a nil pub this is lean-ctx's trust model, which has no key list.
+func (s *Snapshot) Verify(pub ed25519.PublicKey) (bool, error) {
+	sig := s.Signature
+	if sig == nil {
+		return false, nil
+	}
+	if sig.Algorithm != SignatureAlgorithm {
+		return false, fmt.Errorf("%w: %s", ErrUnsupportedAlgorithm, sig.Algorithm)
+	}
+	if err := s.VerifyIntegrity(); err == ErrIntegrity {
+		return false, nil
+	} else if err != nil {
+		return false, err
+	}
+	key, err := s.SignerKey()
+	if err != nil {
+		return false, err
+	}
+	value, err := decodeHex(sig.Value)
+	if err != nil {
+		return false, fmt.Errorf("%w: %s", ErrSignatureHex, err)
+	}
+	if len(key) != ed25519.PublicKeySize {
+		return false, ErrPublicKeyLength
+	}
+	if len(value) != ed25519.SignatureSize {
+		return false, ErrSignatureLength
+	}
+	if !onCurve(key) {
+		return false, fmt.Errorf("%w: %s", ErrInvalidPublicKey, errNotAPoint)
+	}
+	if pub != nil && !bytes.Equal(pub, key) {
+		return false, nil
+	}
+	return ed25519.Verify(ed25519.PublicKey(key), []byte(SigningMessage(s.SnapshotID)), value), nil
+}
+
+// SignerKey decodes the public key the signature carries (nil when there is
+// no signature), with Verify's hex error. Its length is not checked: a key
+// that is not 32 bytes is returned as decoded.
+func (s *Snapshot) SignerKey() (ed25519.PublicKey, error) {
+	if s.Signature == nil {
+		return nil, nil
+	}
+	key, err := decodeHex(s.Signature.PublicKey)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s", ErrPublicKeyHex, err)
+	}
+	return key, nil
+}
+
+// CheckImport parses data and checks it as lean-ctx's snapshot import does
+// before storing anything: a parse failure is "parse snapshot: {e}"; a body
+// that does not hash to its id is ErrIntegrity; a signed snapshot must
+// verify (malformed signature material is Verify's error, a false result is
+// ErrSignatureRejected). Unsigned snapshots are returned without error; the
+// caller reports them as carrying no provenance.
+func CheckImport(data []byte) (*Snapshot, error) {
+	s, err := ParseFile(data)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.VerifyIntegrity(); err != nil {
+		return nil, err
+	}
+	if s.Signature == nil {
+		return s, nil
+	}
+	ok, err := s.Verify(nil)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, ErrSignatureRejected
+	}
+	return s, nil
+}
+
+// decodeHex decodes pairs of hex digits (either case) as lean-ctx does,
+// with its error texts; unlike Rust's from_str_radix it refuses '+'.
+func decodeHex(s string) ([]byte, error) {
+	if len(s)%2 != 0 {
+		return nil, errOddLength
+	}
+	out := make([]byte, len(s)/2)
+	for i := 0; i < len(s); i += 2 {
+		hi, ok1 := hexVal(s[i])
+		lo, ok2 := hexVal(s[i+1])
+		if !ok1 || !ok2 {
+			return nil, hexDigitError(i)
+		}
+		out[i/2] = hi<<4 | lo
+	}
+	return out, nil
+}
+
+type hexError string
+
+func (e hexError) Error() string { return string(e) }
+
+const errOddLength = hexError("odd-length hex string")
+
+func hexDigitError(i int) error {
+	return hexError(fmt.Sprintf("hex decode at %d: invalid digit found in string", i))
+}
+
+func hexVal(c byte) (byte, bool) {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0', true
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10, true
+	case c >= 'A' && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
+}
+
+// errNotAPoint is the detail of ErrInvalidPublicKey: what ed25519-dalek 2.2
+// with default features displays for a key that does not decompress (its
+// InternalError::PointDecompression wrapped in signature::Error). The exact
+// text lean-ctx prints is unverified.
+const errNotAPoint = "signature error: Cannot decompress Edwards point"
+
+var (
+	fieldP = new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), 255), big.NewInt(19))
+	// curveD = -121665/121666 mod p.
+	curveD = func() *big.Int {
+		inv := new(big.Int).ModInverse(big.NewInt(121666), fieldP)
+		d := new(big.Int).Mul(big.NewInt(-121665), inv)
+		return d.Mod(d, fieldP)
+	}()
+	legendreExp = new(big.Int).Rsh(new(big.Int).Sub(fieldP, big.NewInt(1)), 1)
+)
+
+// onCurve reports whether the 32-byte encoding decompresses to a point of
+// edwards25519 the way curve25519-dalek decompresses it: the top bit is the
+// sign of x, y is read from the low 255 bits and reduced mod p (non-canonical
+// encodings are accepted), and x² = (y²-1)/(d·y²+1) must have a square root.
+func onCurve(enc []byte) bool {
+	le := make([]byte, 32)
+	for i := range 32 {
+		le[31-i] = enc[i]
+	}
+	le[0] &= 0x7f
+	y := new(big.Int).SetBytes(le)
+	y.Mod(y, fieldP)
+	y2 := new(big.Int).Mul(y, y)
+	u := new(big.Int).Sub(y2, big.NewInt(1))
+	u.Mod(u, fieldP)
+	v := new(big.Int).Mul(curveD, y2)
+	v.Add(v, big.NewInt(1))
+	v.Mod(v, fieldP)
+	// u/v is a square iff u·v is (v ≠ 0 since d is not a square).
+	uv := new(big.Int).Mul(u, v)
+	uv.Mod(uv, fieldP)
+	if uv.Sign() == 0 {
+		return true
+	}
+	return new(big.Int).Exp(uv, legendreExp, fieldP).Cmp(big.NewInt(1)) == 0
+}
