@@ -26,6 +26,7 @@ import (
 var (
 	sizesFlag = flag.String("sizes", "1000,10000,100000", "branch sizes (checkpoints)")
 	pullSize  = flag.Int("pull", 10000, "checkpoints in the pull benchmark (0: skip)")
+	hookSize  = flag.Int("hook", 10000, "checkpoints on the branch in the commit-hook benchmark (0: skip)")
 	devices   = flag.Int("devices", 20, "devices the checkpoints are spread over")
 	runs      = flag.Int("runs", 15, "repetitions per measurement (median reported)")
 	binary    = flag.String("bin", "", "git-ctx binary for whole-command timings (required)")
@@ -62,6 +63,32 @@ func main() {
 	if *pullSize > 0 {
 		benchPull(dir, *pullSize)
 	}
+	if *hookSize > 0 {
+		benchHook(dir, *hookSize)
+	}
+}
+
+// benchHook: `git commit` without and with the post-commit hook, on a
+// branch of n checkpoints; the git-ctx binary's directory goes on PATH for
+// the stub to find it.
+func benchHook(dir string, n int) {
+	repo, _ := build(dir, gitstore.LayoutCtxV1, n)
+	os.Setenv("PATH", filepath.Dir(*binary)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	i := 0
+	commit := func() {
+		i++
+		os.WriteFile(filepath.Join(repo, "f.txt"), []byte(fmt.Sprint(i)), 0o644)
+		run(repo, "git", "add", "f.txt")
+		run(repo, "git", "commit", "-q", "-m", fmt.Sprintf("change %d", i))
+	}
+	commit() // warm up
+	without := measure(*runs, commit)
+	gitctx(repo, "hooks", "install")
+	commit()
+	with := measure(*runs, commit)
+	row("`git commit` without hooks", gitstore.LayoutCtxV1, n, without, *runs)
+	row("`git commit` with the post-commit hook", gitstore.LayoutCtxV1, n, with, *runs)
+	row("added by the hook (difference of medians)", gitstore.LayoutCtxV1, n, with-without, *runs)
 }
 
 // benchPull: a remote holding n checkpoints from 10 devices; a fresh clone
