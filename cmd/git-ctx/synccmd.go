@@ -32,11 +32,17 @@ func netOptions(c *cli.Context) ctxsync.Options {
 
 var quietFlag = &cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print nothing but errors"}
 
-func remoteArg(c *cli.Context, m *memory.Memory) (string, error) {
+// openRemote opens the memory and resolves the [REMOTE] argument.
+func openRemote(c *cli.Context) (*memory.Memory, string, error) {
 	if c.NArg() > 1 {
-		return "", usageErr("%s takes at most one remote", c.Command.Name)
+		return nil, "", usageErr("%s takes at most one remote", c.Command.Name)
 	}
-	return ctxsync.ResolveRemote(m.Repo, c.Args().First())
+	m, err := openMemory(c)
+	if err != nil {
+		return nil, "", err
+	}
+	remote, err := ctxsync.ResolveRemote(m.Repo, c.Args().First())
+	return m, remote, err
 }
 
 func printPull(w io.Writer, r *ctxsync.PullResult) {
@@ -77,11 +83,7 @@ func cmdPull() *cli.Command {
 			"Examples:\n  git ctx pull\n  git ctx pull upstream --json",
 		Flags: []cli.Flag{jsonFlag, quietFlag},
 		Action: func(c *cli.Context) error {
-			m, err := openMemory(c)
-			if err != nil {
-				return err
-			}
-			remote, err := remoteArg(c, m)
+			m, remote, err := openRemote(c)
 			if err != nil {
 				return err
 			}
@@ -113,11 +115,7 @@ func cmdPush() *cli.Command {
 			jsonFlag, quietFlag,
 		},
 		Action: func(c *cli.Context) error {
-			m, err := openMemory(c)
-			if err != nil {
-				return err
-			}
-			remote, err := remoteArg(c, m)
+			m, remote, err := openRemote(c)
 			if err != nil {
 				return err
 			}
@@ -163,11 +161,7 @@ func cmdSync() *cli.Command {
 			jsonFlag, quietFlag,
 		},
 		Action: func(c *cli.Context) error {
-			m, err := openMemory(c)
-			if err != nil {
-				return err
-			}
-			remote, err := remoteArg(c, m)
+			m, remote, err := openRemote(c)
 			if err != nil {
 				return err
 			}
