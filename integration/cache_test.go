@@ -500,8 +500,9 @@ func TestCacheSearchSimilarShowReindex(t *testing.T) {
 		if r.stdout != "" || r.stderr != "" {
 			t.Errorf("search without a hit prints: %s", r)
 		}
+		// Like grep, nothing found is exit 1 in both modes; JSON still prints [].
 		r = gitCtx(t, f.repo, f.env, "search", "kubernetes", "--json")
-		if r.code != 0 || strings.TrimSpace(r.stdout) != "[]" {
+		if r.code != 1 || strings.TrimSpace(r.stdout) != "[]" {
 			t.Errorf("search --json without a hit: %s", r)
 		}
 		wantCode(t, "search without a query", gitCtx(t, f.repo, f.env, "search"), 2)

@@ -244,7 +244,8 @@ type PushOptions struct {
 	// ForceFirstPush allows creating ghyll/memory on a remote that has no
 	// branch at all.
 	ForceFirstPush bool
-	// Attempts bounds push-pull-merge rounds (0 = 16).
+	// Attempts bounds push-pull-merge rounds (0 = 64); the rounds are also
+	// bounded in time by git config ctx.timeout (default 120 s).
 	Attempts int
 }
 
@@ -279,8 +280,12 @@ func Push(ctx context.Context, m *memory.Memory, remote string, opt PushOptions)
 	}
 	attempts := opt.Attempts
 	if attempts <= 0 {
-		attempts = 16
+		attempts = 64
 	}
+	// Under steady contention every attempt may lose with some probability:
+	// a fixed small count then fails often, so the real bound is time.
+	ctx, cancel := context.WithTimeout(ctx, timeout(m.Repo))
+	defer cancel()
 	res := &PushResult{Remote: remote, Pulls: []*PullResult{}}
 	for i := 0; i < attempts; i++ {
 		res.Attempts = i + 1
@@ -298,6 +303,9 @@ func Push(ctx context.Context, m *memory.Memory, remote string, opt PushOptions)
 		if !errors.Is(err, ErrRejected) {
 			return res, err
 		}
+		if ctx.Err() != nil {
+			break
+		}
 		// Back off first, then fetch, merge and push again straight away:
 		// the window in which another push can slip in is the time between
 		// our fetch and our push, so nothing may wait inside it.
@@ -311,12 +319,12 @@ func Push(ctx context.Context, m *memory.Memory, remote string, opt PushOptions)
 	if err := recordPulls(ctx, m, res.Pulls); err != nil {
 		return res, err
 	}
-	return res, fmt.Errorf("%w: the remote kept moving after %d attempts; run 'git ctx sync' again", ErrRejected, attempts)
+	return res, fmt.Errorf("%w: the remote kept moving after %d attempts; run 'git ctx sync' again", ErrRejected, res.Attempts)
 }
 
 // jitter sleeps a randomised, growing delay: under 20 ms for the first two
-// retries, then about 50 ms × 2^(attempt-2), capped at 3.2 s (sixteen rounds
-// wait about 35 s at most in all).
+// retries, then about 50 ms × 2^(attempt-2), capped at 0.8 s: retrying often
+// is what wins a slot against teammates who keep pushing.
 func jitter(ctx context.Context, attempt int) {
 	// A push lost to a teammate who just pushed: the best chance is to
 	// fetch, merge and push again at once, so the first retries hardly wait;
@@ -328,7 +336,7 @@ func jitter(ctx context.Context, attempt int) {
 		}
 		return
 	}
-	base := 50 * time.Millisecond << min(attempt-2, 6)
+	base := 50 * time.Millisecond << min(attempt-2, 4)
 	d := base/2 + time.Duration(rand.Int64N(int64(base)))
 	select {
 	case <-ctx.Done():
