@@ -66,14 +66,20 @@ const maxCASRetries = 20
 // Running it again is harmless. A branch that holds another key under this
 // device id is refused with ErrKeyConflict.
 func (s *Store) Init(ctx context.Context, opt InitOptions) (InitResult, error) {
-	var res InitResult
+	return lockedRetry(ctx, s, func() (InitResult, error) { return s.initOnce(ctx, opt) })
+}
+
+// lockedRetry runs once under the git-ctx lock, and again (re-reading the
+// tip each time) while plain git keeps moving the ref in between.
+func lockedRetry[T any](ctx context.Context, s *Store, once func() (T, error)) (T, error) {
 	unlock, err := s.Lock(ctx)
 	if err != nil {
-		return res, err
+		var zero T
+		return zero, err
 	}
 	defer unlock()
 	for attempt := 0; ; attempt++ {
-		res, err = s.initOnce(ctx, opt)
+		res, err := once()
 		if !errors.Is(err, ErrConflict) || attempt >= maxCASRetries {
 			return res, err
 		}
@@ -207,18 +213,7 @@ func (s *Store) Append(ctx context.Context, req AppendRequest) (*AppendResult, e
 	if len(req.Drafts) == 0 {
 		return nil, errors.New("nothing to append")
 	}
-	unlock, err := s.Lock(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	for attempt := 0; ; attempt++ {
-		res, err := s.appendOnce(ctx, req)
-		if !errors.Is(err, ErrConflict) || attempt >= maxCASRetries {
-			return res, err
-		}
-		backoff(ctx, attempt)
-	}
+	return lockedRetry(ctx, s, func() (*AppendResult, error) { return s.appendOnce(ctx, req) })
 }
 
 func (s *Store) appendOnce(ctx context.Context, req AppendRequest) (*AppendResult, error) {

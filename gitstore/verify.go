@@ -35,12 +35,14 @@ type ChainReport struct {
 
 // Report is the verification of a whole branch.
 type Report struct {
-	OK       bool          `json:"ok"` // set by Verify: nothing failed
-	Commit   string        `json:"commit"`
-	Layout   Layout        `json:"layout"`
-	Devices  []string      `json:"devices"`
-	Chains   []ChainReport `json:"chains"`
-	Problems []Problem     `json:"problems"`
+	OK      bool          `json:"ok"` // set by Verify: nothing failed
+	Commit  string        `json:"commit"`
+	Layout  Layout        `json:"layout"`
+	Devices []string      `json:"devices"`
+	Chains  []ChainReport `json:"chains"`
+	// Timelines: each device's snapshot timeline (ctx-v1).
+	Timelines []TimelineReport `json:"timelines"`
+	Problems  []Problem        `json:"problems"`
 }
 
 func (r *Report) ok() bool {
@@ -49,6 +51,11 @@ func (r *Report) ok() bool {
 	}
 	for _, c := range r.Chains {
 		if c.Failure != nil {
+			return false
+		}
+	}
+	for _, t := range r.Timelines {
+		if t.Failure != nil {
 			return false
 		}
 	}
@@ -69,7 +76,7 @@ func (r *Report) Verified() int {
 // and signature verify under the device's key, no checkpoint file is outside
 // a chain, and nothing on the branch lies outside the layout.
 func (v *View) Verify() (*Report, error) {
-	rep := &Report{Commit: v.Commit.String(), Layout: v.Layout, Devices: []string{}, Chains: []ChainReport{}, Problems: []Problem{}}
+	rep := &Report{Commit: v.Commit.String(), Layout: v.Layout, Devices: []string{}, Chains: []ChainReport{}, Timelines: []TimelineReport{}, Problems: []Problem{}}
 	problem := func(p, format string, args ...any) {
 		rep.Problems = append(rep.Problems, Problem{Path: p, Reason: fmt.Sprintf(format, args...)})
 	}
@@ -119,6 +126,10 @@ func (v *View) Verify() (*Report, error) {
 			return nil, err
 		}
 	}
+	sort.Slice(rep.Timelines, func(i, j int) bool {
+		a, b := rep.Timelines[i], rep.Timelines[j]
+		return a.Repo < b.Repo || a.Repo == b.Repo && a.Device < b.Device
+	})
 	sort.Slice(rep.Chains, func(i, j int) bool {
 		a, b := rep.Chains[i], rep.Chains[j]
 		return a.Repo < b.Repo || a.Repo == b.Repo && a.Device < b.Device
@@ -134,8 +145,14 @@ func (v *View) verifyRepo(repoID string, keys map[string]ed25519.PublicKey, rep 
 		return err
 	}
 	for _, e := range entries {
-		if (e.Name != "checkpoints" && e.Name != "chains") || e.Mode != filemode.Dir {
+		snapDir := v.Layout == LayoutCtxV1 && (e.Name == SnapshotsDirName || e.Name == TimelinesDirName)
+		if (e.Name != "checkpoints" && e.Name != "chains" && !snapDir) || e.Mode != filemode.Dir {
 			problem(path.Join(dir, e.Name), "not part of the %s layout", v.Layout)
+		}
+	}
+	if v.Layout == LayoutCtxV1 {
+		if err := v.verifySnapshots(repoID, keys, rep, problem); err != nil {
+			return err
 		}
 	}
 	files, bad, err := v.WalkCheckpoints(repoID)

@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/git-ctx/git-ctx/formats/checkpoint"
+	"github.com/git-ctx/git-ctx/formats/snapshot"
 	"github.com/git-ctx/git-ctx/gitstore"
 )
 
@@ -102,6 +104,8 @@ func VerifyFile(path string, keys KeySource) FileResult {
 	switch res.Format {
 	case "checkpoint":
 		return verifyCheckpointFile(res, data, keys)
+	case "ctxsnapshot":
+		return verifySnapshotFile(res, data)
 	}
 	return fail("not a recognised git-ctx record")
 }
@@ -117,6 +121,11 @@ func DetectFormat(data []byte) string {
 	_, hasParent := probe["parent"]
 	if hasHash && hasSig && hasParent {
 		return "checkpoint"
+	}
+	_, hasSnapID := probe["snapshot_id"]
+	_, hasSchema := probe["schema_version"]
+	if hasSnapID && hasSchema {
+		return "ctxsnapshot"
 	}
 	return "unknown"
 }
@@ -149,5 +158,35 @@ func verifyCheckpointFile(res FileResult, data []byte, keys KeySource) FileResul
 		return res
 	}
 	res.Valid = true
+	return res
+}
+
+// verifySnapshotFile checks a context snapshot offline: its id (integrity)
+// and its signature under the key it carries (the format's trust model);
+// an unsigned snapshot is invalid with error "unsigned".
+func verifySnapshotFile(res FileResult, data []byte) FileResult {
+	s, err := snapshot.ParseFile(data)
+	if err != nil {
+		res.Error = err.Error()
+		return res
+	}
+	res.ID = s.SnapshotID
+	if err := s.VerifyIntegrity(); err != nil {
+		res.Error = err.Error()
+		return res
+	}
+	if s.Signature == nil {
+		res.Error = "unsigned"
+		return res
+	}
+	ok, err := s.Verify(nil)
+	switch {
+	case err != nil:
+		res.Error = err.Error()
+	case !ok:
+		res.Error = "signature verification failed"
+	default:
+		res.Valid, res.Rule, res.KeySource = true, strings.TrimSuffix(snapshot.SignPrefix, ":"), "embedded public_key "+s.Signature.PublicKey
+	}
 	return res
 }

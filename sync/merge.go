@@ -47,6 +47,7 @@ type plan struct {
 	rejected  []Rejection
 	newKeys   []string
 	added     int
+	snapshots int // timeline entries taken (sync/snapshots.go)
 	forks     int
 	layoutNew bool // the local branch did not exist
 }
@@ -87,7 +88,11 @@ func makePlan(st *gitstore.Store, local, remote *gitstore.View, pol Policy) (*pl
 	keyChanges := map[string]gitstore.Change{}
 	chains := map[chainKey]bool{}
 	cpFiles := map[string]gitstore.Change{}
+	var snaps snapshotChanges
 	for _, c := range changes {
+		if snaps.classify(remote, c, reject) {
+			continue
+		}
 		parts := strings.Split(c.Path, "/")
 		regular := c.Mode == filemode.Regular
 		switch {
@@ -201,6 +206,9 @@ func makePlan(st *gitstore.Store, local, remote *gitstore.View, pol Policy) (*pl
 		if o.result.Fork {
 			p.forks++
 		}
+	}
+	if err := planSnapshots(st, local, remote, &snaps, keys, badDevice, pol, p); err != nil {
+		return nil, err
 	}
 	for path := range cpFiles {
 		if !used[path] {

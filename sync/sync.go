@@ -140,7 +140,7 @@ func pullOnce(ctx context.Context, m *memory.Memory, remote string, tipR plumbin
 		return err
 	}
 	res.Durations.Verify = ms(time.Since(t))
-	if behind && p.added == 0 && len(p.newKeys) == 0 {
+	if behind && p.added == 0 && p.snapshots == 0 && len(p.newKeys) == 0 {
 		res.UpToDate = true // what is still rejected was reported when it arrived
 		return nil
 	}
@@ -228,6 +228,9 @@ func mergeMessage(remote string, p *plan) string {
 		if d.Added > 0 {
 			fmt.Fprintf(&b, "%s: +%d checkpoints, verified\n", d.Device, d.Added)
 		}
+	}
+	if p.snapshots > 0 {
+		fmt.Fprintf(&b, "Snapshots: +%d timeline entries, verified\n", p.snapshots)
 	}
 	for _, k := range p.newKeys {
 		fmt.Fprintf(&b, "New device key: %s\n", k)

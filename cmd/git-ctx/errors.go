@@ -38,6 +38,8 @@ func classify(err error) int {
 		return exitUsage
 	case errors.Is(err, gitstore.ErrConflict):
 		return exitConflict
+	case errors.Is(err, gitstore.ErrSnapshotLayout):
+		return exitConfig
 	case errors.Is(err, gitstore.ErrNotInitialized), errors.Is(err, gitrepo.ErrNotARepo),
 		errors.Is(err, gitrepo.ErrNoRepoID), errors.Is(err, gitstore.ErrKeyConflict), errors.Is(err, gitrepo.ErrBadConfig),
 		errors.Is(err, gitstore.ErrUnsupported), errors.Is(err, identity.ErrInsecure),

@@ -60,6 +60,13 @@ func verifyBranch(c *cli.Context) error {
 			}
 			fmt.Fprintf(w, "OK   device %s: %d checkpoints%s\n", ch.Device, ch.Verified, rulesNote(ch.Rules))
 		}
+		for _, tl := range rep.Timelines {
+			if tl.Failure != nil {
+				fmt.Fprintf(w, "FAIL device %s: snapshot timeline %s\n", tl.Device, tl.Failure.Error())
+				continue
+			}
+			fmt.Fprintf(w, "OK   device %s: %d snapshots\n", tl.Device, tl.Verified)
+		}
 		for _, p := range rep.Problems {
 			fmt.Fprintf(w, "FAIL %s: %s\n", p.Path, p.Reason)
 		}

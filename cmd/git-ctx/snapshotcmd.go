@@ -1,0 +1,369 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/git-ctx/git-ctx/formats/snapshot"
+	"github.com/git-ctx/git-ctx/memory"
+)
+
+// snapshotJSON is a timeline entry as `snapshot list --json` prints it: the
+// reference's TimelineEntry keys plus the device whose timeline holds it.
+type snapshotJSON struct {
+	SnapshotID  string  `json:"snapshot_id"`
+	ParentID    *string `json:"parent_id"`
+	CreatedAt   string  `json:"created_at"`
+	GitCommit   *string `json:"git_commit"`
+	GitBranch   *string `json:"git_branch"`
+	TokensSaved uint64  `json:"tokens_saved"`
+	Signed      bool    `json:"signed"`
+	Device      string  `json:"device"`
+}
+
+func toSnapshotJSON(device string, e snapshot.TimelineEntry) snapshotJSON {
+	return snapshotJSON{e.SnapshotID, e.ParentID, e.CreatedAt, e.GitCommit, e.GitBranch, e.TokensSaved, e.Signed, device}
+}
+
+func short7(p *string) string {
+	if p == nil || *p == "" {
+		return "-------"
+	}
+	if len(*p) > 7 {
+		return (*p)[:7]
+	}
+	return *p
+}
+
+func derefOr(p *string, def string) string {
+	if p == nil {
+		return def
+	}
+	return *p
+}
+
+func oneArg(c *cli.Context, what string) (string, error) {
+	if c.NArg() != 1 {
+		return "", usageErr("snapshot %s takes one %s (see 'git ctx snapshot %s --help')", c.Command.Name, what, c.Command.Name)
+	}
+	return c.Args().First(), nil
+}
+
+func cmdSnapshot() *cli.Command {
+	return &cli.Command{
+		Name:  "snapshot",
+		Usage: "context snapshots (lean-ctx Context Snapshot v1) on the memory branch",
+		Description: "Snapshots record the state an agent works in (git anchor, project, session slice) as\n" +
+			"lean-ctx Context Snapshot v1 files under repos/<repo-id>/snapshots/ on the memory branch, each\n" +
+			"appended to this device's timeline (ctx-v1 layout only). IDs resolve by unique prefix.\n\n" +
+			"Examples:\n  git ctx snapshot create --sign\n  git ctx snapshot list\n  git ctx snapshot verify 3f2a9c\n" +
+			"  git ctx snapshot publish 3f2a9c --out ctx.json\n  git ctx snapshot import 3f2a9c4d1e0b.ctxsnapshot.json\n" +
+			"  git ctx snapshot restore 3f2a9c --git",
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usageErr("unknown snapshot subcommand: %s (see 'git ctx snapshot --help')", c.Args().First())
+			}
+			return cli.ShowSubcommandHelp(c)
+		},
+		Subcommands: []*cli.Command{
+			{
+				Name: "create", Usage: "build a snapshot of this repository and append it to this device's timeline",
+				Flags: []cli.Flag{
+					&cli.BoolFlag{Name: "sign", Usage: "sign with this device's key (implied: the memory branch holds only signed snapshots)"},
+					&cli.StringFlag{Name: "from", Usage: "snapshot `FILE` supplying roi, lineage, ledger, session or project"},
+					jsonFlag,
+				},
+				Action: func(c *cli.Context) error {
+					if c.NArg() != 0 {
+						return usageErr("snapshot create takes no arguments")
+					}
+					var from *snapshot.Snapshot
+					if f := c.String("from"); f != "" {
+						data, err := readLimited(f, snapshot.MaxFileSize)
+						if err != nil {
+							return err
+						}
+						if from, err = snapshot.ParseFile(data); err != nil {
+							return withCode(exitRefused, fmt.Errorf("--from %s: %w", f, err))
+						}
+					}
+					m, err := openMemory(c)
+					if err != nil {
+						return err
+					}
+					memory.SnapshotProducer = version
+					// Always signed: pull accepts only timeline entries signed by a
+					// device key, so an unsigned snapshot would never sync.
+					res, err := m.CreateSnapshot(c.Context, true, from)
+					if err != nil {
+						return err
+					}
+					id, _ := m.Identity()
+					if c.Bool("json") {
+						return printJSON(c.App.Writer, toSnapshotJSON(id.DeviceID, res.Snapshot.TimelineEntry()))
+					}
+					signed := ""
+					if res.Snapshot.Signature != nil {
+						signed = " [signed]"
+					}
+					fmt.Fprintf(c.App.Writer, "snapshot %s created%s\n  %s\n", snapshot.ShortID(res.Snapshot.SnapshotID), signed, res.Path)
+					return nil
+				},
+			},
+			{
+				Name: "list", Aliases: []string{"ls"}, Usage: "list this repository's snapshots, newest first",
+				Flags: []cli.Flag{jsonFlag, &cli.BoolFlag{Name: "mine", Usage: "only this device's timeline"}},
+				Action: func(c *cli.Context) error {
+					if c.NArg() != 0 {
+						return usageErr("snapshot list takes no arguments")
+					}
+					m, err := openMemory(c)
+					if err != nil {
+						return err
+					}
+					list, err := m.ListSnapshots(c.Context, c.Bool("mine"))
+					if err != nil {
+						return err
+					}
+					w := c.App.Writer
+					if c.Bool("json") {
+						out := make([]snapshotJSON, 0, len(list))
+						for _, e := range list {
+							out = append(out, toSnapshotJSON(e.Device, e.TimelineEntry))
+						}
+						return printJSON(w, out)
+					}
+					if len(list) == 0 {
+						fmt.Fprintln(w, "No snapshots yet. Create one with: git ctx snapshot create")
+						return nil
+					}
+					fmt.Fprintf(w, "%d snapshot(s):\n", len(list))
+					for _, e := range list {
+						signed := ""
+						if e.Signed {
+							signed = " [signed]"
+						}
+						fmt.Fprintf(w, "  %s  %s  %s %s  saved %d tok  %s%s\n", snapshot.ShortID(e.SnapshotID), e.CreatedAt,
+							short7(e.GitCommit), derefOr(e.GitBranch, "-"), e.TokensSaved, e.Device, signed)
+					}
+					return nil
+				},
+			},
+			{
+				Name: "show", Usage: "show one snapshot", ArgsUsage: "<id-prefix>", Flags: []cli.Flag{jsonFlag},
+				Action: func(c *cli.Context) error {
+					prefix, err := oneArg(c, "snapshot id")
+					if err != nil {
+						return err
+					}
+					m, err := openMemory(c)
+					if err != nil {
+						return err
+					}
+					sh, err := m.ShowSnapshot(c.Context, prefix)
+					if err != nil {
+						return err
+					}
+					w, s := c.App.Writer, sh.Snapshot
+					if c.Bool("json") {
+						fmt.Fprintf(w, "%s\n", sh.Raw)
+						return nil
+					}
+					fmt.Fprintf(w, "snapshot %s\n", s.SnapshotID)
+					fmt.Fprintf(w, "Parent:   %s\nCreated:  %s\nVersion:  %s\n", derefOr(s.ParentID, "-"), s.CreatedAt, s.LeanCtxVersion)
+					fmt.Fprintf(w, "Git:      %s %s (dirty: %t)\n", derefOr(s.Git.Commit, "-"), derefOr(s.Git.Branch, "-"), s.Git.Dirty)
+					fmt.Fprintf(w, "Project:  root %s, identity %s\n", derefOr(s.Project.RootHash, "-"), derefOr(s.Project.IdentityHash, "-"))
+					fmt.Fprintf(w, "ROI:      %d in, %d out, %d saved\n", s.ROI.InputTokens, s.ROI.OutputTokens, s.ROI.TokensSaved)
+					fmt.Fprintf(w, "Lineage:  %d item(s) (%d recorded)\nLedger:   %d item(s)\n", len(s.Lineage.Items), s.Lineage.ItemsRecorded, len(s.Ledger.Items))
+					if s.Signature != nil {
+						fmt.Fprintf(w, "Signed:   %s %s\n", s.Signature.Algorithm, s.Signature.PublicKey)
+					} else {
+						fmt.Fprintln(w, "Signed:   no")
+					}
+					fmt.Fprintf(w, "Devices:  %v\n", sh.Devices)
+					printSession(c, s.Session)
+					return nil
+				},
+			},
+			{
+				Name: "verify", Usage: "check a stored snapshot's integrity and signature", ArgsUsage: "<id-prefix>",
+				Action: func(c *cli.Context) error {
+					prefix, err := oneArg(c, "snapshot id")
+					if err != nil {
+						return err
+					}
+					m, err := openMemory(c)
+					if err != nil {
+						return err
+					}
+					s, outcome, err := m.VerifySnapshot(c.Context, prefix)
+					if errors.Is(err, memory.ErrNotFound) || errors.Is(err, memory.ErrAmbiguous) || errors.Is(err, snapshot.ErrParse) ||
+						err != nil && s != nil {
+						fmt.Fprintf(c.App.ErrWriter, "ERROR: %v\n", err)
+						return silent{exitFailed}
+					}
+					if err != nil {
+						return err
+					}
+					id := snapshot.ShortID(s.SnapshotID)
+					switch outcome {
+					case memory.SnapshotOK:
+						fmt.Fprintf(c.App.Writer, "OK: %s verified (signature + integrity)\n", id)
+						return nil
+					case memory.SnapshotUnsigned:
+						fmt.Fprintf(c.App.Writer, "UNSIGNED: %s has no signature\n", id)
+					default:
+						fmt.Fprintf(c.App.Writer, "FAILED: %s signature or integrity check did not pass\n", id)
+					}
+					return silent{exitFailed}
+				},
+			},
+			{
+				Name: "restore", Usage: "print a snapshot's session slice for the agent to resume", ArgsUsage: "<id-prefix>",
+				Flags: []cli.Flag{
+					&cli.BoolFlag{Name: "git", Usage: "check out the snapshot's commit (only on a clean tree)"},
+					&cli.StringFlag{Name: "out", Usage: "write the session slice as JSON to `FILE`"},
+				},
+				Action: func(c *cli.Context) error {
+					prefix, err := oneArg(c, "snapshot id")
+					if err != nil {
+						return err
+					}
+					m, err := openMemory(c)
+					if err != nil {
+						return err
+					}
+					res, err := m.RestoreSnapshot(c.Context, prefix, c.Bool("git"), c.String("out"))
+					if err != nil {
+						return err
+					}
+					w, rs := c.App.Writer, res.Session
+					fmt.Fprintf(w, "restored from snapshot %s\n", snapshot.ShortID(rs.SnapshotID))
+					if !rs.HasSession {
+						fmt.Fprintln(w, "  session  (snapshot carried no session slice)")
+					} else {
+						if rs.Task != nil {
+							if rs.ProgressPct != nil {
+								fmt.Fprintf(w, "  session  task: %s (%d%%)\n", *rs.Task, *rs.ProgressPct)
+							} else {
+								fmt.Fprintf(w, "  session  task: %s\n", *rs.Task)
+							}
+						}
+						fmt.Fprintf(w, "  session  +%d decision(s), +%d file(s) resumed\n", len(rs.Decisions), len(rs.FilesTouched))
+						for _, d := range rs.Decisions {
+							fmt.Fprintf(w, "  decision %s\n", d)
+						}
+						for _, f := range rs.FilesTouched {
+							fmt.Fprintf(w, "  file     %s\n", f)
+						}
+					}
+					if out := c.String("out"); out != "" {
+						fmt.Fprintf(w, "  wrote    %s\n", out)
+					}
+					commit := res.Commit
+					if len(commit) > 7 {
+						commit = commit[:7]
+					}
+					switch res.Git {
+					case memory.RestoreNotTouched:
+						if commit != "" {
+							fmt.Fprintf(w, "  git      not touched — rerun with --git to check out %s\n", commit)
+						} else {
+							fmt.Fprintln(w, "  git      not touched")
+						}
+					case memory.RestoreNoAnchor:
+						fmt.Fprintln(w, "  git      no commit anchor to check out")
+					case memory.RestoreDirty:
+						fmt.Fprintln(w, "  git      SKIPPED — working tree has uncommitted changes (commit or stash first)")
+						return withCode(exitFailed, errors.New("working tree has uncommitted changes (commit or stash first): nothing was checked out"))
+					case memory.RestoreCheckedOut:
+						fmt.Fprintf(w, "  git      checked out %s\n", commit)
+					case memory.RestoreFailed:
+						fmt.Fprintf(w, "  git      checkout failed: %s\n", res.Detail)
+						return withCode(exitFailed, fmt.Errorf("checkout of %s failed: %s", commit, res.Detail))
+					}
+					return nil
+				},
+			},
+			{
+				Name: "publish", Usage: "write a signed, pretty snapshot file to share", ArgsUsage: "<id-prefix>",
+				Flags: []cli.Flag{&cli.StringFlag{Name: "out", Usage: "output `FILE` (default ./<id12>.ctxsnapshot.json)"}},
+				Action: func(c *cli.Context) error {
+					prefix, err := oneArg(c, "snapshot id")
+					if err != nil {
+						return err
+					}
+					m, err := openMemory(c)
+					if err != nil {
+						return err
+					}
+					path, s, err := m.PublishSnapshot(c.Context, prefix, c.String("out"))
+					if err != nil {
+						return err
+					}
+					fmt.Fprintf(c.App.Writer, "published %s → %s (signed, key %s)\n", snapshot.ShortID(s.SnapshotID), path, s.Signature.PublicKey)
+					return nil
+				},
+			},
+			{
+				Name: "import", Usage: "check a snapshot file and append it to this device's timeline", ArgsUsage: "<file>",
+				Action: func(c *cli.Context) error {
+					file, err := oneArg(c, "file")
+					if err != nil {
+						return err
+					}
+					m, err := openMemory(c)
+					if err != nil {
+						return err
+					}
+					res, err := m.ImportSnapshot(c.Context, file)
+					if err != nil {
+						return err
+					}
+					w, id := c.App.Writer, snapshot.ShortID(res.Snapshot.SnapshotID)
+					if res.Existed {
+						fmt.Fprintf(w, "snapshot %s already imported (%s)\n", id, res.Path)
+					} else {
+						fmt.Fprintf(w, "imported snapshot %s → %s\n", id, res.Path)
+					}
+					if res.Unsigned {
+						fmt.Fprintln(w, "provenance unsigned — no provenance")
+						fmt.Fprintln(w, "signed with this device's key for the memory branch (the id is unchanged)")
+					} else {
+						fmt.Fprintf(w, "provenance signed by %s (signature verified)\n", res.Snapshot.Signature.PublicKey)
+					}
+					return nil
+				},
+			},
+		},
+	}
+}
+
+func printSession(c *cli.Context, s *snapshot.Session) {
+	w := c.App.Writer
+	if s == nil {
+		fmt.Fprintln(w, "Session:  none")
+		return
+	}
+	fmt.Fprintf(w, "Session:  %s\nTask:     %s\n", derefOr(s.SessionID, "-"), derefOr(s.Task, "-"))
+	for _, d := range s.Decisions {
+		fmt.Fprintf(w, "  decision %s\n", d)
+	}
+	for _, f := range s.FilesTouched {
+		fmt.Fprintf(w, "  file     %s\n", f)
+	}
+}
+
+func readLimited(path string, max int64) ([]byte, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if fi.Size() > max {
+		return nil, withCode(exitRefused, fmt.Errorf("%s is %d bytes (limit %d)", path, fi.Size(), max))
+	}
+	return os.ReadFile(path)
+}

@@ -1,0 +1,482 @@
+package gitstore
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"errors"
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+
+	"github.com/git-ctx/git-ctx/formats/checkpoint"
+	"github.com/git-ctx/git-ctx/formats/snapshot"
+)
+
+// Context snapshots (ctx-v1 only; see docs/FORMAT.md §2.3):
+//
+//	repos/<repo-id>/snapshots/<id[0:2]>/<snapshot_id>.json   pretty file (snapshot.MarshalFile)
+//	repos/<repo-id>/timelines/<device>/<NNNNNNNN>.jsonl      compact TimelineEntry lines,
+//	                                                          SegmentLines per segment
+const (
+	SnapshotsDirName = "snapshots"
+	TimelinesDirName = "timelines"
+)
+
+// ErrSnapshotLayout: snapshots are stored only on ctx-v1 branches.
+var ErrSnapshotLayout = errors.New("context snapshots need a memory branch with the ctx-v1 layout; this branch uses ghyll-v1 (create a ctx-v1 branch with 'git ctx init --layout ctx-v1' in a new repository)")
+
+// SnapshotDir is the directory of repoID's snapshot files.
+func SnapshotDir(repoID string) string { return path.Join(RepoDir(repoID), SnapshotsDirName) }
+
+// SnapshotPath is where the snapshot with id lives (id must pass snapshot.CheckID).
+func SnapshotPath(repoID, id string) string {
+	return path.Join(SnapshotDir(repoID), id[0:2], snapshot.StoredFileName(id))
+}
+
+// TimelineDir is the directory holding one directory of segments per device.
+func TimelineDir(repoID string) string { return path.Join(RepoDir(repoID), TimelinesDirName) }
+
+// TimelineSegmentPath is segment n of device's timeline in repoID.
+func TimelineSegmentPath(repoID, device string, n int) string {
+	return path.Join(TimelineDir(repoID), device, SegmentName(n))
+}
+
+// validStoredID: the ids stored on the branch are 64 lowercase hex
+// characters (BLAKE3 output; CheckID alone would allow uppercase or short ids).
+func validStoredID(id string) bool { return len(id) == 64 && isHex(id) }
+
+// TimelineDevices lists the devices with a timeline in repoID.
+func (v *View) TimelineDevices(repoID string) ([]string, error) {
+	es, err := v.List(TimelineDir(repoID))
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range es {
+		if e.Mode == filemode.Dir {
+			out = append(out, e.Name)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// timelineSegments returns the blob ids of device's timeline segments, in
+// order; they must be exactly 00000000.jsonl … N.jsonl, regular files.
+func (v *View) timelineSegments(repoID, device string) ([]plumbing.Hash, error) {
+	dir := path.Join(TimelineDir(repoID), device)
+	es, err := v.List(dir)
+	if err != nil {
+		return nil, err
+	}
+	sort.Slice(es, func(i, j int) bool { return es[i].Name < es[j].Name })
+	out := make([]plumbing.Hash, 0, len(es))
+	for i, e := range es {
+		if e.Name != SegmentName(i) || e.Mode != filemode.Regular {
+			return nil, fmt.Errorf("%w: unexpected entry %s/%s in a timeline", ErrCorrupt, dir, e.Name)
+		}
+		out = append(out, e.Hash)
+	}
+	return out, nil
+}
+
+// Timeline parses device's timeline in repoID (nil when it has none). Unlike
+// lean-ctx's reader, a malformed line or segment is an error (ErrCorrupt):
+// the branch is written only by git-ctx.
+func (v *View) Timeline(repoID, device string) ([]snapshot.TimelineEntry, error) {
+	if v.Layout != LayoutCtxV1 {
+		return nil, nil
+	}
+	segs, err := v.timelineSegments(repoID, device)
+	if err != nil {
+		return nil, err
+	}
+	var out []snapshot.TimelineEntry
+	for i, h := range segs {
+		b, err := v.s.readBlob(h, MaxBlob)
+		if err != nil {
+			return nil, err
+		}
+		n := bytes.Count(b, []byte{'\n'})
+		if n > SegmentLines || i < len(segs)-1 && n != SegmentLines || n == 0 || b[len(b)-1] != '\n' {
+			return nil, fmt.Errorf("%w: timeline of %s: segment %s holds %d lines (full segments hold %d)", ErrCorrupt, device, SegmentName(i), n, SegmentLines)
+		}
+		for j, line := range bytes.SplitAfter(b[:len(b)-1], []byte{'\n'}) {
+			e, err := snapshot.ParseTimelineEntry(bytes.TrimSuffix(line, []byte{'\n'}))
+			if err == nil && !validStoredID(e.SnapshotID) {
+				err = fmt.Errorf("invalid snapshot id %q", e.SnapshotID)
+			}
+			if err != nil {
+				return out, fmt.Errorf("%w: timeline of %s: entry %d: %v", ErrCorrupt, device, i*SegmentLines+j+1, err)
+			}
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+// SnapshotFile reads the raw snapshot file with id in repoID.
+func (v *View) SnapshotFile(repoID, id string) ([]byte, error) {
+	if !validStoredID(id) {
+		return nil, fmt.Errorf("%w: %s", snapshot.ErrInvalidID, id)
+	}
+	return v.ReadFile(SnapshotPath(repoID, id), snapshot.MaxFileSize)
+}
+
+// Snapshot reads and parses the snapshot id in repoID (no integrity check).
+func (v *View) Snapshot(repoID, id string) (*snapshot.Snapshot, []byte, error) {
+	raw, err := v.SnapshotFile(repoID, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := snapshot.ParseFile(raw)
+	return s, raw, err
+}
+
+// SnapshotEntry is one snapshot file found by WalkSnapshots.
+type SnapshotEntry struct {
+	Path string
+	ID   string
+	Blob plumbing.Hash
+}
+
+// WalkSnapshots lists repoID's snapshot files; paths the layout does not
+// prescribe go to bad.
+func (v *View) WalkSnapshots(repoID string) (good []SnapshotEntry, bad []string, err error) {
+	dir := SnapshotDir(repoID)
+	top, err := v.List(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, d := range top {
+		p := path.Join(dir, d.Name)
+		if d.Mode != filemode.Dir || len(d.Name) != 2 || !isHex(d.Name) {
+			bad = append(bad, p)
+			continue
+		}
+		es, err := v.List(p)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, e := range es {
+			full := path.Join(p, e.Name)
+			id, ok := strings.CutSuffix(e.Name, ".json")
+			if !ok || e.Mode != filemode.Regular || !validStoredID(id) || SnapshotPath(repoID, id) != full {
+				bad = append(bad, full)
+				continue
+			}
+			good = append(good, SnapshotEntry{Path: full, ID: id, Blob: e.Hash})
+		}
+	}
+	return good, bad, nil
+}
+
+// SignerDevice finds the device whose published key is pub ("" if none).
+type SignerDevice func(pub ed25519.PublicKey) string
+
+// CheckTimelineEntry verifies one timeline entry of device against the
+// snapshot file it names (raw; nil when missing): the file parses, its id
+// is the entry's and verifies (integrity), it is signed by a key published
+// on the branch — device's own, or (an imported snapshot) another device's —
+// and every field of the entry matches the snapshot. It returns a short
+// reason and a detail, or "" when the entry verifies.
+func CheckTimelineEntry(e snapshot.TimelineEntry, raw []byte, device string, deviceKey ed25519.PublicKey, signer SignerDevice) (reason, detail string) {
+	if raw == nil {
+		return "missing_snapshot", "the timeline names a snapshot file that does not exist"
+	}
+	s, err := snapshot.ParseFile(raw)
+	if err != nil {
+		return "malformed_snapshot", err.Error()
+	}
+	if s.SnapshotID != e.SnapshotID {
+		return "id_mismatch", fmt.Sprintf("the file holds snapshot %s", snapshot.ShortID(s.SnapshotID))
+	}
+	if err := s.VerifyIntegrity(); err != nil {
+		return "bad_id", err.Error()
+	}
+	if s.Signature == nil {
+		return "unsigned", "the snapshot carries no signature"
+	}
+	ok, err := s.Verify(nil)
+	if err != nil {
+		return "bad_signature", err.Error()
+	}
+	if !ok {
+		return "bad_signature", "signature verification failed"
+	}
+	key, _ := s.SignerKey()
+	if deviceKey == nil || !ed25519.PublicKey(key).Equal(deviceKey) {
+		if signer == nil || signer(key) == "" {
+			return "unknown_signer", fmt.Sprintf("signed by %s, not by %s's key nor any device key on the branch", checkpoint.Fingerprint(key), device)
+		}
+	}
+	if got := s.TimelineEntry(); !entryEqual(got, e) {
+		return "entry_mismatch", "the timeline entry's fields do not match the snapshot"
+	}
+	return "", ""
+}
+
+func entryEqual(a, b snapshot.TimelineEntry) bool {
+	eq := func(x, y *string) bool { return x == nil && y == nil || x != nil && y != nil && *x == *y }
+	return a.SnapshotID == b.SnapshotID && eq(a.ParentID, b.ParentID) && a.CreatedAt == b.CreatedAt &&
+		eq(a.GitCommit, b.GitCommit) && eq(a.GitBranch, b.GitBranch) && a.TokensSaved == b.TokensSaved && a.Signed == b.Signed
+}
+
+// EntryEqual reports whether two timeline entries are identical.
+func EntryEqual(a, b snapshot.TimelineEntry) bool { return entryEqual(a, b) }
+
+// MarshalTimeline encodes entries as timeline lines.
+func MarshalTimeline(entries []snapshot.TimelineEntry) ([]byte, error) {
+	var buf []byte
+	for _, e := range entries {
+		line, err := e.MarshalLine()
+		if err != nil {
+			return nil, err
+		}
+		buf = append(buf, line...)
+	}
+	return buf, nil
+}
+
+// SnapshotRequest asks for one snapshot on this device's timeline.
+type SnapshotRequest struct {
+	RepoID string
+	Device Device
+	Author Author
+	// Build runs under the lock with this device's timeline head (nil when
+	// the timeline is empty) and returns the finished snapshot (id set,
+	// signed or not) to store. It may run more than once (CAS retries).
+	Build func(head *snapshot.TimelineEntry) (*snapshot.Snapshot, error)
+}
+
+// SnapshotResult says what AppendSnapshot did.
+type SnapshotResult struct {
+	Snapshot *snapshot.Snapshot
+	Path     string
+	Existed  bool // the id was already on this device's timeline: nothing written
+	Commit   plumbing.Hash
+}
+
+// AppendSnapshot stores a snapshot file and appends its entry to this
+// device's timeline, in one commit "ctx: snapshot <id12> by <device>". Like
+// Append it holds the lock, re-reads the tip and retries on a concurrent
+// move. A snapshot whose id is already on the device's timeline is a no-op.
+func (s *Store) AppendSnapshot(ctx context.Context, req SnapshotRequest) (*SnapshotResult, error) {
+	return lockedRetry(ctx, s, func() (*SnapshotResult, error) { return s.appendSnapshotOnce(ctx, req) })
+}
+
+func (s *Store) appendSnapshotOnce(ctx context.Context, req SnapshotRequest) (*SnapshotResult, error) {
+	tip, err := s.Tip()
+	if err != nil {
+		return nil, err
+	}
+	if tip.IsZero() {
+		return nil, ErrNotInitialized
+	}
+	v, err := s.ViewAt(tip)
+	if err != nil {
+		return nil, err
+	}
+	if v.Layout != LayoutCtxV1 {
+		return nil, ErrSnapshotLayout
+	}
+	dev := req.Device
+	files := map[string][]byte{}
+	publish, err := needsKey(v, dev)
+	if err != nil {
+		return nil, err
+	}
+	if publish {
+		files[DeviceKeyPath(dev.ID)] = checkpoint.EncodePublicKey(dev.public())
+	}
+	segs, err := v.timelineSegments(req.RepoID, dev.ID)
+	if err != nil {
+		return nil, err
+	}
+	entries, err := v.Timeline(req.RepoID, dev.ID)
+	if err != nil {
+		return nil, err
+	}
+	var head *snapshot.TimelineEntry
+	if len(entries) > 0 {
+		head = &entries[len(entries)-1]
+	}
+	snap, err := req.Build(head)
+	if err != nil {
+		return nil, err
+	}
+	if err := snap.CheckStorable(); err != nil {
+		return nil, err
+	}
+	if !validStoredID(snap.SnapshotID) {
+		return nil, fmt.Errorf("%w: %s", snapshot.ErrInvalidID, snap.SnapshotID)
+	}
+	res := &SnapshotResult{Snapshot: snap, Path: SnapshotPath(req.RepoID, snap.SnapshotID)}
+	for _, e := range entries {
+		if e.SnapshotID == snap.SnapshotID {
+			res.Existed = true
+			return res, nil
+		}
+	}
+	body, err := snap.MarshalFile()
+	if err != nil {
+		return nil, err
+	}
+	if len(body) > snapshot.MaxFileSize {
+		return nil, fmt.Errorf("%w: snapshot is %d bytes (limit %d)", snapshot.ErrTooLarge, len(body), snapshot.MaxFileSize)
+	}
+	// The file is content-addressed by id; an existing file with this id
+	// (another device's, or an earlier import) is kept as it is, and the
+	// entry describes that file.
+	if _, err := v.BlobHash(res.Path); errors.Is(err, ErrNotExist) {
+		files[res.Path] = body
+	} else if err != nil {
+		return nil, err
+	} else if existing, _, err := v.Snapshot(req.RepoID, snap.SnapshotID); err == nil && existing.VerifyIntegrity() == nil {
+		snap, res.Snapshot = existing, existing
+	} else {
+		return nil, fmt.Errorf("%w: %s holds a damaged snapshot: run 'git ctx verify'", ErrCorrupt, res.Path)
+	}
+	// Append the entry to the last segment, or start a new one.
+	idx, lines := 0, []snapshot.TimelineEntry(nil)
+	if len(segs) > 0 {
+		idx = len(segs) - 1
+		lines = entries[idx*SegmentLines:]
+	}
+	if len(lines) >= SegmentLines {
+		idx, lines = idx+1, nil
+	}
+	lines = append(append([]snapshot.TimelineEntry(nil), lines...), snap.TimelineEntry())
+	seg, err := MarshalTimeline(lines)
+	if err != nil {
+		return nil, err
+	}
+	files[TimelineSegmentPath(req.RepoID, dev.ID, idx)] = seg
+	tree, err := s.treeWith(v.Root, files)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	msg := fmt.Sprintf("ctx: snapshot %s by %s\n\nSnapshot: %s\n", snapshot.ShortID(snap.SnapshotID), dev.ID, snap.SnapshotID)
+	commit, err := s.writeCommit(tree, []plumbing.Hash{tip}, req.Author.signature(now), msg)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.casRef(ctx, tip, commit, "ctx: snapshot"); err != nil {
+		return nil, err
+	}
+	res.Commit = commit
+	return res, nil
+}
+
+// TimelineReport is the verification of one device's snapshot timeline.
+type TimelineReport struct {
+	Repo     string           `json:"repo"`
+	Device   string           `json:"device"`
+	Entries  int              `json:"entries"`
+	Verified int              `json:"verified"`
+	Failure  *TimelineFailure `json:"failure,omitempty"`
+}
+
+// TimelineFailure names the first bad entry of a timeline.
+type TimelineFailure struct {
+	Index    int    `json:"index"` // 0-based; -1 when the timeline itself is unreadable
+	Snapshot string `json:"snapshot,omitempty"`
+	Reason   string `json:"reason"`
+	Detail   string `json:"detail"`
+}
+
+func (f *TimelineFailure) Error() string {
+	if f.Index < 0 {
+		return fmt.Sprintf("%s: %s", f.Reason, f.Detail)
+	}
+	return fmt.Sprintf("entry %d (snapshot %s): %s: %s", f.Index+1, snapshot.ShortID(f.Snapshot), f.Reason, f.Detail)
+}
+
+// KeySigner returns a SignerDevice over keys (device id → key).
+func KeySigner(keys map[string]ed25519.PublicKey) SignerDevice {
+	return func(pub ed25519.PublicKey) string {
+		ids := make([]string, 0, len(keys))
+		for id := range keys {
+			ids = append(ids, id)
+		}
+		sort.Strings(ids)
+		for _, id := range ids {
+			if keys[id].Equal(pub) {
+				return id
+			}
+		}
+		return ""
+	}
+}
+
+// verifySnapshots checks repoID's timelines and snapshot files: every entry
+// verifies (CheckTimelineEntry), every file is named by some timeline, and
+// no path lies outside the layout.
+func (v *View) verifySnapshots(repoID string, keys map[string]ed25519.PublicKey, rep *Report, problem func(string, string, ...any)) error {
+	files, bad, err := v.WalkSnapshots(repoID)
+	if err != nil {
+		return err
+	}
+	for _, b := range bad {
+		problem(b, "not a snapshot file name of the %s layout", v.Layout)
+	}
+	blobs := map[string]plumbing.Hash{}
+	for _, f := range files {
+		blobs[f.ID] = f.Blob
+	}
+	es, err := v.List(TimelineDir(repoID))
+	if err != nil {
+		return err
+	}
+	named := map[string]bool{}
+	signer := KeySigner(keys)
+	for _, e := range es {
+		if e.Mode != filemode.Dir {
+			problem(path.Join(TimelineDir(repoID), e.Name), "not a timeline of the %s layout", v.Layout)
+			continue
+		}
+		tr := TimelineReport{Repo: repoID, Device: e.Name}
+		list, err := v.Timeline(repoID, e.Name)
+		if err != nil {
+			if !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrTooLarge) {
+				return err
+			}
+			tr.Failure = &TimelineFailure{Index: -1, Reason: "malformed_timeline", Detail: err.Error()}
+		}
+		tr.Entries = len(list)
+		for i, te := range list {
+			named[te.SnapshotID] = true
+			if tr.Failure != nil {
+				continue
+			}
+			var raw []byte
+			if h, ok := blobs[te.SnapshotID]; ok {
+				if raw, err = v.s.readBlob(h, snapshot.MaxFileSize); err != nil {
+					if !errors.Is(err, ErrTooLarge) {
+						return err
+					}
+					raw = []byte{}
+				}
+			}
+			if reason, detail := CheckTimelineEntry(te, raw, e.Name, keys[e.Name], signer); reason != "" {
+				tr.Failure = &TimelineFailure{Index: i, Snapshot: te.SnapshotID, Reason: reason, Detail: detail}
+				continue
+			}
+			tr.Verified++
+		}
+		rep.Timelines = append(rep.Timelines, tr)
+	}
+	for _, f := range files {
+		if !named[f.ID] {
+			problem(f.Path, "snapshot file not named by any timeline")
+		}
+	}
+	return nil
+}

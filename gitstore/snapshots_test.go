@@ -1,0 +1,176 @@
+package gitstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/git-ctx/git-ctx/formats/snapshot"
+)
+
+func testSnapshot(t *testing.T, n int, parent *snapshot.TimelineEntry, key Device, sign bool) *snapshot.Snapshot {
+	t.Helper()
+	s := snapshot.New(fmt.Sprintf("2026-01-01T00:00:%02d.%06d+00:00", n%60, n), "test")
+	commit, branch := strings.Repeat("a", 40), "main"
+	s.Git.Commit, s.Git.Branch = &commit, &branch
+	s.ROI.TokensSaved = uint64(n)
+	if parent != nil {
+		id := parent.SnapshotID
+		s.ParentID = &id
+	}
+	var err error
+	if sign {
+		err = s.Sign(key.Key)
+	} else {
+		err = s.Finalize()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestAppendSnapshot(t *testing.T) {
+	isolate(t)
+	s, dir := newStore(t)
+	ctx := context.Background()
+	d := device(t, "dev-a", 1)
+	if _, err := s.Init(ctx, InitOptions{Layout: LayoutCtxV1, Device: d}); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	// 130 snapshots cross a segment boundary.
+	for i := 0; i < SegmentLines+2; i++ {
+		res, err := s.AppendSnapshot(ctx, SnapshotRequest{RepoID: repoID, Device: d,
+			Build: func(head *snapshot.TimelineEntry) (*snapshot.Snapshot, error) {
+				if (head == nil) != (i == 0) || head != nil && head.SnapshotID != ids[len(ids)-1] {
+					t.Fatalf("snapshot %d: head %+v", i, head)
+				}
+				return testSnapshot(t, i, head, d, true), nil
+			}})
+		if err != nil || res.Existed {
+			t.Fatalf("append %d: %+v %v", i, res, err)
+		}
+		id := res.Snapshot.SnapshotID
+		if res.Path != "repos/"+repoID+"/snapshots/"+id[:2]+"/"+id+".json" {
+			t.Fatalf("path %s", res.Path)
+		}
+		ids = append(ids, id)
+	}
+	v, err := s.View()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl, err := v.Timeline(repoID, "dev-a")
+	if err != nil || len(tl) != len(ids) {
+		t.Fatalf("timeline: %d %v", len(tl), err)
+	}
+	for i, e := range tl {
+		if e.SnapshotID != ids[i] || i > 0 && (e.ParentID == nil || *e.ParentID != ids[i-1]) || !e.Signed {
+			t.Fatalf("entry %d: %+v", i, e)
+		}
+	}
+	seg0 := git(t, dir, "show", BranchRef+":"+TimelineSegmentPath(repoID, "dev-a", 0))
+	if n := strings.Count(seg0, "\n") + 1; n != SegmentLines {
+		t.Fatalf("segment 0 has %d lines", n)
+	}
+	seg1 := git(t, dir, "show", BranchRef+":repos/"+repoID+"/timelines/dev-a/00000001.jsonl")
+	if n := strings.Count(seg1, "\n") + 1; n != 2 {
+		t.Fatalf("segment 1 has %d lines", n)
+	}
+	// The stored file is exactly MarshalFile's bytes.
+	last, raw, err := v.Snapshot(repoID, ids[len(ids)-1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := last.MarshalFile()
+	if string(raw) != string(want) || !strings.HasPrefix(string(raw), "{\n  \"schema_version\": 1,") {
+		t.Fatalf("stored file:\n%s", raw)
+	}
+	if msg := git(t, dir, "log", "-1", "--format=%s", BranchRef); msg != "ctx: snapshot "+ids[len(ids)-1][:12]+" by dev-a" {
+		t.Fatalf("commit subject %q", msg)
+	}
+	// Idempotent: the same id again writes nothing.
+	tip, _ := s.Tip()
+	res, err := s.AppendSnapshot(ctx, SnapshotRequest{RepoID: repoID, Device: d,
+		Build: func(*snapshot.TimelineEntry) (*snapshot.Snapshot, error) { return last, nil }})
+	if err != nil || !res.Existed {
+		t.Fatalf("re-append: %+v %v", res, err)
+	}
+	if tip2, _ := s.Tip(); tip2 != tip {
+		t.Fatal("idempotent append moved the branch")
+	}
+	// Another device imports dev-a's snapshot: the file is shared, the entry
+	// goes on dev-b's timeline, and the branch verifies.
+	b := device(t, "dev-b", 2)
+	res, err = s.AppendSnapshot(ctx, SnapshotRequest{RepoID: repoID, Device: b,
+		Build: func(head *snapshot.TimelineEntry) (*snapshot.Snapshot, error) { return last, nil }})
+	if err != nil || res.Existed {
+		t.Fatalf("import on dev-b: %+v %v", res, err)
+	}
+	v, _ = s.View()
+	if devs, _ := v.TimelineDevices(repoID); len(devs) != 2 {
+		t.Fatalf("timeline devices %v", devs)
+	}
+	rep, err := v.Verify()
+	if err != nil || !rep.OK || len(rep.Timelines) != 2 || rep.Timelines[0].Verified != len(ids) {
+		t.Fatalf("verify: %+v %v", rep, err)
+	}
+	git(t, dir, "fsck", "--strict", "--no-progress")
+}
+
+func TestAppendSnapshotGhyllV1(t *testing.T) {
+	isolate(t)
+	s, _ := newStore(t)
+	ctx := context.Background()
+	d := device(t, "dev-a", 1)
+	if _, err := s.Init(ctx, InitOptions{Layout: LayoutGhyllV1, Device: d}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.AppendSnapshot(ctx, SnapshotRequest{RepoID: repoID, Device: d,
+		Build: func(head *snapshot.TimelineEntry) (*snapshot.Snapshot, error) {
+			return testSnapshot(t, 0, head, d, true), nil
+		}})
+	if !errors.Is(err, ErrSnapshotLayout) {
+		t.Fatalf("ghyll-v1: %v", err)
+	}
+}
+
+func TestVerifyCatchesSnapshotTampering(t *testing.T) {
+	isolate(t)
+	s, dir := newStore(t)
+	ctx := context.Background()
+	d := device(t, "dev-a", 1)
+	if _, err := s.Init(ctx, InitOptions{Layout: LayoutCtxV1, Device: d}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.AppendSnapshot(ctx, SnapshotRequest{RepoID: repoID, Device: d,
+		Build: func(head *snapshot.TimelineEntry) (*snapshot.Snapshot, error) {
+			return testSnapshot(t, 3, head, d, true), nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := git(t, dir, "show", BranchRef+":"+res.Path)
+	bad := strings.Replace(raw, `"tokens_saved": 3`, `"tokens_saved": 4`, 1)
+	tip, _ := s.Tip()
+	v, _ := s.ViewAt(tip)
+	tree, err := s.treeWith(v.Root, map[string][]byte{res.Path: []byte(bad)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.writeCommit(tree, []plumbing.Hash{tip}, Author{}.signature(time.Now()), "tamper\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, _ = s.ViewAt(c)
+	rep, err := v.Verify()
+	if err != nil || rep.OK || len(rep.Timelines) != 1 || rep.Timelines[0].Failure == nil || rep.Timelines[0].Failure.Reason != "bad_id" {
+		t.Fatalf("verify of a tampered snapshot: %+v %v", rep.Timelines, err)
+	}
+}
