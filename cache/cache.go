@@ -24,7 +24,7 @@ import (
 
 // SchemaVersion changes whenever the schema or the meaning of a column
 // changes; a cache of another version is rebuilt.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // FileName is the cache database inside <git-common-dir>/ctx.
 const FileName = "cache.db"
@@ -98,6 +98,22 @@ CREATE TABLE tips (
     commit_id  TEXT NOT NULL,
     indexed_at INTEGER NOT NULL
 );
+-- Context snapshots: every device's timeline entries, in timeline order.
+CREATE TABLE snapshots (
+    repo_id      TEXT NOT NULL,
+    device       TEXT NOT NULL,
+    seq          INTEGER NOT NULL,
+    snapshot_id  TEXT NOT NULL,
+    parent_id    TEXT,
+    created_at   TEXT NOT NULL,
+    git_commit   TEXT,
+    git_branch   TEXT,
+    tokens_saved INTEGER NOT NULL,
+    signed       INTEGER NOT NULL,
+    verified     INTEGER NOT NULL,
+    PRIMARY KEY (repo_id, device, seq)
+);
+CREATE INDEX idx_snapshots_created ON snapshots(repo_id, created_at DESC);
 CREATE TABLE quarantine (
     id       INTEGER PRIMARY KEY,
     ref      TEXT NOT NULL,

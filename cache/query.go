@@ -400,3 +400,43 @@ func (d *DB) DeviceStats(ctx context.Context, repoID string) (map[string]DeviceS
 	}
 	return out, rows.Err()
 }
+
+// Snapshots lists the cached timeline entries of repoID (one device's when
+// device is set), newest first: by created_at, then device, then position.
+func (d *DB) Snapshots(ctx context.Context, repoID, device string) ([]SnapshotRow, error) {
+	q := `SELECT device, seq, snapshot_id, parent_id, created_at, git_commit, git_branch, tokens_saved, signed, verified
+		FROM snapshots WHERE repo_id = ?`
+	args := []any{repoID}
+	if device != "" {
+		q += ` AND device = ?`
+		args = append(args, device)
+	}
+	rows, err := d.db.QueryContext(ctx, q+` ORDER BY created_at DESC, device ASC, seq DESC`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []SnapshotRow
+	for rows.Next() {
+		r := SnapshotRow{RepoID: repoID}
+		var parent, commit, branch sql.NullString
+		var tokens int64
+		var signed, verified int
+		if err := rows.Scan(&r.Device, &r.Seq, &r.Entry.SnapshotID, &parent, &r.Entry.CreatedAt, &commit, &branch,
+			&tokens, &signed, &verified); err != nil {
+			return nil, err
+		}
+		r.Entry.ParentID, r.Entry.GitCommit, r.Entry.GitBranch = optString(parent), optString(commit), optString(branch)
+		r.Entry.TokensSaved, r.Entry.Signed, r.Verified = uint64(tokens), signed == 1, verified == 1
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+func optString(s sql.NullString) *string {
+	if !s.Valid {
+		return nil
+	}
+	v := s.String
+	return &v
+}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/git-ctx/git-ctx/formats/checkpoint"
+	"github.com/git-ctx/git-ctx/formats/snapshot"
 )
 
 // Writer adds rows inside one transaction.
@@ -255,4 +256,50 @@ func (w *Writer) AddQuarantine(q Quarantined) error {
 func (w *Writer) ClearQuarantine(ref, repoID, device string) error {
 	_, err := w.exec(`DELETE FROM quarantine WHERE ref = ? AND repo_id = ? AND device = ?`, ref, repoID, device)
 	return err
+}
+
+// SnapshotRow is one timeline entry of one device.
+type SnapshotRow struct {
+	RepoID, Device string
+	Seq            int
+	Entry          snapshot.TimelineEntry
+	Verified       bool
+}
+
+// AddSnapshot inserts one timeline entry (an existing position is left as
+// it is).
+func (w *Writer) AddSnapshot(r SnapshotRow) error {
+	e := r.Entry
+	_, err := w.exec(`INSERT OR IGNORE INTO snapshots
+		(repo_id, device, seq, snapshot_id, parent_id, created_at, git_commit, git_branch, tokens_saved, signed, verified)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?)`,
+		r.RepoID, r.Device, r.Seq, e.SnapshotID, nullable(e.ParentID), e.CreatedAt, nullable(e.GitCommit), nullable(e.GitBranch),
+		int64(e.TokensSaved), boolInt(e.Signed), boolInt(r.Verified))
+	return err
+}
+
+func nullable(s *string) any {
+	if s == nil {
+		return nil
+	}
+	return *s
+}
+
+// SnapshotHead returns how many timeline entries of device in repoID are
+// cached, the id of the last one, and whether it verified (true when none).
+func (w *Writer) SnapshotHead(repoID, device string) (int, string, bool, error) {
+	s, err := w.stmt(`SELECT seq, snapshot_id, verified FROM snapshots WHERE repo_id = ? AND device = ? ORDER BY seq DESC LIMIT 1`)
+	if err != nil {
+		return 0, "", false, err
+	}
+	var seq, verified int
+	var id string
+	err = s.QueryRowContext(w.ctx, repoID, device).Scan(&seq, &id, &verified)
+	if err == sql.ErrNoRows {
+		return 0, "", true, nil
+	}
+	if err != nil {
+		return 0, "", false, err
+	}
+	return seq + 1, id, verified == 1, nil
 }

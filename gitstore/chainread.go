@@ -70,3 +70,17 @@ func (v *View) ChainFrom(repoID, device string, start int) ([]checkpoint.ChainEn
 	}
 	return out, nil
 }
+
+// TimelineID returns the object id of device's snapshot timeline directory
+// in repoID (ZeroHash when there is none). Two views with the same id hold
+// the same timeline.
+func (v *View) TimelineID(repoID, device string) (plumbing.Hash, error) {
+	e, err := v.entry(path.Join(TimelineDir(repoID), device))
+	if errors.Is(err, ErrNotExist) {
+		return plumbing.ZeroHash, nil
+	}
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return e.Hash, nil
+}

@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -178,11 +179,12 @@ func unchangedHistory(st *gitstore.Store, old, v *gitstore.View) error {
 	return nil
 }
 
-// isChainPath: chain files are rewritten by every append (the last segment,
-// or ghyll-v1's single file); indexChain checks they only grew.
+// isChainPath: chain and timeline files are rewritten by every append (the
+// last segment, or ghyll-v1's single chain file); indexing checks they only
+// grew.
 func isChainPath(p string) bool {
 	parts := strings.Split(p, "/")
-	return len(parts) >= 4 && parts[0] == "repos" && parts[2] == "chains"
+	return len(parts) >= 4 && parts[0] == "repos" && (parts[2] == "chains" || parts[2] == "timelines")
 }
 
 // index adds to w every device key and every chain entry of v that is not
@@ -230,6 +232,78 @@ func (m *Memory) index(ctx context.Context, w *cache.Writer, old, v *gitstore.Vi
 				}
 			}
 			if err := m.indexChain(w, v, repoID, dev); err != nil {
+				return err
+			}
+		}
+		if err := m.indexTimelines(w, old, v, repoID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// indexTimelines caches the snapshot timeline entries of repoID beyond what
+// is cached, each checked against the snapshot file it names (integrity,
+// signature by a key on the branch, fields) before it is stored as verified.
+func (m *Memory) indexTimelines(w *cache.Writer, old, v *gitstore.View, repoID string) error {
+	if v.Layout != gitstore.LayoutCtxV1 {
+		return nil
+	}
+	devices, err := v.TimelineDevices(repoID)
+	if err != nil {
+		return err
+	}
+	var keys map[string]ed25519.PublicKey
+	for _, dev := range devices {
+		if old != nil {
+			a, errA := old.TimelineID(repoID, dev)
+			b, errB := v.TimelineID(repoID, dev)
+			if errA == nil && errB == nil && a == b {
+				continue
+			}
+		}
+		count, lastID, lastVerified, err := w.SnapshotHead(repoID, dev)
+		if err != nil {
+			return err
+		}
+		entries, err := v.Timeline(repoID, dev)
+		if err != nil {
+			return m.quarantine(w, repoID, dev, "", chain.Malformed, err.Error())
+		}
+		if count > 0 && (len(entries) < count || entries[count-1].SnapshotID != lastID) {
+			return fmt.Errorf("%w: the snapshot timeline of %s no longer holds %s at position %d", errRewritten, dev, short(lastID), count)
+		}
+		if keys == nil {
+			keys = map[string]ed25519.PublicKey{}
+			ids, err := v.Devices()
+			if err != nil {
+				return err
+			}
+			for _, d := range ids {
+				if pub, _, err := v.DeviceKey(d); err == nil {
+					keys[d] = pub
+				}
+			}
+		}
+		verified := lastVerified
+		for i := count; i < len(entries); i++ {
+			e := entries[i]
+			raw, err := v.SnapshotFile(repoID, e.SnapshotID)
+			if errors.Is(err, gitstore.ErrNotExist) {
+				raw, err = nil, nil
+			}
+			if err != nil {
+				return err
+			}
+			if verified {
+				if reason, detail := gitstore.CheckTimelineEntry(e, raw, dev, keys[dev], gitstore.KeySigner(keys)); reason != "" {
+					verified = false
+					if err := m.quarantine(w, repoID, dev, e.SnapshotID, chain.Reason(reason), detail); err != nil {
+						return err
+					}
+				}
+			}
+			if err := w.AddSnapshot(cache.SnapshotRow{RepoID: repoID, Device: dev, Seq: i, Entry: e, Verified: verified}); err != nil {
 				return err
 			}
 		}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -233,57 +232,42 @@ func (m *Memory) sessionSlice(v *gitstore.View, repoID, device string, s *snapsh
 type SnapshotListEntry struct {
 	Device string
 	snapshot.TimelineEntry
+	// Verified is false when the entry or its snapshot failed verification
+	// (see git ctx log --unverified).
+	Verified bool
 }
 
 // ListSnapshots returns the snapshots of this repository, newest first: every
 // device's, or only this device's timeline (mine). Newest is by created_at
 // (text order; git-ctx writes UTC RFC 3339), then by timeline position.
 func (m *Memory) ListSnapshots(ctx context.Context, mine bool) ([]SnapshotListEntry, error) {
-	v, err := m.snapshotView()
-	if err != nil {
+	if _, err := m.snapshotView(); err != nil {
 		return nil, err
 	}
 	repoID, err := m.RepoID(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var devices []string
+	device := ""
 	if mine {
 		id, err := m.Identity()
 		if err != nil {
 			return nil, err
 		}
-		devices = []string{id.DeviceID}
-	} else if devices, err = v.TimelineDevices(repoID); err != nil {
+		device = id.DeviceID
+	}
+	db, err := m.Cache(ctx)
+	if err != nil {
 		return nil, err
 	}
-	type pos struct {
-		e   SnapshotListEntry
-		idx int
+	defer db.Close()
+	rows, err := db.Snapshots(ctx, repoID, device)
+	if err != nil {
+		return nil, err
 	}
-	var all []pos
-	for _, d := range devices {
-		tl, err := v.Timeline(repoID, d)
-		if err != nil {
-			return nil, err
-		}
-		for i, e := range tl {
-			all = append(all, pos{SnapshotListEntry{Device: d, TimelineEntry: e}, i})
-		}
-	}
-	sort.SliceStable(all, func(i, j int) bool {
-		a, b := all[i], all[j]
-		if a.e.CreatedAt != b.e.CreatedAt {
-			return a.e.CreatedAt > b.e.CreatedAt
-		}
-		if a.e.Device == b.e.Device {
-			return a.idx > b.idx
-		}
-		return a.e.Device < b.e.Device
-	})
-	out := make([]SnapshotListEntry, len(all))
-	for i, p := range all {
-		out[i] = p.e
+	out := make([]SnapshotListEntry, len(rows))
+	for i, r := range rows {
+		out[i] = SnapshotListEntry{Device: r.Device, TimelineEntry: r.Entry, Verified: r.Verified}
 	}
 	return out, nil
 }

@@ -27,6 +27,7 @@ var (
 	sizesFlag = flag.String("sizes", "1000,10000,100000", "branch sizes (checkpoints)")
 	pullSize  = flag.Int("pull", 10000, "checkpoints in the pull benchmark (0: skip)")
 	hookSize  = flag.Int("hook", 10000, "checkpoints on the branch in the commit-hook benchmark (0: skip)")
+	snapSize  = flag.Int("snapshot", 10000, "checkpoints on the branch in the snapshot benchmark (0: skip)")
 	devices   = flag.Int("devices", 20, "devices the checkpoints are spread over")
 	runs      = flag.Int("runs", 15, "repetitions per measurement (median reported)")
 	binary    = flag.String("bin", "", "git-ctx binary for whole-command timings (required)")
@@ -51,8 +52,9 @@ func main() {
 	var sizes []int
 	for _, s := range strings.Split(*sizesFlag, ",") {
 		var n int
-		fmt.Sscan(s, &n)
-		sizes = append(sizes, n)
+		if _, err := fmt.Sscan(s, &n); err == nil && n > 0 {
+			sizes = append(sizes, n)
+		}
 	}
 	fmt.Printf("| operation | layout | checkpoints | median | runs |\n|---|---|---:|---:|---:|\n")
 	for _, layout := range []gitstore.Layout{gitstore.LayoutCtxV1} {
@@ -66,6 +68,34 @@ func main() {
 	if *hookSize > 0 {
 		benchHook(dir, *hookSize)
 	}
+	if *snapSize > 0 {
+		benchSnapshot(dir, *snapSize)
+	}
+}
+
+// benchSnapshot: create (signed) and verify a context snapshot, in process
+// and as whole commands, on a branch of n checkpoints.
+func benchSnapshot(dir string, n int) {
+	ctx := context.Background()
+	repo, m := build(dir, gitstore.LayoutCtxV1, n)
+	if _, err := m.Record(ctx, memory.RecordInput{Summary: "session for the snapshot", Files: []string{"a.go"}}); err != nil {
+		fatal(err)
+	}
+	var last string
+	row("snapshot create, signed (in process)", gitstore.LayoutCtxV1, n, measure(*runs, func() {
+		res, err := m.CreateSnapshot(ctx, true, nil)
+		if err != nil {
+			fatal(err)
+		}
+		last = res.Snapshot.SnapshotID
+	}), *runs)
+	row("snapshot verify (in process)", gitstore.LayoutCtxV1, n, measure(*runs, func() {
+		if _, _, err := m.VerifySnapshot(ctx, last); err != nil {
+			fatal(err)
+		}
+	}), *runs)
+	row("`git ctx snapshot create` (whole command)", gitstore.LayoutCtxV1, n, measure(*runs, func() { gitctx(repo, "snapshot", "create") }), *runs)
+	row("`git ctx snapshot verify ID` (whole command)", gitstore.LayoutCtxV1, n, measure(*runs, func() { gitctx(repo, "snapshot", "verify", last[:12]) }), *runs)
 }
 
 // benchHook: `git commit` without and with the post-commit hook, on a
