@@ -28,6 +28,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"unicode/utf8"
 )
 
 // ZeroHash is the parent of the first checkpoint in a device's chain.
@@ -120,7 +121,20 @@ func Parse(data []byte) (*Checkpoint, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
-	// Decode only the exactly-known members: encoding/json would otherwise
+	// Common case: every key is known exactly, so decoding the original
+	// bytes once is safe (no case-insensitive matches can happen).
+	allKnown := true
+	for _, m := range members {
+		allKnown = allKnown && knownKeys[m.Key]
+	}
+	if allKnown {
+		var cp Checkpoint
+		if err := json.Unmarshal(data, &cp); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
+		}
+		return &cp, nil
+	}
+	// Otherwise decode only the exactly-known members: encoding/json would
 	// match keys case-insensitively ("pArent" setting the parent).
 	var known bytes.Buffer
 	var extra []Member
@@ -130,7 +144,11 @@ func Parse(data []byte) (*Checkpoint, error) {
 			if k := foldedKnownKey(m.Key); k != "" {
 				return nil, fmt.Errorf("%w: key %q differs from %q only in case", ErrMalformed, m.Key, k)
 			}
-			extra = append(extra, m)
+			var buf bytes.Buffer
+			if err := json.Compact(&buf, m.Value); err != nil {
+				return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
+			}
+			extra = append(extra, Member{Key: m.Key, Value: buf.Bytes()})
 			continue
 		}
 		if known.Len() > 1 {
@@ -160,51 +178,108 @@ func foldedKnownKey(key string) string {
 }
 
 // splitObject returns the top-level members of a JSON object in order, with
-// compacted raw values, refusing duplicates and anything after the object.
+// their raw values as written, refusing duplicates and anything after the
+// object.
+// It checks well-formedness with json.Valid first, then walks the members
+// by hand (much faster than json.Decoder's token API).
 func splitObject(data []byte) ([]Member, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	tok, err := dec.Token()
-	if err != nil {
+	if !json.Valid(data) {
+		var v any
+		err := json.Unmarshal(data, &v) // for the message
+		if err == nil {
+			err = errors.New("invalid JSON")
+		}
 		return nil, err
 	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '{' {
 		return nil, errors.New("not a JSON object")
 	}
-	seen := map[string]bool{}
+	i = skipSpace(data, i+1)
 	var members []Member
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, err
-		}
-		key, ok := tok.(string)
-		if !ok {
-			return nil, errors.New("object key is not a string")
+	seen := map[string]bool{}
+	for i < len(data) && data[i] != '}' {
+		end := stringEnd(data, i)
+		rawKey := data[i:end]
+		var key string
+		// Escapes and invalid UTF-8 (which decoding turns into U+FFFD) go
+		// through the decoder, so keys read exactly as encoding/json reads them.
+		if bytes.IndexByte(rawKey, '\\') >= 0 || !utf8.Valid(rawKey) {
+			if err := json.Unmarshal(rawKey, &key); err != nil {
+				return nil, err
+			}
+		} else {
+			key = string(rawKey[1 : len(rawKey)-1])
 		}
 		if seen[key] {
 			return nil, fmt.Errorf("duplicate key %q", key)
 		}
 		seen[key] = true
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return nil, err
+		i = skipSpace(data, end)
+		i = skipSpace(data, i+1) // ':'
+		vEnd := valueEnd(data, i)
+		members = append(members, Member{Key: key, Value: json.RawMessage(data[i:vEnd])})
+		i = skipSpace(data, vEnd)
+		if i < len(data) && data[i] == ',' {
+			i = skipSpace(data, i+1)
 		}
-		var buf bytes.Buffer
-		if err := json.Compact(&buf, raw); err != nil {
-			return nil, err
-		}
-		members = append(members, Member{Key: key, Value: buf.Bytes()})
 	}
-	if _, err := dec.Token(); err != nil { // closing brace
-		return nil, err
-	}
-	// Only whitespace may follow: any other byte would change the file
-	// without changing its hash.
-	if rest := bytes.TrimLeft(data[dec.InputOffset():], " \t\r\n"); len(rest) > 0 {
+	// Only whitespace may follow the object: any other byte would change the
+	// file without changing its hash.
+	if skipSpace(data, i+1) != len(data) {
 		return nil, errors.New("data after the object")
 	}
 	return members, nil
+}
+
+func skipSpace(data []byte, i int) int {
+	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// stringEnd returns the index after the string starting at data[i] == '"'.
+func stringEnd(data []byte, i int) int {
+	for j := i + 1; j < len(data); j++ {
+		switch data[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return len(data)
+}
+
+// valueEnd returns the index after the (valid) JSON value starting at i.
+func valueEnd(data []byte, i int) int {
+	switch data[i] {
+	case '"':
+		return stringEnd(data, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(data); j++ {
+			switch data[j] {
+			case '"':
+				j = stringEnd(data, j) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return len(data)
+	}
+	j := i
+	for j < len(data) && data[j] != ',' && data[j] != '}' && data[j] != ']' && data[j] != ' ' &&
+		data[j] != '\t' && data[j] != '\n' && data[j] != '\r' {
+		j++
+	}
+	return j
 }
 
 // Canonical returns the exact bytes hashed under rule.
