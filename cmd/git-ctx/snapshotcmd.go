@@ -155,11 +155,7 @@ func cmdSnapshot() *cli.Command {
 			{
 				Name: "show", Usage: "show one snapshot", ArgsUsage: "<id-prefix>", Flags: []cli.Flag{jsonFlag},
 				Action: func(c *cli.Context) error {
-					prefix, err := oneArg(c, "snapshot id")
-					if err != nil {
-						return err
-					}
-					m, err := openMemory(c)
+					prefix, m, err := argAndMemory(c, "snapshot id")
 					if err != nil {
 						return err
 					}
@@ -191,11 +187,7 @@ func cmdSnapshot() *cli.Command {
 			{
 				Name: "verify", Usage: "check a stored snapshot's integrity and signature", ArgsUsage: "<id-prefix>",
 				Action: func(c *cli.Context) error {
-					prefix, err := oneArg(c, "snapshot id")
-					if err != nil {
-						return err
-					}
-					m, err := openMemory(c)
+					prefix, m, err := argAndMemory(c, "snapshot id")
 					if err != nil {
 						return err
 					}
@@ -228,11 +220,7 @@ func cmdSnapshot() *cli.Command {
 					&cli.StringFlag{Name: "out", Usage: "write the session slice as JSON to `FILE`"},
 				},
 				Action: func(c *cli.Context) error {
-					prefix, err := oneArg(c, "snapshot id")
-					if err != nil {
-						return err
-					}
-					m, err := openMemory(c)
+					prefix, m, err := argAndMemory(c, "snapshot id")
 					if err != nil {
 						return err
 					}
@@ -292,11 +280,7 @@ func cmdSnapshot() *cli.Command {
 				Name: "publish", Usage: "write a signed, pretty snapshot file to share", ArgsUsage: "<id-prefix>",
 				Flags: []cli.Flag{&cli.StringFlag{Name: "out", Usage: "output `FILE` (default ./<id12>.ctxsnapshot.json)"}},
 				Action: func(c *cli.Context) error {
-					prefix, err := oneArg(c, "snapshot id")
-					if err != nil {
-						return err
-					}
-					m, err := openMemory(c)
+					prefix, m, err := argAndMemory(c, "snapshot id")
 					if err != nil {
 						return err
 					}
@@ -311,11 +295,7 @@ func cmdSnapshot() *cli.Command {
 			{
 				Name: "import", Usage: "check a snapshot file and append it to this device's timeline", ArgsUsage: "<file>",
 				Action: func(c *cli.Context) error {
-					file, err := oneArg(c, "file")
-					if err != nil {
-						return err
-					}
-					m, err := openMemory(c)
+					file, m, err := argAndMemory(c, "file")
 					if err != nil {
 						return err
 					}
@@ -366,4 +346,14 @@ func readLimited(path string, max int64) ([]byte, error) {
 		return nil, withCode(exitRefused, fmt.Errorf("%s is %d bytes (limit %d)", path, fi.Size(), max))
 	}
 	return os.ReadFile(path)
+}
+
+// argAndMemory takes the one argument a verb needs and opens the memory.
+func argAndMemory(c *cli.Context, what string) (string, *memory.Memory, error) {
+	arg, err := oneArg(c, what)
+	if err != nil {
+		return "", nil, err
+	}
+	m, err := openMemory(c)
+	return arg, m, err
 }
