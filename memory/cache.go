@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"strings"
+	gosync "sync"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -216,6 +218,7 @@ func (m *Memory) index(ctx context.Context, w *cache.Writer, old, v *gitstore.Vi
 		if err != nil {
 			return err
 		}
+		var jobs []*chainJob
 		for _, dev := range chains {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -231,9 +234,14 @@ func (m *Memory) index(ctx context.Context, w *cache.Writer, old, v *gitstore.Vi
 					}
 				}
 			}
-			if err := m.indexChain(w, v, repoID, dev); err != nil {
+			job := &chainJob{repoID: repoID, dev: dev}
+			if job.count, job.lastHash, job.lastVerified, err = w.HeadState(repoID, dev); err != nil {
 				return err
 			}
+			jobs = append(jobs, job)
+		}
+		if err := m.runChainJobs(ctx, w, v, jobs); err != nil {
+			return err
 		}
 		if err := m.indexTimelines(w, old, v, repoID); err != nil {
 			return err
@@ -311,61 +319,98 @@ func (m *Memory) indexTimelines(w *cache.Writer, old, v *gitstore.View, repoID s
 	return nil
 }
 
-// indexChain caches the entries of one device's chain beyond what is cached,
-// verifying them from the last cached entry on.
-func (m *Memory) indexChain(w *cache.Writer, v *gitstore.View, repoID, dev string) error {
-	count, lastHash, lastVerified, err := w.HeadState(repoID, dev)
-	if err != nil {
-		return err
+// chainJob indexes one device's chain: prepared from the cache (the caller's
+// goroutine), computed in parallel with other devices (reading, parsing and
+// verifying the new records), then applied to the cache (the caller's
+// goroutine again: the cache writer is not shared).
+type chainJob struct {
+	repoID, dev  string
+	count        int // records cached already
+	lastHash     string
+	lastVerified bool
+
+	rows      []cache.Row
+	failure   *chain.Failure // the first record that failed, quarantined
+	malformed string         // the chain could not be read
+	err       error          // fatal for the refresh (e.g. errRewritten)
+}
+
+// runChainJobs computes jobs on up to GOMAXPROCS goroutines and applies each
+// as soon as it is done, so at most that many devices' records are held.
+func (m *Memory) runChainJobs(ctx context.Context, w *cache.Writer, v *gitstore.View, jobs []*chainJob) error {
+	done := make(chan *chainJob)
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	go func() {
+		var wg gosync.WaitGroup
+		for _, j := range jobs {
+			sem <- struct{}{}
+			wg.Add(1)
+			go func(j *chainJob) {
+				defer wg.Done()
+				defer func() { <-sem }()
+				if ctx.Err() != nil {
+					j.err = ctx.Err()
+				} else {
+					computeChain(v, j)
+				}
+				done <- j
+			}(j)
+		}
+		wg.Wait()
+		close(done)
+	}()
+	var first error
+	for j := range done {
+		if first != nil {
+			continue // drain: let the other goroutines finish
+		}
+		first = m.applyChain(w, j)
 	}
-	from := count - 1
-	entries, err := v.ChainFrom(repoID, dev, max(from, 0))
+	return first
+}
+
+// computeChain reads device's chain from the last cached entry on and
+// verifies the new records; the failing record and every later one whose
+// file can still be read are kept as unverified rows.
+func computeChain(v *gitstore.View, j *chainJob) {
+	entries, err := v.ChainFrom(j.repoID, j.dev, max(j.count-1, 0))
 	if err != nil {
-		return m.quarantine(w, repoID, dev, "", chain.Malformed, err.Error())
+		j.malformed = err.Error()
+		return
 	}
 	var trusted *checkpoint.ChainEntry
-	if count > 0 {
-		if len(entries) == 0 || entries[0].Hash != lastHash {
-			return fmt.Errorf("%w: the chain of %s no longer holds checkpoint %s at position %d", errRewritten, dev, lastHash[:12], count)
+	if j.count > 0 {
+		if len(entries) == 0 || entries[0].Hash != j.lastHash {
+			j.err = fmt.Errorf("%w: the chain of %s no longer holds checkpoint %s at position %d", errRewritten, j.dev, short(j.lastHash), j.count)
+			return
 		}
 		trusted, entries = &entries[0], entries[1:]
 	}
 	if len(entries) == 0 {
-		return nil
-	}
-	var pub []byte
-	if k, _, err := v.DeviceKey(dev); err == nil {
-		pub = k
+		return
 	}
 	in := chain.Input{
-		Device: dev, Key: pub, Entries: entries, Trusted: trusted,
+		Device: j.dev, Entries: entries, Trusted: trusted,
 		Load: func(hash string) ([]byte, error) {
-			b, err := v.CheckpointFile(repoID, hash)
+			b, err := v.CheckpointFile(j.repoID, hash)
 			if errors.Is(err, gitstore.ErrNotExist) {
 				return nil, chain.ErrMissing
 			}
 			return b, err
 		},
 		Verified: func(i int, cp *checkpoint.Checkpoint) error {
-			m.indexed++
-			if m.Progress != nil && m.indexed%500 == 0 {
-				m.Progress(m.indexed)
-			}
-			return w.AddCheckpoint(cache.Row{CP: cp, RepoID: repoID, Seq: count + i, Verified: lastVerified})
+			j.rows = append(j.rows, cache.Row{CP: cp, RepoID: j.repoID, Seq: j.count + i, Verified: j.lastVerified})
+			return nil
 		},
 	}
-	if pub == nil {
-		in.Key = nil
+	if k, _, err := v.DeviceKey(j.dev); err == nil {
+		in.Key = k
 	}
 	res := chain.Verify(in)
 	if res.Failure == nil {
-		return nil
+		return
 	}
-	// The failing record and every later one are stored unverified when
-	// their files can be read at all; the failure is quarantined.
-	if err := m.quarantine(w, repoID, dev, res.Failure.Hash, res.Failure.Reason, res.Failure.Detail); err != nil {
-		return err
-	}
+	j.failure = res.Failure
 	for i := res.Failure.Index; i < len(entries); i++ {
 		raw, err := in.Load(entries[i].Hash)
 		if err != nil {
@@ -375,9 +420,29 @@ func (m *Memory) indexChain(w *cache.Writer, v *gitstore.View, repoID, dev strin
 		if err != nil || cp.Hash != entries[i].Hash {
 			break
 		}
-		if err := w.AddCheckpoint(cache.Row{CP: cp, RepoID: repoID, Seq: count + i, Verified: false}); err != nil {
+		j.rows = append(j.rows, cache.Row{CP: cp, RepoID: j.repoID, Seq: j.count + i, Verified: false})
+	}
+}
+
+// applyChain writes a computed job into the cache.
+func (m *Memory) applyChain(w *cache.Writer, j *chainJob) error {
+	if j.err != nil {
+		return j.err
+	}
+	if j.malformed != "" {
+		return m.quarantine(w, j.repoID, j.dev, "", chain.Malformed, j.malformed)
+	}
+	for _, r := range j.rows {
+		if err := w.AddCheckpoint(r); err != nil {
 			return err
 		}
+		m.indexed++
+		if m.Progress != nil && m.indexed%500 == 0 {
+			m.Progress(m.indexed)
+		}
+	}
+	if j.failure != nil {
+		return m.quarantine(w, j.repoID, j.dev, j.failure.Hash, j.failure.Reason, j.failure.Detail)
 	}
 	return nil
 }
