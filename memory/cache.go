@@ -234,7 +234,7 @@ func (m *Memory) index(ctx context.Context, w *cache.Writer, old, v *gitstore.Vi
 					}
 				}
 			}
-			job := &chainJob{repoID: repoID, dev: dev}
+			job := &chainJob{repoID: repoID, dev: dev, preverified: m.Preverified}
 			if job.count, job.lastHash, job.lastVerified, err = w.HeadState(repoID, dev); err != nil {
 				return err
 			}
@@ -325,6 +325,7 @@ func (m *Memory) indexTimelines(w *cache.Writer, old, v *gitstore.View, repoID s
 // goroutine again: the cache writer is not shared).
 type chainJob struct {
 	repoID, dev  string
+	preverified  map[string]bool
 	count        int // records cached already
 	lastHash     string
 	lastVerified bool
@@ -405,6 +406,9 @@ func computeChain(v *gitstore.View, j *chainJob) {
 	}
 	if k, _, err := v.DeviceKey(j.dev); err == nil {
 		in.Key = k
+	}
+	if pre := j.preverified; pre != nil {
+		in.Preverified = func(h string) bool { return pre[h] }
 	}
 	res := chain.Verify(in)
 	if res.Failure == nil {

@@ -36,11 +36,14 @@ type Memory struct {
 	// Progress, when set, is told how many records an index or rebuild has
 	// processed so far, and -1 when it is over.
 	Progress func(done int)
-	Repo     *gitrepo.Repo
-	Store    *gitstore.Store
-	repoID   string
-	ident    *identity.Identity
-	indexed  int // records indexed by this process (for Progress)
+	// Preverified names checkpoints whose hash and signature were just
+	// verified on the same bytes (by a pull); indexing skips re-signing them.
+	Preverified map[string]bool
+	Repo        *gitrepo.Repo
+	Store       *gitstore.Store
+	repoID      string
+	ident       *identity.Identity
+	indexed     int // records indexed by this process (for Progress)
 }
 
 // Open finds the repository containing dir.

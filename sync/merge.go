@@ -43,6 +43,7 @@ type DeviceResult struct {
 // plan is what a merge of a fetched tip would take.
 type plan struct {
 	edits     map[string]plumbing.Hash
+	accepted  []string // hashes of the checkpoints verified and merged
 	devices   []DeviceResult
 	rejected  []Rejection
 	newKeys   []string
@@ -200,6 +201,7 @@ func makePlan(st *gitstore.Store, local, remote *gitstore.View, pol Policy) (*pl
 		for _, path := range o.mentioned {
 			used[path] = true
 		}
+		p.accepted = append(p.accepted, o.accepted...)
 		p.devices = append(p.devices, o.result)
 		p.rejected = append(p.rejected, o.rejected...)
 		p.added += o.result.Added
@@ -227,6 +229,7 @@ type chainOutcome struct {
 	edits     map[string]plumbing.Hash
 	rejected  []Rejection
 	mentioned []string // checkpoint paths the remote chain names beyond the shared prefix
+	accepted  []string // hashes of the records verified and taken
 	err       error
 }
 
@@ -325,6 +328,7 @@ func mergeChain(st *gitstore.Store, local, remote *gitstore.View, k chainKey, ke
 				return out
 			}
 			out.edits[path] = h
+			out.accepted = append(out.accepted, e.Hash)
 		}
 		if err := chainEdits(st, remote.Layout, k, accepted, n, out.edits); err != nil {
 			out.err = err

@@ -30,6 +30,8 @@ type PullResult struct {
 	Rejected  []Rejection    `json:"rejected"`
 	Forks     int            `json:"forks"`
 	Durations Timings        `json:"timings_ms"`
+
+	verified []string // checkpoints this pull verified and merged
 }
 
 // Timings splits a pull's wall time (milliseconds).
@@ -162,6 +164,7 @@ func pullOnce(ctx context.Context, m *memory.Memory, remote string, tipR plumbin
 	res.Durations.Merge = ms(time.Since(t))
 	res.After, res.Added, res.NewKeys, res.Forks = after.String(), p.added, append([]string{}, p.newKeys...), p.forks
 	res.Devices, res.Rejected = p.devices, p.rejected
+	res.verified = p.accepted
 	if res.Devices == nil {
 		res.Devices = []DeviceResult{}
 	}
@@ -174,6 +177,15 @@ func pullOnce(ctx context.Context, m *memory.Memory, remote string, tipR plumbin
 // recordPull stores rejections in the cache's quarantine and remembers
 // where the last pull started (for `git ctx review`).
 func recordPull(ctx context.Context, m *memory.Memory, res *PullResult) error {
+	// The records this pull verified need not be signature-checked again
+	// while the cache indexes them.
+	if len(res.verified) > 0 {
+		m.Preverified = make(map[string]bool, len(res.verified))
+		for _, h := range res.verified {
+			m.Preverified[h] = true
+		}
+		defer func() { m.Preverified = nil }()
+	}
 	db, err := m.Cache(ctx)
 	if err != nil {
 		return err
