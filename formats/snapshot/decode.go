@@ -6,6 +6,16 @@ import (
 	"github.com/git-ctx/git-ctx/formats/serdejson"
 )
 
+// Field decoders shared with other serde formats (formats/serdejson).
+var (
+	str     = serdejson.StringField
+	optStr  = serdejson.OptStringField
+	u64     = serdejson.Uint64Field
+	f64     = serdejson.Float64Field
+	boolean = serdejson.BoolField
+	strList = serdejson.StringsField
+)
+
 // ParseFile decodes a snapshot file (pretty or compact; any JSON layout) the
 // way lean-ctx's serde_json::from_str does (see the package doc), after
 // refusing input over MaxFileSize. It does not check the id or signature:
@@ -41,45 +51,6 @@ func opt(name string, dec func(serdejson.Value) error) field {
 		}
 		return dec(v)
 	}}
-}
-
-func str(dst *string) func(serdejson.Value) error {
-	return func(v serdejson.Value) (err error) { *dst, err = v.Text(); return }
-}
-
-func optStr(dst **string) func(serdejson.Value) error {
-	return func(v serdejson.Value) error {
-		s, err := v.Text()
-		if err == nil {
-			*dst = &s
-		}
-		return err
-	}
-}
-
-func u64(dst *uint64) func(serdejson.Value) error {
-	return func(v serdejson.Value) (err error) { *dst, err = v.Uint64(); return }
-}
-
-func f64(dst *float64) func(serdejson.Value) error {
-	return func(v serdejson.Value) (err error) { *dst, err = v.Float64(); return }
-}
-
-func boolean(dst *bool) func(serdejson.Value) error {
-	return func(v serdejson.Value) (err error) { *dst, err = v.Boolean(); return }
-}
-
-func strList(dst *[]string) func(serdejson.Value) error {
-	return func(v serdejson.Value) error {
-		out := make([]string, 0, v.Len())
-		err := v.Elems(func(e serdejson.Value) error {
-			s, err := e.Text()
-			out = append(out, s)
-			return err
-		})
-		*dst = out
-		return err
-	}
 }
 
 func (s *Snapshot) decode(v serdejson.Value) error {

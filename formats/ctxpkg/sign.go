@@ -1,0 +1,186 @@
+package ctxpkg
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math/big"
+)
+
+// SignatureAlgorithm is the only algorithm lean-ctx signs and accepts.
+const SignatureAlgorithm = "ed25519"
+
+// SignPrefix starts the ctxpkg-sign-v1 signing input.
+const SignPrefix = "ctxpkg-sign-v1:"
+
+// Signature errors, texts as lean-ctx's.
+var (
+	ErrUnsupportedAlgorithm = errors.New("unsupported signature algorithm") // ": {alg}"
+	ErrPublicKeyHex         = errors.New("invalid public_key hex")          // ": {e}"
+	ErrSignatureHex         = errors.New("invalid signature hex")           // ": {e}"
+	ErrPublicKeyLength      = errors.New("public_key must be 32 bytes")
+	ErrSignatureLength      = errors.New("signature must be 64 bytes")
+	ErrInvalidPublicKey     = errors.New("invalid public key") // ": {e}"
+	// ErrSignatureRejected is the import/verify text for a signature that
+	// does not verify.
+	ErrSignatureRejected = errors.New("signature verification failed — the package was modified after signing")
+	// ErrBadKey: a private key of the wrong size was given to Sign.
+	ErrBadKey = errors.New("bad signing key")
+)
+
+// SigningMessage is hex(SHA-256("ctxpkg-sign-v1:{name}:{version}:{sha256}"));
+// Ed25519 signs its 64 ASCII bytes.
+func SigningMessage(name, version, integritySHA256 string) string {
+	sum := sha256.Sum256([]byte(SignPrefix + name + ":" + version + ":" + integritySHA256))
+	return hex.EncodeToString(sum[:])
+}
+
+// Sign sets Manifest.Signature to an Ed25519 signature by priv over
+// SigningMessage of the manifest's name, version and integrity.sha256
+// (lowercase hex key and value). It does not recompute the integrity: call
+// Seal first for a package built here.
+func (m *Manifest) Sign(priv ed25519.PrivateKey) error {
+	if len(priv) != ed25519.PrivateKeySize {
+		return fmt.Errorf("%w: private key is %d bytes, want %d", ErrBadKey, len(priv), ed25519.PrivateKeySize)
+	}
+	msg := SigningMessage(m.Name, m.Version, m.Integrity.SHA256)
+	m.Signature = &Signature{
+		Algorithm: SignatureAlgorithm,
+		PublicKey: hex.EncodeToString(priv.Public().(ed25519.PublicKey)),
+		Value:     hex.EncodeToString(ed25519.Sign(priv, []byte(msg))),
+	}
+	return nil
+}
+
+// VerifySignature checks the signature as lean-ctx does, in its order:
+// absent → false; algorithm ≠ "ed25519" → error; public_key hex, value hex,
+// key length, signature length, point decoding → errors with lean-ctx's
+// texts; then the Ed25519 verification → true/false. Any key it carries is
+// trusted (lean-ctx has no trust list); pass pub to also require that key
+// (another key then gives false).
+func (m *Manifest) VerifySignature(pub ed25519.PublicKey) (bool, error) {
+	sig := m.Signature
+	if sig == nil {
+		return false, nil
+	}
+	if sig.Algorithm != SignatureAlgorithm {
+		return false, fmt.Errorf("%w: %s", ErrUnsupportedAlgorithm, sig.Algorithm)
+	}
+	key, err := decodeHex(sig.PublicKey)
+	if err != nil {
+		return false, fmt.Errorf("%w: %s", ErrPublicKeyHex, err)
+	}
+	value, err := decodeHex(sig.Value)
+	if err != nil {
+		return false, fmt.Errorf("%w: %s", ErrSignatureHex, err)
+	}
+	if len(key) != ed25519.PublicKeySize {
+		return false, ErrPublicKeyLength
+	}
+	if len(value) != ed25519.SignatureSize {
+		return false, ErrSignatureLength
+	}
+	if !onCurve(key) {
+		return false, fmt.Errorf("%w: %s", ErrInvalidPublicKey, errNotAPoint)
+	}
+	if pub != nil && !bytes.Equal(pub, key) {
+		return false, nil
+	}
+	msg := SigningMessage(m.Name, m.Version, m.Integrity.SHA256)
+	return ed25519.Verify(ed25519.PublicKey(key), []byte(msg), value), nil
+}
+
+// CheckSignature applies lean-ctx's import policy: unsigned is accepted
+// (nil); malformed material is VerifySignature's error; a signature that
+// does not verify is ErrSignatureRejected.
+func (m *Manifest) CheckSignature() error {
+	if m.Signature == nil {
+		return nil
+	}
+	ok, err := m.VerifySignature(nil)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return ErrSignatureRejected
+	}
+	return nil
+}
+
+// decodeHex decodes pairs of hex digits (either case) with lean-ctx's error
+// texts; unlike Rust's from_str_radix it refuses '+'.
+func decodeHex(s string) ([]byte, error) {
+	if len(s)%2 != 0 {
+		return nil, errOddLength
+	}
+	out := make([]byte, len(s)/2)
+	for i := 0; i < len(s); i += 2 {
+		hi, ok1 := hexVal(s[i])
+		lo, ok2 := hexVal(s[i+1])
+		if !ok1 || !ok2 {
+			return nil, hexError(fmt.Sprintf("hex decode at %d: invalid digit found in string", i))
+		}
+		out[i/2] = hi<<4 | lo
+	}
+	return out, nil
+}
+
+type hexError string
+
+func (e hexError) Error() string { return string(e) }
+
+const errOddLength = hexError("odd-length hex string")
+
+func hexVal(c byte) (byte, bool) {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0', true
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10, true
+	case c >= 'A' && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
+}
+
+// errNotAPoint is the detail ed25519-dalek 2.2 gives for a key that does
+// not decompress (exact lean-ctx text unverified).
+const errNotAPoint = "signature error: Cannot decompress Edwards point"
+
+var (
+	fieldP = new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), 255), big.NewInt(19))
+	curveD = func() *big.Int {
+		inv := new(big.Int).ModInverse(big.NewInt(121666), fieldP)
+		d := new(big.Int).Mul(big.NewInt(-121665), inv)
+		return d.Mod(d, fieldP)
+	}()
+	legendreExp = new(big.Int).Rsh(new(big.Int).Sub(fieldP, big.NewInt(1)), 1)
+)
+
+// onCurve reports whether a 32-byte encoding decompresses to an edwards25519
+// point as curve25519-dalek decompresses it (y reduced mod p, sign bit
+// ignored for the test): x² = (y²-1)/(d·y²+1) must be a square.
+func onCurve(enc []byte) bool {
+	le := make([]byte, 32)
+	for i := range 32 {
+		le[31-i] = enc[i]
+	}
+	le[0] &= 0x7f
+	y := new(big.Int).SetBytes(le)
+	y.Mod(y, fieldP)
+	y2 := new(big.Int).Mul(y, y)
+	u := new(big.Int).Sub(y2, big.NewInt(1))
+	u.Mod(u, fieldP)
+	v := new(big.Int).Mul(curveD, y2)
+	v.Add(v, big.NewInt(1))
+	v.Mod(v, fieldP)
+	uv := new(big.Int).Mul(u, v)
+	uv.Mod(uv, fieldP)
+	if uv.Sign() == 0 {
+		return true
+	}
+	return new(big.Int).Exp(uv, legendreExp, fieldP).Cmp(big.NewInt(1)) == 0
+}

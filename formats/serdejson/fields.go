@@ -1,0 +1,50 @@
+package serdejson
+
+// Field decoders for DecodeStruct: each returns the Decode function of a
+// Field that stores the member's value in dst (an Option field stores a
+// pointer, set only when the member is present and not null).
+
+// StringField decodes a string into dst.
+func StringField(dst *string) func(Value) error {
+	return func(v Value) (err error) { *dst, err = v.Text(); return }
+}
+
+// OptStringField decodes an Option<String> into dst.
+func OptStringField(dst **string) func(Value) error {
+	return func(v Value) error {
+		s, err := v.Text()
+		if err == nil {
+			*dst = &s
+		}
+		return err
+	}
+}
+
+// Uint64Field decodes a u64 into dst.
+func Uint64Field(dst *uint64) func(Value) error {
+	return func(v Value) (err error) { *dst, err = v.Uint64(); return }
+}
+
+// Float64Field decodes an f64 into dst.
+func Float64Field(dst *float64) func(Value) error {
+	return func(v Value) (err error) { *dst, err = v.Float64(); return }
+}
+
+// BoolField decodes a bool into dst.
+func BoolField(dst *bool) func(Value) error {
+	return func(v Value) (err error) { *dst, err = v.Boolean(); return }
+}
+
+// StringsField decodes a Vec<String> into dst (never nil once decoded).
+func StringsField(dst *[]string) func(Value) error {
+	return func(v Value) error {
+		out := make([]string, 0, v.Len())
+		err := v.Elems(func(e Value) error {
+			s, err := e.Text()
+			out = append(out, s)
+			return err
+		})
+		*dst = out
+		return err
+	}
+}
