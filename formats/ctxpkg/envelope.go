@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/git-ctx/git-ctx/formats/serdejson"
+
+	"github.com/git-ctx/git-ctx/formats/dalek"
 )
 
 // ContentType is the envelope's content_type (its JSON value).
@@ -322,7 +324,7 @@ func leanHexDecode(s string) ([]byte, bool) {
 	out := make([]byte, len(s)/2)
 	for i := range out {
 		a, b := s[2*i], s[2*i+1]
-		lo, ok := hexVal(b)
+		lo, ok := dalek.HexVal(b)
 		if !ok {
 			return nil, false
 		}
@@ -330,7 +332,7 @@ func leanHexDecode(s string) ([]byte, bool) {
 			out[i] = lo
 			continue
 		}
-		hi, ok := hexVal(a)
+		hi, ok := dalek.HexVal(a)
 		if !ok {
 			return nil, false
 		}

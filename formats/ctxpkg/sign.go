@@ -7,7 +7,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"math/big"
+
+	"github.com/git-ctx/git-ctx/formats/dalek"
 )
 
 // SignatureAlgorithm is the only algorithm lean-ctx signs and accepts.
@@ -83,8 +84,8 @@ func (m *Manifest) VerifySignature(pub ed25519.PublicKey) (bool, error) {
 	if len(value) != ed25519.SignatureSize {
 		return false, ErrSignatureLength
 	}
-	if !onCurve(key) {
-		return false, fmt.Errorf("%w: %s", ErrInvalidPublicKey, errNotAPoint)
+	if !dalek.OnCurve(key) {
+		return false, fmt.Errorf("%w: %s", ErrInvalidPublicKey, dalek.ErrNotAPoint)
 	}
 	if pub != nil && !bytes.Equal(pub, key) {
 		return false, nil
@@ -118,8 +119,8 @@ func decodeHex(s string) ([]byte, error) {
 	}
 	out := make([]byte, len(s)/2)
 	for i := 0; i < len(s); i += 2 {
-		hi, ok1 := hexVal(s[i])
-		lo, ok2 := hexVal(s[i+1])
+		hi, ok1 := dalek.HexVal(s[i])
+		lo, ok2 := dalek.HexVal(s[i+1])
 		if !ok1 || !ok2 {
 			return nil, hexError(fmt.Sprintf("hex decode at %d: invalid digit found in string", i))
 		}
@@ -133,54 +134,3 @@ type hexError string
 func (e hexError) Error() string { return string(e) }
 
 const errOddLength = hexError("odd-length hex string")
-
-func hexVal(c byte) (byte, bool) {
-	switch {
-	case c >= '0' && c <= '9':
-		return c - '0', true
-	case c >= 'a' && c <= 'f':
-		return c - 'a' + 10, true
-	case c >= 'A' && c <= 'F':
-		return c - 'A' + 10, true
-	}
-	return 0, false
-}
-
-// errNotAPoint is the detail ed25519-dalek 2.2 gives for a key that does
-// not decompress (exact lean-ctx text unverified).
-const errNotAPoint = "signature error: Cannot decompress Edwards point"
-
-var (
-	fieldP = new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), 255), big.NewInt(19))
-	curveD = func() *big.Int {
-		inv := new(big.Int).ModInverse(big.NewInt(121666), fieldP)
-		d := new(big.Int).Mul(big.NewInt(-121665), inv)
-		return d.Mod(d, fieldP)
-	}()
-	legendreExp = new(big.Int).Rsh(new(big.Int).Sub(fieldP, big.NewInt(1)), 1)
-)
-
-// onCurve reports whether a 32-byte encoding decompresses to an edwards25519
-// point as curve25519-dalek decompresses it (y reduced mod p, sign bit
-// ignored for the test): x² = (y²-1)/(d·y²+1) must be a square.
-func onCurve(enc []byte) bool {
-	le := make([]byte, 32)
-	for i := range 32 {
-		le[31-i] = enc[i]
-	}
-	le[0] &= 0x7f
-	y := new(big.Int).SetBytes(le)
-	y.Mod(y, fieldP)
-	y2 := new(big.Int).Mul(y, y)
-	u := new(big.Int).Sub(y2, big.NewInt(1))
-	u.Mod(u, fieldP)
-	v := new(big.Int).Mul(curveD, y2)
-	v.Add(v, big.NewInt(1))
-	v.Mod(v, fieldP)
-	uv := new(big.Int).Mul(u, v)
-	uv.Mod(uv, fieldP)
-	if uv.Sign() == 0 {
-		return true
-	}
-	return new(big.Int).Exp(uv, legendreExp, fieldP).Cmp(big.NewInt(1)) == 0
-}

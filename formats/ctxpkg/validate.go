@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode"
+
+	"github.com/git-ctx/git-ctx/formats/dalek"
 )
 
 // Validation rules. Every validation failure is a *RuleError whose text is
@@ -175,7 +177,7 @@ func isHex64(s string) bool {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
-		if _, ok := hexVal(s[i]); !ok {
+		if _, ok := dalek.HexVal(s[i]); !ok {
 			return false
 		}
 	}

@@ -6,7 +6,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"math/big"
+
+	"github.com/git-ctx/git-ctx/formats/dalek"
 )
 
 // SigningMessage returns the message lean-ctx signs for id: the lowercase hex
@@ -98,8 +99,8 @@ func (s *Snapshot) Verify(pub ed25519.PublicKey) (bool, error) {
 	if len(value) != ed25519.SignatureSize {
 		return false, ErrSignatureLength
 	}
-	if !onCurve(key) {
-		return false, fmt.Errorf("%w: %s", ErrInvalidPublicKey, errNotAPoint)
+	if !dalek.OnCurve(key) {
+		return false, fmt.Errorf("%w: %s", ErrInvalidPublicKey, dalek.ErrNotAPoint)
 	}
 	if pub != nil && !bytes.Equal(pub, key) {
 		return false, nil
@@ -156,8 +157,8 @@ func decodeHex(s string) ([]byte, error) {
 	}
 	out := make([]byte, len(s)/2)
 	for i := 0; i < len(s); i += 2 {
-		hi, ok1 := hexVal(s[i])
-		lo, ok2 := hexVal(s[i+1])
+		hi, ok1 := dalek.HexVal(s[i])
+		lo, ok2 := dalek.HexVal(s[i+1])
 		if !ok1 || !ok2 {
 			return nil, hexDigitError(i)
 		}
@@ -174,60 +175,4 @@ const errOddLength = hexError("odd-length hex string")
 
 func hexDigitError(i int) error {
 	return hexError(fmt.Sprintf("hex decode at %d: invalid digit found in string", i))
-}
-
-func hexVal(c byte) (byte, bool) {
-	switch {
-	case c >= '0' && c <= '9':
-		return c - '0', true
-	case c >= 'a' && c <= 'f':
-		return c - 'a' + 10, true
-	case c >= 'A' && c <= 'F':
-		return c - 'A' + 10, true
-	}
-	return 0, false
-}
-
-// errNotAPoint is the detail of ErrInvalidPublicKey: what ed25519-dalek 2.2
-// with default features displays for a key that does not decompress (its
-// InternalError::PointDecompression wrapped in signature::Error). The exact
-// text lean-ctx prints is unverified.
-const errNotAPoint = "signature error: Cannot decompress Edwards point"
-
-var (
-	fieldP = new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), 255), big.NewInt(19))
-	// curveD = -121665/121666 mod p.
-	curveD = func() *big.Int {
-		inv := new(big.Int).ModInverse(big.NewInt(121666), fieldP)
-		d := new(big.Int).Mul(big.NewInt(-121665), inv)
-		return d.Mod(d, fieldP)
-	}()
-	legendreExp = new(big.Int).Rsh(new(big.Int).Sub(fieldP, big.NewInt(1)), 1)
-)
-
-// onCurve reports whether the 32-byte encoding decompresses to a point of
-// edwards25519 the way curve25519-dalek decompresses it: the top bit is the
-// sign of x, y is read from the low 255 bits and reduced mod p (non-canonical
-// encodings are accepted), and x² = (y²-1)/(d·y²+1) must have a square root.
-func onCurve(enc []byte) bool {
-	le := make([]byte, 32)
-	for i := range 32 {
-		le[31-i] = enc[i]
-	}
-	le[0] &= 0x7f
-	y := new(big.Int).SetBytes(le)
-	y.Mod(y, fieldP)
-	y2 := new(big.Int).Mul(y, y)
-	u := new(big.Int).Sub(y2, big.NewInt(1))
-	u.Mod(u, fieldP)
-	v := new(big.Int).Mul(curveD, y2)
-	v.Add(v, big.NewInt(1))
-	v.Mod(v, fieldP)
-	// u/v is a square iff u·v is (v ≠ 0 since d is not a square).
-	uv := new(big.Int).Mul(u, v)
-	uv.Mod(uv, fieldP)
-	if uv.Sign() == 0 {
-		return true
-	}
-	return new(big.Int).Exp(uv, legendreExp, fieldP).Cmp(big.NewInt(1)) == 0
 }

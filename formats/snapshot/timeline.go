@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/git-ctx/git-ctx/formats/serdejson"
+
+	"github.com/git-ctx/git-ctx/formats/dalek"
 )
 
 // TimelineEntry is one line of a project's append-only index.jsonl (Rust
@@ -209,7 +211,7 @@ func ResolveID(prefix string, ids []string) (string, error) {
 func CheckID(id string) error {
 	ok := id != "" && len(id) <= 64
 	for i := 0; ok && i < len(id); i++ {
-		_, ok = hexVal(id[i])
+		_, ok = dalek.HexVal(id[i])
 	}
 	if !ok {
 		return fmt.Errorf("%w: %s", ErrInvalidID, id)

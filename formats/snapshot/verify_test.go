@@ -6,6 +6,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/git-ctx/git-ctx/formats/dalek"
 )
 
 var seedB = strings.Repeat("09", 32)
@@ -203,7 +205,7 @@ func TestOnCurve(t *testing.T) {
 		seed[0] = byte(i)
 		seed[5] = byte(i * 7)
 		pub := ed25519.NewKeyFromSeed(seed).Public().(ed25519.PublicKey)
-		if !onCurve(pub) {
+		if !dalek.OnCurve(pub) {
 			t.Fatalf("real key %x not on the curve", pub)
 		}
 	}
@@ -214,13 +216,13 @@ func TestOnCurve(t *testing.T) {
 	zero := make([]byte, 32)
 	noncanon := []byte{0xee, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f}
 	for _, k := range [][]byte{id, zero, noncanon} {
-		if !onCurve(k) {
+		if !dalek.OnCurve(k) {
 			t.Errorf("%x should decompress", k)
 		}
 	}
 	bad := make([]byte, 32)
 	bad[0] = 2
-	if onCurve(bad) {
+	if dalek.OnCurve(bad) {
 		t.Error("y = 2 decompressed")
 	}
 	// Go's ed25519 agrees: a key that is not a point never verifies.
