@@ -8,6 +8,7 @@ import (
 
 // FuzzParse: no input panics; whatever parses re-encodes, re-parses to the
 // same canonical bytes, and a sealed record verifies after a file round trip.
+// fuzz-smoke: 2000x
 func FuzzParse(f *testing.F) {
 	for _, v := range loadVectors(f) {
 		if v.RecordJSON != nil {

@@ -5,6 +5,7 @@ import (
 	"testing"
 )
 
+// fuzz-smoke: 200x
 func FuzzParse(f *testing.F) {
 	p := fullPackage()
 	if err := p.Seal(); err != nil {

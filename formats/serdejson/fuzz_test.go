@@ -52,6 +52,7 @@ func FuzzFormatFloat(f *testing.F) {
 
 // FuzzQuoteString: the output is valid JSON that decodes back to the input
 // when the input is valid UTF-8, and never contains HTML escapes.
+// fuzz-smoke: 5000x
 func FuzzQuoteString(f *testing.F) {
 	for _, s := range []string{"", "a\"b\\c", "\x00\x1f\x7f", "<>&\u2028\u2029", "🚀", "\xff\xfe", "\xed\xa0\x80"} {
 		f.Add(s)

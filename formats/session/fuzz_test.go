@@ -91,6 +91,7 @@ func FuzzParseManifest(f *testing.F) {
 
 // FuzzReadTAR: no panic; an archive read to io.EOF has a safe name equal
 // to the wanted one and delivered exactly Size bytes.
+// fuzz-smoke: 150x
 func FuzzReadTAR(f *testing.F) {
 	f.Add(mustTAR(f, "projects/k/a.jsonl", []byte("{}\n")), "projects/k/a.jsonl")
 	f.Add(mustTAR(f, "projects/é/a.jsonl", jsonl(700)), "")
@@ -242,6 +243,7 @@ var rtMap = &PathMap{Home: posixMap.Home, Projects: posixMap.Projects[:2], Work:
 
 // FuzzPathRoundTrip: normalise then expand with the same map gives the
 // cleaned path back, for values and for whole lines.
+// fuzz-smoke: 10000x
 func FuzzPathRoundTrip(f *testing.F) {
 	for _, s := range []string{"home/alice/code/demo/src/a.go", "home/alice", "etc//x/../y", "srv/scratch", "data/real/${HOME}/x", "home/alice/code/demo/vendor/app"} {
 		f.Add(s)
