@@ -1,7 +1,8 @@
 // Package gitrepo finds the git repository a command runs in and answers
 // questions about it: its directories, its configuration, its repo id, its
-// current branch and what a commit changed. It reads configuration once per
-// process with a single git call.
+// current branch and what a commit changed. It finds the repository and
+// reads its configuration once per process: in process for the common
+// layouts, otherwise with one git call each.
 package gitrepo
 
 import (
@@ -36,12 +37,30 @@ type Repo struct {
 	CommonDir  string // shared git dir: objects, refs/heads (absolute)
 	Bare       bool
 	InWorkTree bool
+	workTree   string // top of the work tree when known without asking git
 	config     map[string][]string
 }
 
 // Open finds the repository containing dir (or $GIT_DIR) and reads its
 // configuration.
+//
+// The common layouts are answered in process, reading the same files git
+// reads, so that a command run from a hook starts no git process at all;
+// anything unusual (see discoverInProcess and readConfigInProcess) is asked
+// of git itself.
 func Open(ctx context.Context, dir string) (*Repo, error) {
+	if d, ok := discoverInProcess(dir); ok {
+		if cfg, err := readConfigInProcess(d); err == nil {
+			return &Repo{Dir: dir, GitDir: d.gitDir, CommonDir: d.commonDir, Bare: d.bare,
+				InWorkTree: d.inWorkTree, workTree: d.workTree, config: cfg}, nil
+		}
+	}
+	return openWithGit(ctx, dir)
+}
+
+// openWithGit discovers the repository and reads its configuration by
+// running git.
+func openWithGit(ctx context.Context, dir string) (*Repo, error) {
 	out, err := gitexec.Git(ctx, dir, "rev-parse", "--path-format=absolute",
 		"--git-dir", "--git-common-dir", "--is-bare-repository", "--is-inside-work-tree")
 	if err != nil {
@@ -65,6 +84,13 @@ func Open(ctx context.Context, dir string) (*Repo, error) {
 // ReloadConfig reads every configuration entry git sees (system, global,
 // local, worktree, includes) in one call.
 func (r *Repo) ReloadConfig(ctx context.Context) error {
+	if r.workTree != "" {
+		d := discovery{gitDir: r.GitDir, commonDir: r.CommonDir, workTree: r.workTree, inWorkTree: r.InWorkTree}
+		if cfg, err := readConfigInProcess(d); err == nil {
+			r.config = cfg
+			return nil
+		}
+	}
 	out, err := gitexec.Git(ctx, r.Dir, "config", "-z", "--list")
 	if err != nil {
 		var ge *gitexec.Error
@@ -190,13 +216,56 @@ func (r *Repo) RepoID(ctx context.Context) (string, error) {
 	if u := r.RemoteURL(); u != "" {
 		return HashID(u), nil
 	}
+	root, err := r.rootCommit(ctx)
+	if err != nil {
+		return "", err
+	}
+	return HashID(root), nil
+}
+
+// rootCommitFile caches, under the common git dir, the root commit the
+// repo id of a repository without a remote was derived from: finding it
+// walks the whole history, and a repo id must not change anyway when
+// history is rewritten later. Deleting the file makes git-ctx look again.
+const rootCommitFile = "ctx/root-commit"
+
+// rootCommit returns the smallest root commit id of HEAD, from the cache
+// file when present.
+func (r *Repo) rootCommit(ctx context.Context) (string, error) {
+	cache := filepath.Join(r.CommonDir, filepath.FromSlash(rootCommitFile))
+	if b, err := os.ReadFile(cache); err == nil {
+		if id := strings.TrimSpace(string(b)); isObjectID(id) {
+			return id, nil
+		}
+	}
 	out, err := gitexec.Git(ctx, r.Dir, "rev-list", "--max-parents=0", "HEAD")
 	if err != nil || len(bytes.TrimSpace(out)) == 0 {
 		return "", ErrNoRepoID
 	}
 	roots := strings.Fields(string(out))
 	sort.Strings(roots)
-	return HashID(roots[0]), nil
+	// Best effort: a read-only repository still works, only slower.
+	if os.MkdirAll(filepath.Dir(cache), 0o755) == nil {
+		tmp := fmt.Sprintf("%s.%d.tmp", cache, os.Getpid())
+		if os.WriteFile(tmp, []byte(roots[0]+"\n"), 0o644) == nil && os.Rename(tmp, cache) != nil {
+			os.Remove(tmp)
+		}
+	}
+	return roots[0], nil
+}
+
+// isObjectID reports whether s is a full lower-case hex object id (SHA-1
+// or SHA-256).
+func isObjectID(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // HashID is the lowercase hex SHA-256 of s.
@@ -316,6 +385,9 @@ func (r *Repo) Identity() (name, email string) {
 func (r *Repo) WorkTree(ctx context.Context) (string, error) {
 	if !r.InWorkTree {
 		return "", nil
+	}
+	if r.workTree != "" {
+		return r.workTree, nil
 	}
 	out, err := gitexec.Git(ctx, r.Dir, "rev-parse", "--show-toplevel")
 	if err != nil {

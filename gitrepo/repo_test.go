@@ -298,10 +298,30 @@ func TestRepoIDFromRootCommit(t *testing.T) {
 	other := commitFiles(t, dir, "other root", map[string]string{"b": "1"})
 	gitOut(t, dir, "checkout", "-q", "main")
 	gitOut(t, dir, "merge", "-q", "--allow-unrelated-histories", "-m", "join", "other")
+	// The id found first is kept (cached under the common dir): memory
+	// recorded so far stays under it.
+	if got, want := mustRepoID(t, dir), sha256Hex(root); got != want {
+		t.Errorf("after merging another root: RepoID = %s, want the first one %s", got, want)
+	}
+	cache := filepath.Join(dir, ".git", "ctx", "root-commit")
+	if b, err := os.ReadFile(cache); err != nil || strings.TrimSpace(string(b)) != root {
+		t.Fatalf("root commit cache = %q, %v; want %s", b, err, root)
+	}
+	// Without the cache the smallest root is used.
+	if err := os.Remove(cache); err != nil {
+		t.Fatal(err)
+	}
 	roots := []string{root, other}
 	sort.Strings(roots)
 	if got, want := mustRepoID(t, dir), sha256Hex(roots[0]); got != want {
 		t.Errorf("two roots: RepoID = %s, want sha256(%s) = %s", got, roots[0], want)
+	}
+	// A damaged cache is ignored.
+	if err := os.WriteFile(cache, []byte("not an id\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := mustRepoID(t, dir), sha256Hex(roots[0]); got != want {
+		t.Errorf("damaged cache: RepoID = %s, want %s", got, want)
 	}
 }
 
