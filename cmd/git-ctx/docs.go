@@ -53,6 +53,9 @@ defaults for recorded checkpoints
 .B GIT_CTX_TRACE
 when set, every git command git-ctx runs is logged on standard error
 .TP
+.B GIT_CTX_DISCOVERY
+set to "git" to have git itself find the repository and read its configuration (by default the common layouts are read in process and everything else is asked of git)
+.TP
 .B NO_COLOR
 no colour in output
 .SH FILES
