@@ -7,6 +7,8 @@ package main
 import (
 	"context"
 	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/hex"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -32,6 +34,7 @@ var (
 	runs      = flag.Int("runs", 15, "repetitions per measurement (median reported)")
 	binary    = flag.String("bin", "", "git-ctx binary for whole-command timings (required)")
 	work      = flag.String("work", "", "scratch directory (default: a temp dir, removed)")
+	layouts   = flag.String("layouts", "ctx-v1,ghyll-v1", "layouts to measure appends in (the other operations use ctx-v1)")
 )
 
 func main() {
@@ -57,9 +60,14 @@ func main() {
 		}
 	}
 	fmt.Printf("| operation | layout | checkpoints | median | runs |\n|---|---|---:|---:|---:|\n")
-	for _, layout := range []gitstore.Layout{gitstore.LayoutCtxV1} {
-		for _, n := range sizes {
-			benchSize(dir, layout, n)
+	for _, n := range sizes {
+		benchSize(dir, gitstore.LayoutCtxV1, n)
+	}
+	for _, name := range strings.Split(*layouts, ",") {
+		if l, err := gitstore.ParseLayout(name); err == nil && l != gitstore.LayoutCtxV1 {
+			for _, n := range sizes {
+				benchAppendOnly(dir, l, n)
+			}
 		}
 	}
 	if *pullSize > 0 {
@@ -210,6 +218,16 @@ func summary(r *rand.Rand) string {
 	return strings.Join(parts, " ")
 }
 
+func output(dir string, name string, args ...string) string {
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil {
+		fatal(fmt.Errorf("%s %v: %v", name, args, err))
+	}
+	return string(out)
+}
+
 func run(dir string, name string, args ...string) {
 	cmd := exec.Command(name, args...)
 	cmd.Dir = dir
@@ -322,9 +340,12 @@ func benchSize(dir string, layout gitstore.Layout, n int) {
 			fatal(err)
 		}
 	}), *runs)
-	row("`git ctx checkpoint -m …` (whole command)", layout, n, measure(*runs, func() {
-		gitctx(repo, "checkpoint", "-m", "bench append")
-	}), *runs)
+	command := measure(*runs, func() { gitctx(repo, "checkpoint", "-m", "bench append") })
+	row("`git ctx checkpoint -m …` (whole command)", layout, n, command, *runs)
+	benchObjectBytes(repo, layout, n)
+	script := benchPlumbingScript(dir, repo, n)
+	row("the same append by a plain script of git plumbing (hash-object, ls-tree, mktree, commit-tree, update-ref)", layout, n, script, *runs)
+	rowText("ratio: plumbing script ÷ `git ctx checkpoint`", layout, n, fmt.Sprintf("%.1f×", script.Seconds()/command.Seconds()), *runs)
 
 	// Incremental refresh after one new checkpoint (refresh only).
 	ds := make([]time.Duration, *runs)
@@ -354,6 +375,126 @@ func benchSize(dir string, layout gitstore.Layout, n int) {
 		}
 	}), *runs)
 	row("`git ctx search refresh token` (whole command)", layout, n, measure(*runs, func() { gitctx(repo, "search", "refresh", "token") }), *runs)
+}
+
+// benchAppendOnly measures appends (in process, whole command, bytes) in a
+// layout other than ctx-v1.
+func benchAppendOnly(dir string, layout gitstore.Layout, n int) {
+	ctx := context.Background()
+	t0 := time.Now()
+	repo, m := build(dir, layout, n)
+	fmt.Fprintf(os.Stderr, "built %d checkpoints (%s) in %s\n", n, layout, time.Since(t0).Round(time.Millisecond))
+	row("append one checkpoint (in process: memory.Record)", layout, n, measure(*runs, func() {
+		if _, err := m.Record(ctx, memory.RecordInput{Summary: "bench append"}); err != nil {
+			fatal(err)
+		}
+	}), *runs)
+	row("`git ctx checkpoint -m …` (whole command)", layout, n, measure(*runs, func() {
+		gitctx(repo, "checkpoint", "-m", "bench append")
+	}), *runs)
+	benchObjectBytes(repo, layout, n)
+	os.RemoveAll(repo)
+}
+
+// benchObjectBytes: on-disk bytes (zlib-compressed loose objects) that one
+// `git ctx checkpoint` adds to the object store, median over the runs.
+func benchObjectBytes(repo string, layout gitstore.Layout, n int) {
+	sizes := make([]int, *runs)
+	counts := make([]int, *runs)
+	for i := range sizes {
+		before := looseObjects(repo)
+		gitctx(repo, "checkpoint", "-m", "bench bytes")
+		for p, sz := range looseObjects(repo) {
+			if _, ok := before[p]; !ok {
+				sizes[i] += int(sz)
+				counts[i]++
+			}
+		}
+	}
+	sort.Ints(sizes)
+	sort.Ints(counts)
+	rowText("new git objects per append (on-disk bytes, loose)", layout, n,
+		fmt.Sprintf("%.1f KiB in %d objects", float64(sizes[len(sizes)/2])/1024, counts[len(counts)/2]), *runs)
+}
+
+// looseObjects lists the loose object files of repo with their sizes.
+func looseObjects(repo string) map[string]int64 {
+	out := map[string]int64{}
+	root := filepath.Join(repo, ".git", "objects")
+	dirs, _ := os.ReadDir(root)
+	for _, d := range dirs {
+		if len(d.Name()) != 2 || !d.IsDir() {
+			continue
+		}
+		files, _ := os.ReadDir(filepath.Join(root, d.Name()))
+		for _, f := range files {
+			if fi, err := f.Info(); err == nil {
+				out[d.Name()+f.Name()] = fi.Size()
+			}
+		}
+	}
+	return out
+}
+
+// plumbingScript is the append a user would script instead of git-ctx, for
+// the ctx-v1 layout: write the record blob, extend the device's last chain
+// segment, rebuild the seven trees on the two changed paths with ls-tree
+// and mktree, commit and compare-and-swap the ref. It neither signs nor
+// hashes the record (the caller passes them) nor rolls segments over, so it
+// is a lower bound of such a script's cost.
+const plumbingScript = `#!/usr/bin/env bash
+# usage: append.sh REPO_ID DEVICE HASH RECORD_FILE
+set -euo pipefail
+ref=refs/heads/ghyll/memory
+tip=$(git rev-parse "$ref")
+base=repos/$1
+blob=$(git hash-object -w "$4")
+# replace TREEISH NAME MODE TYPE ID: print the id of TREEISH with entry NAME set
+replace() {
+  { git ls-tree "$1" 2>/dev/null | awk -F'\t' -v n="$2" '$2 != n' || true
+    printf '%s %s %s\t%s\n' "$3" "$4" "$5" "$2"; } | git mktree
+}
+fan=${3:0:2}
+t_fan=$(replace "$tip:$base/checkpoints/$fan" "$3.json" 100644 blob "$blob")
+t_cps=$(replace "$tip:$base/checkpoints" "$fan" 040000 tree "$t_fan")
+seg=$(git ls-tree --name-only "$tip:$base/chains/$2/" | tail -n 1)
+segblob=$({ git cat-file blob "$tip:$base/chains/$2/$seg"; cat "$4"; echo; } | git hash-object -w --stdin)
+t_dev=$(replace "$tip:$base/chains/$2" "$seg" 100644 blob "$segblob")
+t_chains=$(replace "$tip:$base/chains" "$2" 040000 tree "$t_dev")
+t_base=$(replace "$tip:$base" checkpoints 040000 tree "$t_cps")
+t_base=$(replace "$t_base" chains 040000 tree "$t_chains")
+t_repos=$(replace "$tip:repos" "$1" 040000 tree "$t_base")
+t_root=$(replace "$tip" repos 040000 tree "$t_repos")
+commit=$(git commit-tree "$t_root" -p "$tip" -m "ctx: checkpoint ${3:0:12} by $2 (script)")
+git update-ref "$ref" "$commit" "$tip"
+`
+
+// benchPlumbingScript times plumbingScript on repo (ctx-v1), appending to
+// one existing device's chain.
+func benchPlumbingScript(dir, repo string, n int) time.Duration {
+	script := filepath.Join(dir, "append.sh")
+	if err := os.WriteFile(script, []byte(plumbingScript), 0o755); err != nil {
+		fatal(err)
+	}
+	record := filepath.Join(dir, "record.json")
+	// The script's records are not a valid chain: put the branch back after.
+	tip := strings.TrimSpace(output(repo, "git", "rev-parse", "refs/heads/ghyll/memory"))
+	defer run(repo, "git", "update-ref", "refs/heads/ghyll/memory", tip)
+	i := 0
+	return measure(*runs, func() {
+		i++
+		body := fmt.Sprintf(`{"author_id":"dev0@example.org","device_id":"bench-dev-00","session_id":"s-script","turn":%d,"summary":"script append %d %s","v":1}`, i, n, strings.Repeat("x", 400))
+		sum := sha256.Sum256([]byte(body))
+		if err := os.WriteFile(record, []byte(body), 0o644); err != nil {
+			fatal(err)
+		}
+		run(repo, "bash", script, strings.Repeat("ab", 32), "bench-dev-00", hex.EncodeToString(sum[:]), record)
+	})
+}
+
+// rowText prints a row whose value is not a duration.
+func rowText(op string, layout gitstore.Layout, n int, v string, runs int) {
+	fmt.Printf("| %s | %s | %d | %s | %d |\n", op, layout, n, v, runs)
 }
 
 func fatal(err error) {
