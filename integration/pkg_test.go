@@ -159,6 +159,9 @@ func TestPkgRoundTrip(t *testing.T) {
 	if rep := a.wantVerifies(t); rep.Commit == "" {
 		t.Fatal("no verify report")
 	}
+	if out := a.must(t, "review"); !strings.Contains(out, "+ package @team/auth@1.0.0 ") || !strings.Contains(out, ".ctxpkg: verified") {
+		t.Fatalf("review does not show the published package:\n%s", out)
+	}
 
 	// Tampered: every failure is listed, exit 1; publish refuses it.
 	bad := filepath.Join(s.root, "bad.ctxpkg")
