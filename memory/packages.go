@@ -457,7 +457,7 @@ func checkedPackage(path string) (*PackageCheck, error) {
 	case pc.Refused:
 		return nil, tagged(errors.New(strings.Join(pc.Failures, "; ")), ErrInput)
 	case !pc.Valid:
-		return nil, fmt.Errorf("%w: %s: %s", ErrPackageFailed, path, strings.Join(pc.Failures, "; "))
+		return nil, fmt.Errorf("%w: %s: %s (rebuild it; 'git ctx pkg verify FILE' lists the failures)", ErrPackageFailed, path, strings.Join(pc.Failures, "; "))
 	}
 	return &pc, nil
 }
@@ -670,7 +670,7 @@ func UnwrapEnvelope(data, secret []byte) (*EnvelopeFile, error) {
 	}
 	form, err := env.VerifyHMAC(secret)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrPackageFailed, err)
+		return nil, fmt.Errorf("%w: %w (check the shared secret, or ask the sender to wrap the package again)", ErrPackageFailed, err)
 	}
 	if env.ContentType != ctxpkg.ContentContextPackage {
 		return nil, fmt.Errorf("%w: the envelope carries %s, not a context package", ErrInput, env.ContentType)
