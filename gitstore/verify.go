@@ -42,7 +42,9 @@ type Report struct {
 	Chains  []ChainReport `json:"chains"`
 	// Timelines: each device's snapshot timeline (ctx-v1).
 	Timelines []TimelineReport `json:"timelines"`
-	Problems  []Problem        `json:"problems"`
+	// Packages: every published package file (both layouts).
+	Packages []PackageReport `json:"packages"`
+	Problems []Problem       `json:"problems"`
 }
 
 func (r *Report) ok() bool {
@@ -56,6 +58,11 @@ func (r *Report) ok() bool {
 	}
 	for _, t := range r.Timelines {
 		if t.Failure != nil {
+			return false
+		}
+	}
+	for _, p := range r.Packages {
+		if p.Reason != "" {
 			return false
 		}
 	}
@@ -76,7 +83,7 @@ func (r *Report) Verified() int {
 // and signature verify under the device's key, no checkpoint file is outside
 // a chain, and nothing on the branch lies outside the layout.
 func (v *View) Verify() (*Report, error) {
-	rep := &Report{Commit: v.Commit.String(), Layout: v.Layout, Devices: []string{}, Chains: []ChainReport{}, Timelines: []TimelineReport{}, Problems: []Problem{}}
+	rep := &Report{Commit: v.Commit.String(), Layout: v.Layout, Devices: []string{}, Chains: []ChainReport{}, Timelines: []TimelineReport{}, Packages: []PackageReport{}, Problems: []Problem{}}
 	problem := func(p, format string, args ...any) {
 		rep.Problems = append(rep.Problems, Problem{Path: p, Reason: fmt.Sprintf(format, args...)})
 	}
@@ -146,9 +153,12 @@ func (v *View) verifyRepo(repoID string, keys map[string]ed25519.PublicKey, rep 
 	}
 	for _, e := range entries {
 		snapDir := v.Layout == LayoutCtxV1 && (e.Name == SnapshotsDirName || e.Name == TimelinesDirName)
-		if (e.Name != "checkpoints" && e.Name != "chains" && !snapDir) || e.Mode != filemode.Dir {
+		if (e.Name != "checkpoints" && e.Name != "chains" && e.Name != PackagesDirName && !snapDir) || e.Mode != filemode.Dir {
 			problem(path.Join(dir, e.Name), "not part of the %s layout", v.Layout)
 		}
+	}
+	if err := v.verifyPackages(repoID, rep, problem); err != nil {
+		return err
 	}
 	if v.Layout == LayoutCtxV1 {
 		if err := v.verifySnapshots(repoID, keys, rep, problem); err != nil {

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/git-ctx/git-ctx/formats/checkpoint"
+	"github.com/git-ctx/git-ctx/formats/ctxpkg"
 	"github.com/git-ctx/git-ctx/formats/snapshot"
 	"github.com/git-ctx/git-ctx/gitstore"
 )
@@ -69,8 +70,10 @@ func (m *Memory) BranchKeys() KeySource {
 	}
 }
 
-// maxVerifyFile bounds any file verify reads (the largest format limit).
-const maxVerifyFile = checkpoint.MaxFileSize
+// maxVerifyFile bounds any file verify reads (the largest format limit,
+// .ctxpkg's); each format's own limit is applied once it is detected, and a
+// file of no known format over the checkpoint limit is refused.
+const maxVerifyFile = ctxpkg.MaxFileSize
 
 // VerifyFile detects the format of path and verifies it with keys (which
 // may be nil: then the signature cannot be checked and the file is invalid).
@@ -93,6 +96,9 @@ func VerifyFile(path string, keys KeySource) FileResult {
 		return fail("not a regular file")
 	}
 	if fi.Size() > maxVerifyFile {
+		if ctxpkg.IsPackageName(path) {
+			res.Format = "ctxpkg"
+		}
 		res.Refused = true
 		return fail("file is %d bytes, over the %d-byte limit", fi.Size(), maxVerifyFile)
 	}
@@ -101,11 +107,27 @@ func VerifyFile(path string, keys KeySource) FileResult {
 		return fail("%v", err)
 	}
 	res.Format = DetectFormat(data)
+	if res.Format == "unknown" && ctxpkg.IsPackageName(path) {
+		res.Format = "ctxpkg" // by its extension: report why it does not parse
+	}
+	limit := map[string]int64{"checkpoint": checkpoint.MaxFileSize, "ctxsnapshot": snapshot.MaxFileSize,
+		"ctxpkg": ctxpkg.MaxFileSize, "envelope": ctxpkg.MaxEnvelopeSize}[res.Format]
+	if limit == 0 {
+		limit = checkpoint.MaxFileSize
+	}
+	if int64(len(data)) > limit {
+		res.Refused = true
+		return fail("file is %d bytes, over the %d-byte limit", len(data), limit)
+	}
 	switch res.Format {
 	case "checkpoint":
 		return verifyCheckpointFile(res, data, keys)
 	case "ctxsnapshot":
 		return verifySnapshotFile(res, data)
+	case "ctxpkg":
+		return verifyPackageFile(res, data)
+	case "envelope":
+		return verifyEnvelopeFile(res, data)
 	}
 	return fail("not a recognised git-ctx record")
 }
@@ -126,6 +148,12 @@ func DetectFormat(data []byte) string {
 	_, hasSchema := probe["schema_version"]
 	if hasSnapID && hasSchema {
 		return "ctxsnapshot"
+	}
+	if looksLikePackage(probe) {
+		return "ctxpkg"
+	}
+	if looksLikeEnvelope(probe) {
+		return "envelope"
 	}
 	return "unknown"
 }

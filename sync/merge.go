@@ -49,6 +49,7 @@ type plan struct {
 	newKeys   []string
 	added     int
 	snapshots int // timeline entries taken (sync/snapshots.go)
+	packages  int // package files taken (sync/packages.go)
 	forks     int
 	layoutNew bool // the local branch did not exist
 }
@@ -90,8 +91,9 @@ func makePlan(st *gitstore.Store, local, remote *gitstore.View, pol Policy) (*pl
 	chains := map[chainKey]bool{}
 	cpFiles := map[string]gitstore.Change{}
 	var snaps snapshotChanges
+	var pkgs packageChanges
 	for _, c := range changes {
-		if snaps.classify(remote, c, reject) {
+		if snaps.classify(remote, c, reject) || pkgs.classify(c, reject) {
 			continue
 		}
 		parts := strings.Split(c.Path, "/")
@@ -210,6 +212,9 @@ func makePlan(st *gitstore.Store, local, remote *gitstore.View, pol Policy) (*pl
 		}
 	}
 	if err := planSnapshots(st, local, remote, &snaps, keys, badDevice, pol, p); err != nil {
+		return nil, err
+	}
+	if err := planPackages(remote, &pkgs, p); err != nil {
 		return nil, err
 	}
 	for path := range cpFiles {

@@ -9,6 +9,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 
 	"github.com/git-ctx/git-ctx/formats/checkpoint"
+	"github.com/git-ctx/git-ctx/formats/ctxpkg"
 	"github.com/git-ctx/git-ctx/gitexec"
 	"github.com/git-ctx/git-ctx/gitstore"
 	"github.com/git-ctx/git-ctx/memory"
@@ -16,7 +17,7 @@ import (
 
 // ReviewRecord is one thing a commit adds to the memory branch.
 type ReviewRecord struct {
-	Kind     string `json:"kind"` // checkpoint, device_key, chain, layout, unexpected
+	Kind     string `json:"kind"` // checkpoint, device_key, chain, layout, package, unexpected
 	Path     string `json:"path"`
 	Hash     string `json:"hash,omitempty"`
 	Device   string `json:"device,omitempty"`
@@ -154,6 +155,25 @@ func Review(ctx context.Context, m *memory.Memory, rng string) ([]ReviewCommit, 
 					rec.Status = "verified"
 				default:
 					rec.Status = "UNVERIFIED"
+				}
+				if rec.Modified {
+					rec.Status = "MODIFIED " + rec.Status
+				}
+			case len(parts) >= 5 && parts[0] == "repos" && parts[2] == gitstore.PackagesDirName:
+				rec.Kind, rec.Status = "package", "UNVERIFIED"
+				raw, err := st.ReadBlob(ch.Hash, ctxpkg.MaxFileSize)
+				if err != nil {
+					rec.Status = "unreadable"
+					break
+				}
+				pkg, reason, _ := gitstore.CheckPackageFile(raw, parts[1], ch.Path)
+				if pkg != nil {
+					rec.Hash, rec.Summary = pkg.Manifest.Integrity.SHA256, pkg.Manifest.Name+"@"+pkg.Manifest.Version
+				}
+				if reason == "" {
+					rec.Status = "verified"
+				} else {
+					rec.Status += " (" + reason + ")"
 				}
 				if rec.Modified {
 					rec.Status = "MODIFIED " + rec.Status

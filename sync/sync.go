@@ -19,17 +19,22 @@ import (
 
 // PullResult says what a pull did.
 type PullResult struct {
-	Remote    string         `json:"remote"`
-	Fetched   string         `json:"fetched"` // remote tip ("" when the remote has no memory branch)
-	Before    string         `json:"before"`  // local tip before ("" when there was none)
-	After     string         `json:"after"`
-	UpToDate  bool           `json:"up_to_date"`
-	Added     int            `json:"added"`
-	NewKeys   []string       `json:"new_devices"`
-	Devices   []DeviceResult `json:"devices"`
-	Rejected  []Rejection    `json:"rejected"`
-	Forks     int            `json:"forks"`
-	Durations Timings        `json:"timings_ms"`
+	Remote   string         `json:"remote"`
+	Fetched  string         `json:"fetched"` // remote tip ("" when the remote has no memory branch)
+	Before   string         `json:"before"`  // local tip before ("" when there was none)
+	After    string         `json:"after"`
+	UpToDate bool           `json:"up_to_date"`
+	Added    int            `json:"added"`
+	NewKeys  []string       `json:"new_devices"`
+	Devices  []DeviceResult `json:"devices"`
+	Rejected []Rejection    `json:"rejected"`
+	Forks    int            `json:"forks"`
+	// Packages counts the published package files verified and merged.
+	Packages int `json:"packages"`
+	// PackageConflicts counts package files rejected because they differ
+	// from what this branch already publishes under the same name@version.
+	PackageConflicts int     `json:"package_conflicts"`
+	Durations        Timings `json:"timings_ms"`
 
 	verified []string // checkpoints this pull verified and merged
 }
@@ -48,6 +53,8 @@ func (r *PullResult) Err() error {
 	switch {
 	case r.Forks > 0:
 		return fmt.Errorf("%w: %d fork(s); nothing past a fork was merged (see 'git ctx log --unverified')", ErrFork, r.Forks)
+	case r.PackageConflicts > 0:
+		return fmt.Errorf("%w: %d package(s) differ from what this branch publishes under the same name and version; not merged (see 'git ctx log --unverified')", ErrPackageConflict, r.PackageConflicts)
 	case len(r.Rejected) > 0:
 		return fmt.Errorf("%w: %d record(s) rejected and quarantined (see 'git ctx log --unverified')", ErrVerification, len(r.Rejected))
 	}
@@ -142,7 +149,7 @@ func pullOnce(ctx context.Context, m *memory.Memory, remote string, tipR plumbin
 		return err
 	}
 	res.Durations.Verify = ms(time.Since(t))
-	if behind && p.added == 0 && p.snapshots == 0 && len(p.newKeys) == 0 {
+	if behind && p.added == 0 && p.snapshots == 0 && p.packages == 0 && len(p.newKeys) == 0 {
 		res.UpToDate = true // what is still rejected was reported when it arrived
 		return nil
 	}
@@ -164,6 +171,12 @@ func pullOnce(ctx context.Context, m *memory.Memory, remote string, tipR plumbin
 	res.Durations.Merge = ms(time.Since(t))
 	res.After, res.Added, res.NewKeys, res.Forks = after.String(), p.added, append([]string{}, p.newKeys...), p.forks
 	res.Devices, res.Rejected = p.devices, p.rejected
+	res.Packages, res.PackageConflicts = p.packages, 0
+	for _, r := range p.rejected {
+		if r.Reason == ReasonPackageConflict {
+			res.PackageConflicts++
+		}
+	}
 	res.verified = p.accepted
 	if res.Devices == nil {
 		res.Devices = []DeviceResult{}
@@ -243,6 +256,9 @@ func mergeMessage(remote string, p *plan) string {
 	}
 	if p.snapshots > 0 {
 		fmt.Fprintf(&b, "Snapshots: +%d timeline entries, verified\n", p.snapshots)
+	}
+	if p.packages > 0 {
+		fmt.Fprintf(&b, "Packages: +%d published packages, verified\n", p.packages)
 	}
 	for _, k := range p.newKeys {
 		fmt.Fprintf(&b, "New device key: %s\n", k)
@@ -389,6 +405,9 @@ func (r *PullResult) Summary() []string {
 		case d.Added > 0:
 			lines = append(lines, fmt.Sprintf("%s: +%d checkpoints, verified", d.Device, d.Added))
 		}
+	}
+	if r.Packages > 0 {
+		lines = append(lines, fmt.Sprintf("packages: +%d published, verified", r.Packages))
 	}
 	for _, rj := range r.Rejected {
 		if rj.Device == "" {

@@ -34,6 +34,9 @@ var (
 	ErrEmptyRemote = errors.New("the remote has no branches: pushing ghyll/memory first would make it the default branch on most hosts; push your code first, or pass --force-first-push")
 	// ErrFork: a device's chain forked; nothing past the fork was merged.
 	ErrFork = errors.New("a device's chain forked")
+	// ErrPackageConflict: the remote holds a different package under a
+	// name@version this branch already publishes; it was not merged.
+	ErrPackageConflict = errors.New("published package conflict")
 	// ErrVerification: something fetched failed verification and was not merged.
 	ErrVerification = errors.New("fetched records failed verification")
 )

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/git-ctx/git-ctx/formats/checkpoint"
+	"github.com/git-ctx/git-ctx/formats/ctxpkg"
 	"github.com/git-ctx/git-ctx/gitrepo"
 	"github.com/git-ctx/git-ctx/gitstore"
 	"github.com/git-ctx/git-ctx/identity"
@@ -21,7 +22,8 @@ func classify(err error) int {
 	switch {
 	case errors.Is(err, ctxsync.ErrTransport):
 		return exitRemote
-	case errors.Is(err, ctxsync.ErrFork), errors.Is(err, ctxsync.ErrRejected):
+	case errors.Is(err, ctxsync.ErrFork), errors.Is(err, ctxsync.ErrRejected),
+		errors.Is(err, ctxsync.ErrPackageConflict), errors.Is(err, gitstore.ErrPackageExists):
 		return exitConflict
 	case errors.Is(err, ctxsync.ErrVerification):
 		return exitFailed
@@ -30,8 +32,11 @@ func classify(err error) int {
 	case errors.Is(err, ctxsync.ErrEmptyRemote):
 		return exitRefused
 	case errors.Is(err, memory.ErrInput), errors.Is(err, checkpoint.ErrTooLarge),
-		errors.Is(err, checkpoint.ErrUnencodable), errors.Is(err, gitstore.ErrTooLarge):
+		errors.Is(err, checkpoint.ErrUnencodable), errors.Is(err, gitstore.ErrTooLarge),
+		errors.Is(err, gitstore.ErrPackagePath), errors.Is(err, ctxpkg.ErrTooLarge), errors.Is(err, ctxpkg.ErrEnvelopeTooLarge):
 		return exitRefused
+	case errors.Is(err, memory.ErrPackageFailed), errors.Is(err, gitstore.ErrPackageInvalid):
+		return exitFailed
 	case errors.Is(err, memory.ErrNotFound):
 		return exitFailed
 	case errors.Is(err, memory.ErrAmbiguous), errors.Is(err, memory.ErrLayoutMismatch):

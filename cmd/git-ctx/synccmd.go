@@ -305,6 +305,8 @@ func cmdReview() *cli.Command {
 						fmt.Fprintf(w, "  + checkpoint %s by %s (%s/%d) %s: %s\n", r.Hash[:12], r.Device, orDash(r.Session), r.Turn, r.Status, r.Summary)
 					case "device_key":
 						fmt.Fprintf(w, "  + device key %s %s: %s\n", r.Device, r.Hash, r.Status)
+					case "package":
+						fmt.Fprintf(w, "  + package %s %s: %s\n", orDash(r.Summary), r.Path, r.Status)
 					default:
 						fmt.Fprintf(w, "  ! %s: %s\n", r.Path, r.Status)
 					}

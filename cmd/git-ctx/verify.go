@@ -67,6 +67,13 @@ func verifyBranch(c *cli.Context) error {
 			}
 			fmt.Fprintf(w, "OK   device %s: %d snapshots\n", tl.Device, tl.Verified)
 		}
+		for _, pk := range rep.Packages {
+			if pk.Reason != "" {
+				fmt.Fprintf(w, "FAIL package %s@%s (%s): %s: %s\n", pk.Name, pk.Version, pk.Path, pk.Reason, pk.Detail)
+				continue
+			}
+			fmt.Fprintf(w, "OK   package %s@%s\n", pk.Name, pk.Version)
+		}
 		for _, p := range rep.Problems {
 			fmt.Fprintf(w, "FAIL %s: %s\n", p.Path, p.Reason)
 		}
