@@ -167,11 +167,20 @@ func (s *Store) TreeOf(c plumbing.Hash) (plumbing.Hash, error) {
 	return commit.TreeHash, nil
 }
 
-// IsAncestor reports whether a is an ancestor of (or equal to) b, asking
-// git (which uses its commit-graph).
+// ancestorWalkLimit bounds the commits IsAncestor reads in process before
+// it asks git: the common question (is the tip the cache indexed an
+// ancestor of the tip now?) is answered within a few appends.
+const ancestorWalkLimit = 64
+
+// IsAncestor reports whether a is an ancestor of (or equal to) b. Up to
+// ancestorWalkLimit commits back from b are read in process; beyond that
+// git answers (it uses its commit-graph).
 func (s *Store) IsAncestor(ctx context.Context, a, b plumbing.Hash) (bool, error) {
 	if a == b {
 		return true, nil
+	}
+	if found, sure := s.walkForAncestor(a, b); sure {
+		return found, nil
 	}
 	_, err := gitexec.Git(ctx, s.Repo.CommonDir, "merge-base", "--is-ancestor", a.String(), b.String())
 	if err == nil {
@@ -182,6 +191,34 @@ func (s *Store) IsAncestor(ctx context.Context, a, b plumbing.Hash) (bool, error
 		return false, nil
 	}
 	return false, err
+}
+
+// walkForAncestor looks for a among the ancestors of b, reading at most
+// ancestorWalkLimit commits. sure is false when the limit was reached (or
+// a commit could not be read) before the question was settled.
+func (s *Store) walkForAncestor(a, b plumbing.Hash) (found, sure bool) {
+	seen := map[plumbing.Hash]bool{b: true}
+	queue := []plumbing.Hash{b}
+	for len(queue) > 0 {
+		if len(seen) > ancestorWalkLimit {
+			return false, false
+		}
+		c, err := s.readCommit(queue[0])
+		if err != nil {
+			return false, false
+		}
+		queue = queue[1:]
+		for _, p := range c.ParentHashes {
+			if p == a {
+				return true, true
+			}
+			if !seen[p] {
+				seen[p] = true
+				queue = append(queue, p)
+			}
+		}
+	}
+	return false, true // every ancestor of b read: a is not one
 }
 
 // MergeBase returns the best common ancestor of a and b (ZeroHash when

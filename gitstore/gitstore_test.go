@@ -401,3 +401,52 @@ func TestForeignRefLock(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestIsAncestorMatchesGit compares the in-process ancestry walk (and its
+// hand-over to git past ancestorWalkLimit) with `git merge-base
+// --is-ancestor` on a history with merges, a second root and a line longer
+// than the walk limit.
+func TestIsAncestorMatchesGit(t *testing.T) {
+	isolate(t)
+	s, dir := newStore(t)
+	empty := git(t, dir, "mktree")
+	commit := func(msg string, parents ...string) string {
+		args := []string{"commit-tree", empty, "-m", msg}
+		for _, p := range parents {
+			args = append(args, "-p", p)
+		}
+		return git(t, dir, args...)
+	}
+	root := commit("root")
+	a := commit("a", root)
+	b := commit("b", root)
+	m := commit("merge", a, b)
+	other := commit("other root")
+	joined := commit("join", m, other)
+	long := []string{joined}
+	for i := 0; i < ancestorWalkLimit+10; i++ {
+		long = append(long, commit(fmt.Sprint("step ", i), long[len(long)-1]))
+	}
+	tip := long[len(long)-1]
+	all := []string{root, a, b, m, other, joined, long[5], long[ancestorWalkLimit], tip}
+	for _, x := range all {
+		for _, y := range all {
+			cmd := exec.Command("git", "merge-base", "--is-ancestor", x, y)
+			cmd.Dir = dir
+			want := cmd.Run() == nil
+			got, err := s.IsAncestor(context.Background(), plumbing.NewHash(x), plumbing.NewHash(y))
+			if err != nil {
+				t.Fatalf("IsAncestor(%.7s, %.7s): %v", x, y, err)
+			}
+			if got != want {
+				t.Errorf("IsAncestor(%.7s, %.7s) = %v, git says %v", x, y, got, want)
+			}
+		}
+	}
+	if found, sure := s.walkForAncestor(plumbing.NewHash(root), plumbing.NewHash(tip)); sure {
+		t.Errorf("walk from the long line's tip settled (%v) within the limit", found)
+	}
+	if found, sure := s.walkForAncestor(plumbing.NewHash(other), plumbing.NewHash(m)); !sure || found {
+		t.Errorf("other root vs merge: found=%v sure=%v, want a sure no", found, sure)
+	}
+}
