@@ -80,6 +80,9 @@ func lockedRetry[T any](ctx context.Context, s *Store, once func() (T, error)) (
 	defer unlock()
 	for attempt := 0; ; attempt++ {
 		res, err := once()
+		if err == nil {
+			s.afterWrite(ctx)
+		}
 		if !errors.Is(err, ErrConflict) || attempt >= maxCASRetries {
 			return res, err
 		}

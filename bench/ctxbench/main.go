@@ -34,6 +34,7 @@ var (
 	runs      = flag.Int("runs", 15, "repetitions per measurement (median reported)")
 	binary    = flag.String("bin", "", "git-ctx binary for whole-command timings (required)")
 	work      = flag.String("work", "", "scratch directory (default: a temp dir, removed)")
+	rotSize   = flag.Int("rot", 10000, "single appends in the repository-rot check (0: skip)")
 	layouts   = flag.String("layouts", "ctx-v1,ghyll-v1", "layouts to measure appends in (the other operations use ctx-v1)")
 )
 
@@ -79,6 +80,52 @@ func main() {
 	if *snapSize > 0 {
 		benchSnapshot(dir, *snapSize)
 	}
+	if *rotSize > 0 {
+		benchRot(dir, *rotSize)
+	}
+}
+
+// benchRot: n single appends (what n post-commit hooks do) into a fresh
+// repository with git's default gc settings, then what `git count-objects
+// -v` reports and what `git gc --auto` does about it.
+func benchRot(dir string, n int) {
+	ctx := context.Background()
+	repo := filepath.Join(dir, "rot")
+	os.RemoveAll(repo)
+	os.MkdirAll(repo, 0o755)
+	run(repo, "git", "init", "-q", "-b", "main")
+	run(repo, "git", "commit", "-q", "--allow-empty", "-m", "root")
+	run(repo, "git", "config", "ctx.repoId", strings.Repeat("cd", 32))
+	run(repo, "git", "config", "gc.auto", "6700") // git's default (the harness turns it off globally)
+	m, err := memory.Open(ctx, repo)
+	if err != nil {
+		fatal(err)
+	}
+	if _, err := m.Init(ctx, gitstore.LayoutCtxV1); err != nil {
+		fatal(err)
+	}
+	t := time.Now()
+	for i := 0; i < n; i++ {
+		if _, err := m.Record(ctx, memory.RecordInput{Summary: fmt.Sprintf("rot check append %d", i)}); err != nil {
+			fatal(err)
+		}
+	}
+	total := time.Since(t)
+	counts := map[string]string{}
+	for _, line := range strings.Split(output(repo, "git", "count-objects", "-v"), "\n") {
+		if k, v, ok := strings.Cut(line, ": "); ok {
+			counts[k] = v
+		}
+	}
+	g := time.Now()
+	run(repo, "git", "gc", "--auto", "--quiet")
+	gcAuto := time.Since(g)
+	layout := gitstore.LayoutCtxV1
+	row(fmt.Sprintf("%d single appends in process (mean per append, packing included)", n), layout, n, total/time.Duration(n), 1)
+	rowText("`git count-objects -v` after them: loose objects / packs / pack size", layout, n,
+		fmt.Sprintf("%s / %s / %s KiB", counts["count"], counts["packs"], counts["size-pack"]), 1)
+	row("`git gc --auto` afterwards (gc.auto 6700: nothing to do)", layout, n, gcAuto, 1)
+	os.RemoveAll(repo)
 }
 
 // benchSnapshot: create (signed) and verify a context snapshot, in process
