@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -51,10 +52,11 @@ func (s *Store) writeLoose(t plumbing.ObjectType, content []byte) (plumbing.Hash
 	if err != nil {
 		return id, err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return id, fmt.Errorf("write object: %w", err)
-	}
-	tmp, err := os.CreateTemp(dir, "tmp_obj_")
+	// Five system calls an object (lstat, open, write, close, rename): the
+	// temporary file is created read-only, and the rename replaces an
+	// object another process may have written meanwhile with the same bytes
+	// (what git does with core.createObject=rename).
+	tmp, err := createTemp(dir)
 	if err != nil {
 		return id, fmt.Errorf("write object: %w", err)
 	}
@@ -64,12 +66,29 @@ func (s *Store) writeLoose(t plumbing.ObjectType, content []byte) (plumbing.Hash
 		os.Remove(tmp.Name())
 		return id, fmt.Errorf("write object %s: %w", hexID, errors.Join(werr, cerr))
 	}
-	_ = os.Chmod(tmp.Name(), 0o444)
-	// link fails if another process wrote the same object first: fine.
-	if err := os.Link(tmp.Name(), final); err != nil && !errors.Is(err, fs.ErrExist) {
+	if err := os.Rename(tmp.Name(), final); err != nil {
 		os.Remove(tmp.Name())
 		return id, fmt.Errorf("write object %s: %w", hexID, err)
 	}
-	os.Remove(tmp.Name())
 	return id, nil
+}
+
+// createTemp creates a new read-only temporary file in dir (created if
+// missing), named like git's own "tmp_obj_" files.
+func createTemp(dir string) (*os.File, error) {
+	for attempt := 0; ; attempt++ {
+		name := filepath.Join(dir, "tmp_obj_"+strconv.FormatUint(rand.Uint64(), 36))
+		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
+		switch {
+		case err == nil:
+			return f, nil
+		case errors.Is(err, fs.ErrNotExist) && attempt < 3:
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return nil, err
+			}
+		case errors.Is(err, fs.ErrExist) && attempt < 10:
+		default:
+			return nil, err
+		}
+	}
 }
