@@ -43,17 +43,38 @@ func (s *Store) readBlob(h plumbing.Hash, max int64) ([]byte, error) {
 	return io.ReadAll(io.LimitReader(r, max+1))
 }
 
+// Decoded trees are kept (trees never change for a given id): resolving
+// one checkpoint path decodes three trees, and a pull or an index resolves
+// thousands of paths through the same few. The result is shared: callers
+// must not modify it.
 func (s *Store) readTree(h plumbing.Hash) (*object.Tree, error) {
+	s.treesMu.Lock()
+	t, ok := s.trees[h]
+	s.treesMu.Unlock()
+	if ok {
+		return t, nil
+	}
 	obj, err := s.object(plumbing.TreeObject, h)
 	if err != nil {
 		return nil, fmt.Errorf("read tree %s: %w", h, err)
 	}
-	t := &object.Tree{}
+	t = &object.Tree{}
 	if err := t.Decode(obj); err != nil {
 		return nil, fmt.Errorf("read tree %s: %w", h, err)
 	}
+	s.treesMu.Lock()
+	if s.trees == nil || len(s.trees) >= maxCachedTrees {
+		s.trees = make(map[plumbing.Hash]*object.Tree)
+	}
+	s.trees[h] = t
+	s.treesMu.Unlock()
 	return t, nil
 }
+
+// maxCachedTrees bounds the decoded-tree cache (emptied when full): a
+// ctx-v1 branch of 100k checkpoints has about 300 directories per
+// repository that a whole-branch pass visits repeatedly.
+const maxCachedTrees = 4096
 
 // writeTree stores a tree with its entries in git's order.
 func (s *Store) writeTree(entries []object.TreeEntry) (plumbing.Hash, error) {

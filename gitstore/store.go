@@ -22,6 +22,7 @@ import (
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 
 	"github.com/git-ctx/git-ctx/gitrepo"
@@ -47,6 +48,9 @@ type Store struct {
 	// mu serialises go-git storage access, which is not documented as safe
 	// for concurrent use; parsing and verification run outside it.
 	mu gosync.Mutex
+	// treesMu guards trees, the decoded trees by id (see readTree).
+	treesMu gosync.Mutex
+	trees   map[plumbing.Hash]*object.Tree
 }
 
 // Open prepares access to the memory branch of r.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -142,7 +143,7 @@ func (v *View) List(p string) ([]object.TreeEntry, error) {
 	if err != nil {
 		return nil, err
 	}
-	return t.Entries, nil
+	return slices.Clone(t.Entries), nil
 }
 
 // Devices lists the device ids that have a public key on the branch.
