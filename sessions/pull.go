@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -287,13 +288,17 @@ func (c *Client) stream(ctx context.Context, tr io.Reader, dir, agent string, re
 	}
 	pm := c.pathMap()
 	h := sha256.New()
-	err = session.TransformRecords(io.MultiWriter(f, h), ctxReader{ctx, tr}, func(rec []byte) ([]byte, error) {
+	bw := bufio.NewWriterSize(io.MultiWriter(f, h), 256<<10)
+	err = session.TransformRecords(bw, ctxReader{ctx, tr}, func(rec []byte) ([]byte, error) {
 		out, err := session.ExpandLine(agent, pm, rec)
 		if err != nil || rewrite == nil {
 			return out, err
 		}
 		return rewrite(out)
 	})
+	if err == nil {
+		err = bw.Flush()
+	}
 	if err != nil {
 		return "", "", err
 	}

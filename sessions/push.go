@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -254,10 +255,14 @@ func (c *Client) export(s agents.Session) (tarFile *os.File, size int64, sum, lo
 	defer func() { jsonl.Close(); os.Remove(jsonl.Name()) }()
 	raw := sha256.New()
 	pm := c.pathMap()
-	cw := &countWriter{w: jsonl}
+	bw := bufio.NewWriterSize(jsonl, 256<<10)
+	cw := &countWriter{w: bw}
 	err = session.TransformRecords(cw, io.TeeReader(src, raw), func(rec []byte) ([]byte, error) {
 		return session.NormalizeLine(s.Agent, pm, rec)
 	})
+	if err == nil {
+		err = bw.Flush()
+	}
 	if err != nil {
 		return nil, 0, "", "", classifyExport(s, err)
 	}
