@@ -53,6 +53,12 @@ defaults for recorded checkpoints
 .B GIT_CTX_TRACE
 when set, every git command git-ctx runs is logged on standard error
 .TP
+.B GIT_CTX_PASSPHRASE_FD, REINSTATE_PASSPHRASE_FD
+number of an open file descriptor git ctx session reads the passphrase from (else --passphrase-file, else a prompt on /dev/tty)
+.TP
+.B CLAUDE_CONFIG_DIR, CODEX_HOME
+where Claude Code and Codex keep their sessions (default ~/.claude and ~/.codex)
+.TP
 .B NO_COLOR
 no colour in output
 .SH FILES
@@ -62,6 +68,9 @@ the memory branch
 .TP
 .B <git-common-dir>/ctx/cache.db
 the local SQLite cache (derived; git ctx reindex rebuilds it)
+.TP
+.B <git-common-dir>/ctx/sessions/
+git ctx session's local state (state/), backups of replaced session files (backups/) and temporary export files (tmp/)
 .SH SEE ALSO
 git(1), githooks(5); docs/FORMAT.md, docs/SECURITY.md and docs/PERFORMANCE.md in the source tree.
 `
