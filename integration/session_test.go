@@ -641,3 +641,37 @@ func plantID(t *testing.T, w *sessWorld, profile, agent, id, projectID, snap str
 	}
 	return snap
 }
+
+// TestSessionGitStore: no --store, no configuration: the sessions travel on
+// ghyll/sessions of the memory remote (the shared bare repository), and two
+// pushes of the same session from two machines with the same base give one
+// exit 6.
+func TestSessionGitStore(t *testing.T) {
+	w := newSessWorld(t)
+	a := w.machine(t, "alice", "code")
+	b := w.machine(t, "bob", "far/away")
+	const id = "7d6c5b4a-3f2e-4d1c-8b0a-9f8e7d6c5b4a"
+	content := claudeTranscript(a, id)
+	writeSession(t, claudeFile(a.home, a.repo, id), content, time.Time{})
+	mustSess(t, a, "push", "--work-factor", sessWF)
+	if out := gitOut(t, w.s.root, w.s.env("setup"), "--git-dir", w.remote, "ls-tree", "-r", "--name-only", "ghyll/sessions"); !strings.Contains(out, "/manifest.age") || !strings.Contains(out, "/snapshots/") {
+		t.Fatalf("ghyll/sessions on the remote: %q", out)
+	}
+	if st := mustSess(t, b, "status"); !strings.Contains(st, "1 snapshot(s), manifest present") {
+		t.Fatalf("status on B: %s", st)
+	}
+	mustSess(t, b, "pull")
+	if got := string(readFile(t, claudeFile(b.home, b.repo, id))); got != mapped(content, a, b) {
+		t.Fatalf("restored through the git store:\n got %q", got)
+	}
+
+	// Both continue the same session from the same base; pushes race.
+	writeSession(t, claudeFile(a.home, a.repo, id), content+`{"who":"a"}`+"\n", time.Now().Add(time.Minute))
+	writeSession(t, claudeFile(b.home, b.repo, id), mapped(content, a, b)+`{"who":"b"}`+"\n", time.Now().Add(time.Minute))
+	codes := pushBoth(t, w, a, b, "push", "--work-factor", sessWF, "--session", id)
+	got := []int{codes[0].code, codes[1].code}
+	sort.Ints(got)
+	if got[0] != 0 || got[1] != 6 {
+		t.Fatalf("same session, same base, git store: want one 0 and one 6:\n%s\n%s", codes[0], codes[1])
+	}
+}

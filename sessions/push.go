@@ -218,6 +218,10 @@ func (c *Client) pushSession(ctx context.Context, s agents.Session) (*PushResult
 }
 
 func conflictErr(key, base, head string) error {
+	if head == "" {
+		return fmt.Errorf("%w: the store no longer holds %s, which this machine last synced as snapshot %s (deleted or rolled back?): check the store and --profile, or remove the session's state under <git-common-dir>/ctx/sessions/state/ to push it as new",
+			ErrConflict, key, base)
+	}
 	b := base
 	if b == "" {
 		b = "nothing (never pushed or pulled here)"
