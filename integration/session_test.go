@@ -560,6 +560,14 @@ func TestSessionPullRejectsHostileSnapshots(t *testing.T) {
 			tb := tarBytes(t, tarEntry{name: p, body: body, typ: tar.TypeReg})
 			return encrypt(t, snapshotPlain(t, snap, "claude", id, projectID, p, tb, tb, ""))
 		}, ""},
+		{"dot-dot TAR entry under a safe envelope path", 7, func(snap string) []byte {
+			tb := tarBytes(t, tarEntry{name: "projects/../../evil.jsonl", body: body, typ: tar.TypeReg})
+			return encrypt(t, snapshotPlain(t, snap, "claude", id, projectID, good, tb, tb, ""))
+		}, ""},
+		{"absolute TAR entry under a safe envelope path", 7, func(snap string) []byte {
+			tb := tarBytes(t, tarEntry{name: "/tmp/evil.jsonl", body: body, typ: tar.TypeReg})
+			return encrypt(t, snapshotPlain(t, snap, "claude", id, projectID, good, tb, tb, ""))
+		}, ""},
 		{"symlink entry", 7, func(snap string) []byte {
 			tb := tarBytes(t, tarEntry{name: good, link: "/etc/passwd", typ: tar.TypeSymlink})
 			return encrypt(t, snapshotPlain(t, snap, "claude", id, projectID, good, tb, tb, ""))
@@ -583,6 +591,7 @@ func TestSessionPullRejectsHostileSnapshots(t *testing.T) {
 			}
 			before := treeState(t, b.home)
 			r := sess(t, b, pass, "pull", "--store", w.store, "--session", id)
+			t.Logf("%s: %s", tc.name, strings.TrimSpace(r.stderr))
 			wantCode(t, tc.name, r, tc.code)
 			wantOneLine(t, tc.name, r.stderr)
 			if after := treeState(t, b.home); after != before {
@@ -673,5 +682,62 @@ func TestSessionGitStore(t *testing.T) {
 	sort.Ints(got)
 	if got[0] != 0 || got[1] != 6 {
 		t.Fatalf("same session, same base, git store: want one 0 and one 6:\n%s\n%s", codes[0], codes[1])
+	}
+}
+
+// TestSessionRestoresReinstateObject: an object as Reinstate rc.8 writes
+// it (wall-clock TAR mtime, a project id of its own, tokens in the
+// transcript) in a second profile of the store restores with --profile and
+// --project.
+func TestSessionRestoresReinstateObject(t *testing.T) {
+	w := newSessWorld(t)
+	a := w.machine(t, "alice", "code")
+	b := w.machine(t, "bob", "elsewhere")
+	// A first profile, so that the store holds two and a choice is needed.
+	writeSession(t, claudeFile(a.home, a.repo, "s0"), `{"cwd":"`+a.repo+`"}`+"\n", time.Time{})
+	mustSess(t, a, "push", "--store", w.store, "--work-factor", sessWF)
+
+	const profile = "9e8d7c6b-5a49-4382-a716-f5e4d3c2b1a0"
+	const sid = "4f3e2d1c-0b9a-4887-a665-544332211000"
+	const snap = "1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+	body := `{"type":"user","sessionId":"` + sid + `","cwd":"${REPO:local/demo}","file_path":"${REPO:local/demo}/main.go"}` + "\n" +
+		`{"type":"assistant","file":"${HOME}/.bashrc","n":1.50}` + "\n"
+	name := "projects/-Users-alice-code-demo/" + sid + ".jsonl"
+	var tb bytes.Buffer
+	if err := session.WriteTAR(&tb, name, strings.NewReader(body), int64(len(body)), time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	st, err := store.OpenDir(w.root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := encrypt(t, snapshotPlain(t, snap, "claude", sid, "local/demo", name, tb.Bytes(), tb.Bytes(), ""))
+	if _, err := st.Create(ctx, "profiles/"+profile+"/snapshots/"+snap+".age", bytes.NewReader(obj)); err != nil {
+		t.Fatal(err)
+	}
+	m := session.NewManifest()
+	m.Sessions[session.SessionKey("claude", sid)] = session.ManifestEntry{Agent: "claude", SessionID: sid, SnapshotID: snap, ProjectID: "local/demo", UpdatedAt: "2026-07-29T10:00:00Z"}
+	m.Revision, m.UpdatedAt = snap, "2026-07-29T10:00:00Z"
+	plain, err := m.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Create(ctx, "profiles/"+profile+"/manifest.age", bytes.NewReader(encrypt(t, plain))); err != nil {
+		t.Fatal(err)
+	}
+
+	r := sess(t, b, sessPass, "pull", "--store", w.store)
+	wantCode(t, "two profiles, none chosen", r, 3)
+	r = sess(t, b, sessPass, "pull", "--store", w.store, "--profile", profile, "--session", sid)
+	wantCode(t, "unmapped project", r, 3)
+	if !strings.Contains(r.stderr, "--project local/demo=") {
+		t.Fatalf("unmapped project message: %s", r.stderr)
+	}
+	mustSess(t, b, "pull", "--store", w.store, "--profile", profile, "--project", "local/demo="+b.repo)
+	got := string(readFile(t, claudeFile(b.home, b.repo, sid)))
+	want := strings.NewReplacer("${REPO:local/demo}", b.repo, "${HOME}", b.home).Replace(body)
+	if got != want {
+		t.Fatalf("restored rc.8 object:\n got %q\nwant %q", got, want)
 	}
 }

@@ -75,7 +75,11 @@ func (c *Client) Pull(ctx context.Context, opt PullOptions) ([]PullResult, error
 	for _, e := range sel {
 		r, err := c.restore(ctx, e, opt.KeepBoth)
 		if err != nil {
-			return out, fmt.Errorf("%s: %w", session.SessionKey(e.Agent, e.SessionID), err)
+			k := session.SessionKey(e.Agent, e.SessionID)
+			if errors.Is(err, ErrVerification) || errors.Is(err, ErrRefused) {
+				return out, fmt.Errorf("%s: %w: nothing was restored; push the session again from a machine with a good copy", k, err)
+			}
+			return out, fmt.Errorf("%s: %w", k, err)
 		}
 		out = append(out, *r)
 	}
