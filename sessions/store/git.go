@@ -865,7 +865,7 @@ func (g *gitStore) commit(ctx context.Context, tree, parent, key string) (string
 // refusal that fetching again may cure (non-fast-forward, or a ref lock held
 // by a concurrent push on the remote).
 func (g *gitStore) push(ctx context.Context, commit string) (rejected bool, err error) {
-	out, err := g.git(ctx, nil, "push", "--porcelain", "--quiet", "--no-verify", g.remote, commit+":"+SessionsBranch)
+	out, err := g.git(ctx, nil, "-c", "pack.window=0", "-c", "pack.compression=0", "push", "--porcelain", "--quiet", "--no-verify", g.remote, commit+":"+SessionsBranch)
 	if err == nil {
 		return false, nil
 	}

@@ -30,15 +30,15 @@ func runGit(t testing.TB, dir string, args ...string) string {
 
 // gitMachines makes a bare remote and n clones of it ("machines") and opens
 // the git store in each.
-func gitMachines(t testing.TB, n int, partCap int64) (remote string, stores []*gitStore) {
+func gitMachines(t testing.TB, n int, partCap int64, initArgs ...string) (remote string, stores []*gitStore) {
 	t.Helper()
 	base := t.TempDir()
 	remote = filepath.Join(base, "remote.git")
-	runGit(t, base, "init", "-q", "--bare", remote)
+	runGit(t, base, append([]string{"init", "-q", "--bare", remote}, initArgs...)...)
 	runGit(t, remote, "config", "receive.autogc", "false")
 	for i := range n {
 		dir := filepath.Join(base, "m"+string(rune('a'+i)))
-		runGit(t, base, "init", "-q", dir)
+		runGit(t, base, append([]string{"init", "-q", dir}, initArgs...)...)
 		runGit(t, dir, "remote", "add", "origin", remote)
 		repo, err := gitrepo.Open(context.Background(), dir)
 		if err != nil {
@@ -398,5 +398,28 @@ func TestGitBadRemote(t *testing.T) {
 	}
 	if strings.Contains(err.Error(), "secret") {
 		t.Fatalf("error shows the credential: %v", err)
+	}
+}
+
+// TestGitSHA256Repository: a repository (and remote) with SHA-256 object
+// ids works the same, split objects included.
+func TestGitSHA256Repository(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	_, ss := gitMachines(t, 2, testCap, "--object-format=sha256")
+	if !ss[0].sha256 {
+		t.Fatal("object format not detected")
+	}
+	data := patterned(2*testCap+1, 11)
+	v, err := ss[0].Create(ctx, "p/snapshots/s.age", bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(v) != 64 {
+		t.Fatalf("version %q is not a SHA-256 object id", v)
+	}
+	got, gv := mustGet(t, ss[1], "p/snapshots/s.age")
+	if !bytes.Equal(got, data) || gv != v {
+		t.Fatal("round trip differs")
 	}
 }
