@@ -223,6 +223,15 @@ func TestSessionClaudeRoundTrip(t *testing.T) {
 	// An older session of the same project: push picks the most recent.
 	writeSession(t, claudeFile(a.home, a.repo, "11111111-2222-4333-8444-555555555555"), `{"type":"user"}`+"\n", time.Now().Add(-time.Hour))
 
+	// Before any push: list and status need no passphrase and show the
+	// local sessions.
+	r := sess(t, a, "", "list", "--store", w.store)
+	wantCode(t, "list before any push", r, 0)
+	if !strings.Contains(r.stdout, id+"  local only") {
+		t.Fatalf("list before any push: %s", r)
+	}
+	wantCode(t, "status before any push", sess(t, a, "", "status", "--store", w.store), 0)
+
 	out := mustSess(t, a, "push", "--store", w.store, "--work-factor", sessWF)
 	if !strings.Contains(out, "pushed claude session "+id) {
 		t.Fatalf("push output: %s", out)
@@ -285,7 +294,7 @@ func TestSessionClaudeRoundTrip(t *testing.T) {
 	writeSession(t, dest, got+`{"type":"user","text":"from bob"}`+"\n", time.Time{})
 	mustSess(t, b, "push", "--store", w.store, "--work-factor", sessWF, "--agent", "claude", "--session", id)
 	writeSession(t, claudeFile(a.home, a.repo, id), content2+`{"type":"user","text":"from alice"}`+"\n", time.Now().Add(2*time.Minute))
-	r := sess(t, a, sessPass, "push", "--store", w.store, "--work-factor", sessWF)
+	r = sess(t, a, sessPass, "push", "--store", w.store, "--work-factor", sessWF)
 	wantCode(t, "push over a moved head", r, 6)
 	wantOneLine(t, "conflict", withoutWarnings(r.stderr))
 	if !strings.Contains(r.stderr, "moved from") {

@@ -36,11 +36,14 @@ type ListEntry struct {
 }
 
 // List returns this project's local sessions and every remote head of the
-// profile, each with which side is newer.
+// profile (none when Profile is ""), each with which side is newer.
 func (c *Client) List(ctx context.Context) ([]ListEntry, error) {
-	m, _, _, err := c.readManifest(ctx)
-	if err != nil {
-		return nil, err
+	m := session.NewManifest()
+	if c.Profile != "" {
+		var err error
+		if m, _, _, err = c.readManifest(ctx); err != nil {
+			return nil, err
+		}
 	}
 	local, err := c.FindLocal("")
 	if err != nil {

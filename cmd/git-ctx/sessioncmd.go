@@ -137,8 +137,12 @@ func openSessions(c *cli.Context, create, needPass bool) (*sessionSetup, error) 
 	}
 	configured := repo.Config("ctx.sessionProfile")
 	profile, created, err := sessions.ResolveProfile(ctx, st, c.String("profile"), configured, create)
-	if err != nil && !(errors.Is(err, sessions.ErrNotFound) && !needPass) {
-		return nil, err
+	if err != nil {
+		// list and status work without a profile: local sessions only.
+		if !errors.Is(err, sessions.ErrNotFound) || (c.Command.Name != "list" && c.Command.Name != "status") {
+			return nil, err
+		}
+		needPass = false
 	}
 	home, _ := os.UserHomeDir()
 	cl := &sessions.Client{
