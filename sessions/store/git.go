@@ -736,11 +736,17 @@ func (g *gitStore) write(ctx context.Context, key string, body io.Reader, v Vers
 		return "", err
 	}
 	defer unlock()
+	var prevTip, rejection string
 	for attempt := 1; ; attempt++ {
 		tip, err := g.fetch(ctx)
 		if err != nil {
 			return "", err
 		}
+		if rejection != "" && tip == prevTip && !strings.Contains(rejection, "lock") {
+			// Nobody else moved the branch: the remote refuses this push.
+			return "", fmt.Errorf("push to %s rejected: %s", describeRemote(g.remote), rejection)
+		}
+		prevTip = tip
 		kind, cur, err := g.resolve(ctx, tip, key)
 		if err != nil {
 			return "", err
@@ -766,18 +772,18 @@ func (g *gitStore) write(ctx context.Context, key string, body io.Reader, v Vers
 		if err != nil {
 			return "", err
 		}
-		rejected, err := g.push(ctx, commit)
+		rejection, err = g.push(ctx, commit)
 		if err != nil {
 			return "", err
 		}
-		if !rejected {
+		if rejection == "" {
 			if _, err := g.git(ctx, nil, "update-ref", "-m", "ctx: session store push", g.ref, commit); err != nil {
 				return "", fmt.Errorf("pushed, but %w", err)
 			}
 			return Version(entry.id), nil
 		}
 		if attempt >= MaxPushAttempts {
-			return "", fmt.Errorf("the remote branch kept moving: gave up after %d attempts", attempt)
+			return "", fmt.Errorf("the remote branch kept moving: gave up after %d attempts (last: %s)", attempt, rejection)
 		}
 		// Jittered, growing pause before fetching again.
 		d := time.Duration(attempt*10+rand.IntN(attempt*20+1)) * time.Millisecond
@@ -861,24 +867,27 @@ func (g *gitStore) commit(ctx context.Context, tree, parent, key string) (string
 	return strings.TrimSpace(string(out)), nil
 }
 
-// push pushes commit to the remote branch without force. rejected reports a
-// refusal that fetching again may cure (non-fast-forward, or a ref lock held
-// by a concurrent push on the remote).
-func (g *gitStore) push(ctx context.Context, commit string) (rejected bool, err error) {
-	out, err := g.git(ctx, nil, "-c", "pack.window=0", "-c", "pack.compression=0", "push", "--porcelain", "--quiet", "--no-verify", g.remote, commit+":"+SessionsBranch)
+// push pushes commit to the remote branch without force. A non-empty
+// rejection is git's reason for refusing the update ("non-fast-forward",
+// "fetch first", a ref lock held by a concurrent push on the remote, a hook
+// that declined); err is a failure to push at all.
+func (g *gitStore) push(ctx context.Context, commit string) (rejection string, err error) {
+	out, err := g.git(ctx, nil, "-c", "pack.window=0", "-c", "pack.compression=0",
+		"push", "--porcelain", "--quiet", "--no-verify", g.remote, commit+":"+SessionsBranch)
 	if err == nil {
-		return false, nil
+		return "", nil
 	}
 	for _, line := range strings.Split(string(out), "\n") {
-		if strings.HasPrefix(line, "!\t") && strings.Contains(line, SessionsBranch) {
-			return true, nil
+		// "!<TAB><from>:<to><TAB><summary> (<reason>)"
+		if f := strings.Split(line, "\t"); len(f) >= 3 && f[0] == "!" && strings.HasSuffix(f[1], ":"+SessionsBranch) {
+			return scrub(errors.New(strings.Join(f[2:], " "))).Error(), nil
 		}
 	}
 	var ge *gitexec.Error
 	if errors.As(err, &ge) && (strings.Contains(ge.Stderr, "cannot lock ref") || strings.Contains(ge.Stderr, "failed to update ref")) {
-		return true, nil
+		return "cannot lock ref", nil
 	}
-	return false, fmt.Errorf("push to %s: %w", describeRemote(g.remote), err)
+	return "", fmt.Errorf("push to %s: %w", describeRemote(g.remote), err)
 }
 
 // writeObject stores body as blobs in the local object database and returns

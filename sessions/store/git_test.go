@@ -211,7 +211,7 @@ func tamper(t *testing.T, g *gitStore, key string, edit func(es []treeEntry) []t
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rej, err := g.push(ctx, c); err != nil || rej {
+	if rej, err := g.push(ctx, c); err != nil || rej != "" {
 		t.Fatalf("push: %v %v", rej, err)
 	}
 }
@@ -422,4 +422,21 @@ func TestGitSHA256Repository(t *testing.T) {
 	if !bytes.Equal(got, data) || gv != v {
 		t.Fatal("round trip differs")
 	}
+}
+
+// TestGitHookDeclines: a remote that refuses the update (a pre-receive hook)
+// is reported with git's reason, without retrying until the attempts run out.
+func TestGitHookDeclines(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	remote, ss := gitMachines(t, 1, testCap)
+	hook := filepath.Join(remote, "hooks", "pre-receive")
+	if err := os.WriteFile(hook, []byte("#!/bin/sh\necho protected branch >&2\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err := ss[0].Create(ctx, "p/manifest.age", strings.NewReader("m"))
+	if err == nil || !strings.Contains(err.Error(), "rejected") || errors.Is(err, ErrExists) {
+		t.Fatalf("create against a declining hook: %v", err)
+	}
+	t.Log(err)
 }
