@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -748,5 +749,74 @@ func TestSessionRestoresReinstateObject(t *testing.T) {
 	want := strings.NewReplacer("${REPO:local/demo}", b.repo, "${HOME}", b.home).Replace(body)
 	if got != want {
 		t.Fatalf("restored rc.8 object:\n got %q\nwant %q", got, want)
+	}
+}
+
+// TestSessionPassphrasePrompt drives the terminal prompt through a pseudo
+// terminal (script(1)): echo is off (the passphrase never appears in the
+// terminal's output), a new profile asks twice and refuses a mismatch.
+func TestSessionPassphrasePrompt(t *testing.T) {
+	scriptPath, err := exec.LookPath("script")
+	if err != nil {
+		t.Skip("script(1) not installed")
+	}
+	w := newSessWorld(t)
+	a := w.machine(t, "alice", "code")
+	writeSession(t, claudeFile(a.home, a.repo, "s1"), `{"cwd":"`+a.repo+`"}`+"\n", time.Time{})
+	prompt := func(answers []string, args ...string) (string, int) {
+		t.Helper()
+		cmdline := binPath + " session " + strings.Join(args, " ")
+		c, cancel := context.WithTimeout(context.Background(), cmdTimeout)
+		defer cancel()
+		cmd := exec.CommandContext(c, scriptPath, "-qec", cmdline, "/dev/null")
+		cmd.Dir, cmd.Env = a.repo, a.env
+		in, err := cmd.StdinPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		outPipe, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		buf := make([]byte, 4096)
+		for _, ans := range answers {
+			// Answer only once the prompt is shown (echo is off by then).
+			for !strings.HasSuffix(strings.TrimRight(out.String(), " "), ":") {
+				n, err := outPipe.Read(buf)
+				out.Write(buf[:n])
+				if err != nil {
+					t.Fatalf("no prompt: %v\n%s", err, out.String())
+				}
+			}
+			io.WriteString(in, ans+"\n")
+			out.WriteString("\x00") // consumed this prompt
+		}
+		rest, _ := io.ReadAll(outPipe)
+		out.Write(rest)
+		err = cmd.Wait()
+		code := 0
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return out.String(), code
+	}
+	out, code := prompt([]string{sessPass, sessPass + "x"}, "push", "--store", w.store, "--work-factor", sessWF)
+	if code != 3 || !strings.Contains(out, "passphrases differ") {
+		t.Fatalf("mismatched confirmation: exit %d\n%s", code, out)
+	}
+	out, code = prompt([]string{sessPass, sessPass}, "push", "--store", w.store, "--work-factor", sessWF)
+	if code != 0 || !strings.Contains(out, "pushed claude session s1") || strings.Contains(out, sessPass) {
+		t.Fatalf("push through the prompt: exit %d\n%s", code, out)
+	}
+	out, code = prompt([]string{sessPass}, "list", "--store", w.store)
+	if code != 0 || !strings.Contains(out, "in sync") || strings.Contains(out, sessPass) {
+		t.Fatalf("list through the prompt: exit %d\n%s", code, out)
 	}
 }
