@@ -293,6 +293,9 @@ func TestSessionClaudeRoundTrip(t *testing.T) {
 	// B continues and pushes; A's push of its own, older, continuation now
 	// conflicts (exit 6): its base is no longer the head.
 	writeSession(t, dest, got+`{"type":"user","text":"from bob"}`+"\n", time.Time{})
+	if out := mustSess(t, b, "pull", "--store", w.store); !strings.Contains(out, "local changes newer than the head") {
+		t.Fatalf("pull with local changes on an unchanged head: %s", out)
+	}
 	mustSess(t, b, "push", "--store", w.store, "--work-factor", sessWF, "--agent", "claude", "--session", id)
 	writeSession(t, claudeFile(a.home, a.repo, id), content2+`{"type":"user","text":"from alice"}`+"\n", time.Now().Add(2*time.Minute))
 	r = sess(t, a, sessPass, "push", "--store", w.store, "--work-factor", sessWF)

@@ -34,6 +34,7 @@ type PullResult struct {
 	Agent, SessionID, SnapshotID string
 	Path                         string // the local file written or found up to date
 	UpToDate                     bool   // nothing written: the local copy equals the head
+	LocalNewer                   bool   // nothing written: the local copy has changes made after the head
 	Backup                       string // where the replaced file was saved ("" if none)
 	ForkID                       string // keep-both: the id the remote copy got
 }
@@ -126,11 +127,12 @@ func (c *Client) restore(ctx context.Context, e session.ManifestEntry, keepBoth 
 	if err != nil {
 		return nil, err
 	}
-	// Weakness #4: no download when the local copy is what we last synced
-	// and the head has not moved.
+	// Weakness #4: no download when the head has not moved since this
+	// machine last synced the session and the local file is still there:
+	// it is either that head or newer (changes to push).
 	if st != nil && st.RemoteRevision == e.SnapshotID && st.Path != "" {
-		if h, err := fileHash(st.Path); err == nil && h == st.LocalRevision {
-			res.Path, res.UpToDate = st.Path, true
+		if h, err := fileHash(st.Path); err == nil {
+			res.Path, res.UpToDate, res.LocalNewer = st.Path, h == st.LocalRevision, h != st.LocalRevision
 			return res, nil
 		}
 	}

@@ -219,6 +219,8 @@ func sessionPull(c *cli.Context) error {
 	w := c.App.Writer
 	for _, r := range results {
 		switch {
+		case r.LocalNewer:
+			fmt.Fprintf(w, "%s session %s has local changes newer than the head (snapshot %s): push them with 'git ctx session push --session %s'\n", r.Agent, r.SessionID, r.SnapshotID, r.SessionID)
 		case r.UpToDate:
 			fmt.Fprintf(w, "%s session %s is up to date (snapshot %s): %s\n", r.Agent, r.SessionID, r.SnapshotID, r.Path)
 		case r.ForkID != "":

@@ -87,3 +87,23 @@ func TestDiscoverSkipsSymlinksAndOtherProjects(t *testing.T) {
 		t.Fatalf("codex discover: %+v %v", cl, err)
 	}
 }
+
+func TestRewriteID(t *testing.T) {
+	cl := Claude{}.RewriteID("old", "new")
+	got, err := cl([]byte(`{"sessionId":"old","x":{"session_id":"old"},"other":"old","n":1.0}` + "\n"))
+	if err != nil || string(got) != `{"sessionId":"new","x":{"session_id":"new"},"other":"old","n":1.0}`+"\n" {
+		t.Fatalf("claude rewrite: %s %v", got, err)
+	}
+	if (Claude{}).RewriteID("same", "same") != nil {
+		t.Fatal("rewrite for an unchanged id")
+	}
+	cx := Codex{}.RewriteID("old", "new")
+	got, _ = cx([]byte(`{"type":"session_meta","payload":{"id":"old","cwd":"/x"}}`))
+	if string(got) != `{"type":"session_meta","payload":{"id":"new","cwd":"/x"}}` {
+		t.Fatalf("codex rewrite: %s", got)
+	}
+	line := []byte(`{"type":"response_item","payload":{"id":"old"}}`)
+	if got, _ = cx(line); string(got) != string(line) {
+		t.Fatalf("codex rewrote a non-meta record: %s", got)
+	}
+}
