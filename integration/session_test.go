@@ -314,7 +314,9 @@ func TestSessionClaudeRoundTrip(t *testing.T) {
 		t.Fatalf("keep-both: %s", out)
 	}
 
+	t.Logf("list on A:\n%s", mustSess(t, a, "list", "--store", w.store))
 	st := mustSess(t, a, "status", "--store", w.store)
+	t.Logf("status on A:\n%s", st)
 	if !strings.Contains(st, "manifest present") {
 		t.Fatalf("status: %s", st)
 	}
@@ -614,6 +616,32 @@ func TestSessionPullRejectsHostileSnapshots(t *testing.T) {
 				t.Fatalf("%s: %s created", tc.name, claudeB)
 			}
 		})
+	}
+}
+
+func TestSessionPullRejectsHostileSessionID(t *testing.T) {
+	w := newSessWorld(t)
+	a := w.machine(t, "alice", "code")
+	b := w.machine(t, "bob", "elsewhere")
+	writeSession(t, claudeFile(a.home, a.repo, "s0"), `{"cwd":"`+a.repo+`"}`+"\n", time.Time{})
+	mustSess(t, a, "push", "--store", w.store, "--work-factor", sessWF)
+	profile := gitOut(t, a.repo, a.env, "config", "--local", "ctx.sessionProfile")
+	projectID := gitOut(t, a.repo, a.env, "config", "--get", "remote.origin.url") // any id: mapped below
+	for _, id := range []string{"../../../evil", "a/b", ".."} {
+		good := "projects/k/x.jsonl"
+		tb := tarBytes(t, tarEntry{name: good, body: "{}\n", typ: tar.TypeReg})
+		plantWith(t, w, profile, "claude", id, projectID, func(snap string) []byte {
+			return encrypt(t, snapshotPlain(t, snap, "claude", id, projectID, good, tb, tb, ""))
+		})
+		before := treeState(t, b.home)
+		r := sess(t, b, sessPass, "pull", "--store", w.store, "--session", id, "--project", projectID+"="+b.repo)
+		wantCode(t, "session id "+id, r, 7)
+		if !strings.Contains(r.stderr, "cannot be a file name") {
+			t.Fatalf("session id %q: %s", id, r.stderr)
+		}
+		if treeState(t, b.home) != before {
+			t.Fatalf("session id %q: files written", id)
+		}
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/git-ctx/git-ctx/formats/session"
@@ -111,6 +112,9 @@ func (c *Client) restore(ctx context.Context, e session.ManifestEntry, keepBoth 
 	ad, err := agents.For(e.Agent)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrRefused, err)
+	}
+	if err := session.CheckSafePath(e.SessionID); err != nil || strings.Contains(e.SessionID, "/") {
+		return nil, fmt.Errorf("%w: session id %q cannot be a file name", ErrRefused, e.SessionID)
 	}
 	root, ok := c.roots()[e.ProjectID]
 	if !ok {
