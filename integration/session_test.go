@@ -715,6 +715,26 @@ func TestSessionGitStore(t *testing.T) {
 		t.Fatalf("restored through the git store:\n got %q", got)
 	}
 
+	// Different sessions from both at once: both land on the branch.
+	writeSession(t, claudeFile(a.home, a.repo, "ga"), `{"n":1}`+"\n", time.Time{})
+	writeSession(t, claudeFile(b.home, b.repo, "gb"), `{"n":2}`+"\n", time.Time{})
+	diff := [2]result{}
+	var wg sync.WaitGroup
+	for i, m := range []*machine{a, b} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			diff[i], _ = sessRun(t, m.repo, m.env, sessPass, "push", "--work-factor", sessWF, "--session", []string{"ga", "gb"}[i])
+		}()
+	}
+	wg.Wait()
+	if diff[0].code != 0 || diff[1].code != 0 {
+		t.Fatalf("different sessions at once on the git store:\n%s\n%s", diff[0], diff[1])
+	}
+	if ls := mustSess(t, a, "list", "--json"); !strings.Contains(ls, `"session_id": "gb"`) {
+		t.Fatalf("gb missing: %s", ls)
+	}
+
 	// Both continue the same session from the same base; pushes race.
 	writeSession(t, claudeFile(a.home, a.repo, id), content+`{"who":"a"}`+"\n", time.Now().Add(time.Minute))
 	writeSession(t, claudeFile(b.home, b.repo, id), mapped(content, a, b)+`{"who":"b"}`+"\n", time.Now().Add(time.Minute))

@@ -178,6 +178,9 @@ func (s *sessionSetup) rememberProfile(c *cli.Context) error {
 }
 
 func sessionPush(c *cli.Context) error {
+	if a := c.String("agent"); a != "" && a != session.AgentClaude && a != session.AgentCodex {
+		return usageErr("--agent takes claude or codex, not %q", a)
+	}
 	s, err := openSessions(c, true, true)
 	if err != nil {
 		return err
