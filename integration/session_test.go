@@ -871,3 +871,43 @@ func TestSessionPassphrasePrompt(t *testing.T) {
 		t.Fatalf("list through the prompt: exit %d\n%s", code, out)
 	}
 }
+
+// TestSessionGitStoreLargeObject: a 34 MiB session through the git store
+// is split so that no blob on the remote exceeds 32 MiB, and restores
+// byte-exact (paths mapped) on another machine. About 25 s, so only with
+// GIT_CTX_LONG=1.
+func TestSessionGitStoreLargeObject(t *testing.T) {
+	if os.Getenv("GIT_CTX_LONG") == "" {
+		t.Skip("34 MiB session through the git store: set GIT_CTX_LONG=1 to run it")
+	}
+	w := newSessWorld(t)
+	a := w.machine(t, "alice", "code")
+	b := w.machine(t, "bob", "elsewhere")
+	const id = "5e4d3c2b-1a09-4f8e-9d7c-6b5a49382716"
+	src := claudeFile(a.home, a.repo, id)
+	if err := os.MkdirAll(filepath.Dir(src), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	want := writeLarge(t, src, a.repo, 34<<20, b.repo)
+	start := time.Now()
+	mustSess(t, a, "push", "--work-factor", sessWF)
+	t.Logf("push %v", time.Since(start))
+	start = time.Now()
+	out := gitOut(t, w.s.root, w.s.env("setup"), "--git-dir", w.remote, "cat-file", "--batch-all-objects", "--batch-check=%(objecttype) %(objectsize)")
+	for _, l := range strings.Split(out, "\n") {
+		var typ string
+		var size int64
+		fmt.Sscanf(l, "%s %d", &typ, &size)
+		if typ == "blob" && size > 32<<20 {
+			t.Fatalf("a blob of %d bytes on the remote", size)
+		}
+	}
+	t.Logf("check %v", time.Since(start))
+	start = time.Now()
+	mustSess(t, b, "pull")
+	t.Logf("pull %v", time.Since(start))
+	sum := sha256.Sum256(readFile(t, claudeFile(b.home, b.repo, id)))
+	if hex.EncodeToString(sum[:]) != want {
+		t.Fatal("34 MiB session restored through the git store differs")
+	}
+}
