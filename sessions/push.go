@@ -168,29 +168,34 @@ func (c *Client) pushSession(ctx context.Context, s agents.Session) (*PushResult
 		return nil, err
 	}
 
-	tarFile, size, sum, localHash, err := c.export(s)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { tarFile.Close(); os.Remove(tarFile.Name()) }()
-
+	// The manifest first: a conflict or an unchanged session is found
+	// without exporting anything (the CAS loop re-checks the head later).
 	m, ver, found, err := c.readManifest(ctx)
 	if err != nil {
 		return nil, err
 	}
 	head := m.Sessions[key].SnapshotID
-	res := &PushResult{Session: s, Parent: head, Size: size}
+	res := &PushResult{Session: s, Parent: head}
 	base := ""
 	if st != nil {
 		base = st.RemoteRevision
-		if head != "" && head == base && st.LocalRevision == localHash {
-			res.UpToDate, res.SnapshotID = true, head
-			return res, nil
-		}
 	}
 	if head != base {
 		return nil, conflictErr(key, base, head)
 	}
+	if st != nil && head != "" {
+		if h, err := fileHash(s.Path); err == nil && h == st.LocalRevision {
+			res.UpToDate, res.SnapshotID = true, head
+			return res, nil
+		}
+	}
+
+	tarFile, size, sum, localHash, err := c.export(s)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { tarFile.Close(); os.Remove(tarFile.Name()) }()
+	res.Size = size
 
 	snapID, err := NewUUID()
 	if err != nil {
