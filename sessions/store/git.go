@@ -54,10 +54,16 @@ const (
 	commitSubject = "ctx: session object "
 )
 
-// MaxBlobSize is the largest blob the git store writes (32 MiB): a larger
-// object is split into parts of this size (the last one shorter). Read when a
-// store is opened; tests lower it.
-var MaxBlobSize int64 = 32 << 20
+// BlobLimit is the size no blob the git store writes may exceed (32 MiB).
+const BlobLimit = 32 << 20
+
+// MaxBlobSize is the part cap of the git store: an object larger than this is
+// split into parts of this size (the last one shorter). It must be positive
+// and at most BlobLimit; it is read when a store is opened (tests lower it).
+// The default, 16 MiB, keeps git's own processes small: pack-objects holds a
+// whole object and its deflated copy, so a 32 MiB part would cost them about
+// 68 MiB of memory, a 16 MiB part about 36 MiB.
+var MaxBlobSize int64 = 16 << 20
 
 // MaxPushAttempts bounds how many times one write fetches, rebuilds and
 // pushes when the remote branch keeps moving.
@@ -95,8 +101,8 @@ func openGit(ctx context.Context, repo *gitrepo.Repo, remote string) (Store, err
 		sha256:     strings.EqualFold(repo.Config("extensions.objectformat"), "sha256"),
 	}
 	g.name, g.email = repo.Identity()
-	if g.cap <= 0 {
-		return nil, errors.New("store: MaxBlobSize must be positive")
+	if g.cap <= 0 || g.cap > BlobLimit {
+		return nil, fmt.Errorf("store: MaxBlobSize %d outside 1..%d", g.cap, BlobLimit)
 	}
 	return g, nil
 }

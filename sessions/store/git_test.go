@@ -55,6 +55,14 @@ func gitMachines(t testing.TB, n int, partCap int64, initArgs ...string) (remote
 	return remote, stores
 }
 
+// keepPacks makes the remote keep pushed packs as they arrive (index-pack)
+// instead of exploding pushes of fewer than 100 objects into recompressed
+// loose objects (unpack-objects, about 5 times the CPU): what hosting
+// services do, and what throughput figures should measure.
+func keepPacks(t testing.TB, remote string) {
+	runGit(t, remote, "config", "receive.unpackLimit", "1")
+}
+
 func gitHarness() harness {
 	return harness{
 		splitCap: testCap,

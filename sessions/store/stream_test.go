@@ -89,11 +89,12 @@ func TestStreamingMemory(t *testing.T) {
 }
 
 // BenchmarkCreateGet64MiB measures Create then Get of a 64 MiB object (MB/s
-// counts the object once), the git store with its default 32 MiB cap against
-// a bare repository on the same disk.
+// counts the object once), the git store with its default part cap against
+// a bare repository on the same disk that keeps pushed packs.
 func BenchmarkCreateGet64MiB(b *testing.B) {
 	const size = 64 << 20
-	_, ss := gitMachines(b, 1, MaxBlobSize)
+	remote, ss := gitMachines(b, 1, MaxBlobSize)
+	keepPacks(b, remote)
 	dir, err := OpenDir(filepath.Join(b.TempDir(), "store"))
 	if err != nil {
 		b.Fatal(err)
