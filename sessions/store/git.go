@@ -309,14 +309,24 @@ func (g *gitStore) batchCheck(ctx context.Context, names ...string) ([][3]string
 	return res, nil
 }
 
-// resolve finds what is at key in commit tip.
+// resolve finds what is at key in commit tip. A path inside a split object
+// (one of its parts) is not a key: absent.
 func (g *gitStore) resolve(ctx context.Context, tip, key string) (objKind, string, error) {
 	if tip == "" {
 		return kindAbsent, "", nil
 	}
-	r, err := g.batchCheck(ctx, tip+":"+key, tip+":"+key+"/"+splitIndexName)
+	names := []string{tip + ":" + key, tip + ":" + key + "/" + splitIndexName}
+	for i := strings.IndexByte(key, '/'); i >= 0; i = nextSlash(key, i) {
+		names = append(names, tip+":"+key[:i]+"/"+splitIndexName)
+	}
+	r, err := g.batchCheck(ctx, names...)
 	if err != nil {
 		return 0, "", err
+	}
+	for _, parent := range r[2:] {
+		if parent[1] == "blob" {
+			return kindAbsent, "", nil
+		}
 	}
 	switch r[0][1] {
 	case "missing":
@@ -330,6 +340,15 @@ func (g *gitStore) resolve(ctx context.Context, tip, key string) (objKind, strin
 		return kindDir, r[0][0], nil
 	}
 	return 0, "", fmt.Errorf("unexpected %s object at %s", r[0][1], key)
+}
+
+// nextSlash returns the index of the next '/' in key after i, or -1.
+func nextSlash(key string, i int) int {
+	j := strings.IndexByte(key[i+1:], '/')
+	if j < 0 {
+		return -1
+	}
+	return i + 1 + j
 }
 
 func (g *gitStore) Get(ctx context.Context, key string) (io.ReadCloser, Version, error) {

@@ -164,6 +164,13 @@ func TestGitLayout(t *testing.T) {
 	if !strings.HasPrefix(index, "git-ctx split object v1\nsize 3082\nsha256 "+sha256Hex(data)+"\nparts 4\npart 1024 ") {
 		t.Fatalf("index:\n%s", index)
 	}
+	// A part of a split object is not a key.
+	if _, _, err := g.Get(ctx, key+"/00000"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("get of a part: %v", err)
+	}
+	if _, err := g.Create(ctx, key+"/00009", strings.NewReader("x")); err == nil {
+		t.Fatal("create inside a split object succeeded")
+	}
 	subjects := runGit(t, remote, "log", "--format=%s%x00%P", "ghyll/sessions")
 	lines := strings.Split(subjects, "\n")
 	if len(lines) != 2 || lines[0] != "ctx: session object profiles/0b6a3a5e-6f3b-4a57-9d2c-1f0e0c1d2e3f/manifest.age\x00"+runGit(t, remote, "rev-parse", "ghyll/sessions~1") ||
