@@ -9,6 +9,7 @@ require (
 	github.com/mattn/go-sqlite3 v1.14.53
 	github.com/urfave/cli/v2 v2.27.7
 	golang.org/x/sys v0.47.0
+	golang.org/x/term v0.45.0
 	lukechampine.com/blake3 v1.4.1
 )
 

@@ -56,6 +56,12 @@ when set, every git command git-ctx runs is logged on standard error
 .B GIT_CTX_DISCOVERY
 set to "git" to have git itself find the repository and read its configuration (by default the common layouts are read in process and everything else is asked of git)
 .TP
+.B GIT_CTX_PASSPHRASE_FD, REINSTATE_PASSPHRASE_FD
+number of an open file descriptor git ctx session reads the passphrase from (else --passphrase-file, else a prompt on /dev/tty)
+.TP
+.B CLAUDE_CONFIG_DIR, CODEX_HOME
+where Claude Code and Codex keep their sessions (default ~/.claude and ~/.codex)
+.TP
 .B NO_COLOR
 no colour in output
 .SH FILES
@@ -65,6 +71,9 @@ the memory branch
 .TP
 .B <git-common-dir>/ctx/cache.db
 the local SQLite cache (derived; git ctx reindex rebuilds it)
+.TP
+.B <git-common-dir>/ctx/sessions/
+git ctx session's local state (state/), backups of replaced session files (backups/) and temporary export files (tmp/)
 .SH SEE ALSO
 git(1), githooks(5); docs/FORMAT.md, docs/SECURITY.md and docs/PERFORMANCE.md in the source tree.
 `

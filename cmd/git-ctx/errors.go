@@ -11,6 +11,7 @@ import (
 	"github.com/git-ctx/git-ctx/gitstore"
 	"github.com/git-ctx/git-ctx/identity"
 	"github.com/git-ctx/git-ctx/memory"
+	"github.com/git-ctx/git-ctx/sessions"
 	ctxsync "github.com/git-ctx/git-ctx/sync"
 )
 
@@ -20,6 +21,16 @@ func classify(err error) int {
 		return exitUsage // urfave/cli reports these without OnUsageError
 	}
 	switch {
+	case errors.Is(err, sessions.ErrConflict):
+		return exitConflict
+	case errors.Is(err, sessions.ErrRefused):
+		return exitRefused
+	case errors.Is(err, sessions.ErrConfig):
+		return exitConfig
+	case errors.Is(err, sessions.ErrStore):
+		return exitRemote
+	case errors.Is(err, sessions.ErrVerification), errors.Is(err, sessions.ErrNotFound):
+		return exitFailed
 	case errors.Is(err, ctxsync.ErrTransport):
 		return exitRemote
 	case errors.Is(err, ctxsync.ErrFork), errors.Is(err, ctxsync.ErrRejected),

@@ -7,7 +7,7 @@ import (
 	"os"
 
 	"github.com/urfave/cli/v2"
-	"golang.org/x/sys/unix"
+	"golang.org/x/term"
 
 	"github.com/git-ctx/git-ctx/memory"
 	ctxsync "github.com/git-ctx/git-ctx/sync"
@@ -15,10 +15,7 @@ import (
 
 // isTerminal asks the terminal driver (a character device such as
 // /dev/null is not a terminal).
-func isTerminal(f *os.File) bool {
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
-}
+func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
 
 // netOptions: prompts only with a terminal on stdin; git's progress on
 // stderr only when stderr is a terminal and not --quiet.

@@ -1,0 +1,394 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
+
+	"github.com/git-ctx/git-ctx/formats/session"
+	"github.com/git-ctx/git-ctx/gitexec"
+	"github.com/git-ctx/git-ctx/gitrepo"
+	"github.com/git-ctx/git-ctx/sessions"
+	"github.com/git-ctx/git-ctx/sessions/store"
+	ctxsync "github.com/git-ctx/git-ctx/sync"
+)
+
+var (
+	sessStoreFlag = &cli.StringFlag{Name: "store", Usage: "session store `URL`: file:///abs/path, git or git:REMOTE (default: git config ctx.sessionStore, else the git store on the memory remote)"}
+	sessProfFlag  = &cli.StringFlag{Name: "profile", Usage: "store profile `UUID` (default: git config ctx.sessionProfile, else the store's only profile)"}
+	sessPassFlag  = &cli.StringFlag{Name: "passphrase-file", Usage: "read the passphrase from `FILE` (else the descriptor in GIT_CTX_PASSPHRASE_FD, else a terminal prompt)"}
+)
+
+func sessionFlags(extra ...cli.Flag) []cli.Flag {
+	return append([]cli.Flag{sessStoreFlag, sessProfFlag, sessPassFlag}, extra...)
+}
+
+func cmdSession() *cli.Command {
+	pullCmd := func(name string) *cli.Command {
+		return &cli.Command{
+			Name: name, Usage: "restore the remote heads of this project's sessions (or one session)",
+			Description: "Downloads each head, verifies it completely into a temporary file beside the destination,\n" +
+				"backs up a file it replaces, renames the new file into place and checks that the agent would\n" +
+				"find the session there. A session whose local copy already equals the head is skipped. A\n" +
+				"local copy with changes that were never pushed stops the pull (exit 6) unless --keep-both,\n" +
+				"which restores the remote copy beside it under a new session id.",
+			Flags: sessionFlags(
+				&cli.StringFlag{Name: "session", Usage: "restore only session `ID`"},
+				&cli.StringSliceFlag{Name: "project", Usage: "map project `ID=/abs/path` (repeatable; this repository's id maps to this work tree without it)"},
+				&cli.BoolFlag{Name: "keep-both", Usage: "on a local copy with unpushed changes, restore the remote copy beside it under a fork id"},
+			),
+			Action: sessionPull,
+		}
+	}
+	return &cli.Command{
+		Name:  "session",
+		Usage: "carry Claude Code and Codex sessions between machines, encrypted (Reinstate v1)",
+		Description: "Session transcripts travel as age-encrypted snapshots (scrypt passphrase) in a store: the\n" +
+			"ghyll/sessions branch of the memory remote by default, or a directory (--store file:///path).\n" +
+			"The passphrase comes from the descriptor named by GIT_CTX_PASSPHRASE_FD (or\n" +
+			"REINSTATE_PASSPHRASE_FD), from --passphrase-file, or from a prompt on the terminal; never from\n" +
+			"the command line or a plain environment variable. Local state, backups and temporary files are\n" +
+			"kept in <git-common-dir>/ctx/sessions/.\n\n" +
+			"Examples:\n  git ctx session push\n  git ctx session list\n  git ctx session pull --session 5f0c…\n" +
+			"  git ctx session pull --project 3a9f…=/home/me/src/app\n  git ctx session push --store file:///mnt/share/sessions",
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usageErr("unknown session subcommand: %s (see 'git ctx session --help')", c.Args().First())
+			}
+			return cli.ShowSubcommandHelp(c)
+		},
+		Subcommands: []*cli.Command{
+			{
+				Name: "push", Usage: "encrypt and upload this project's most recent agent session (or --session ID)",
+				Description: "Exports the session with its paths made portable (${REPO:<id>} for this work tree,\n" +
+					"${HOME} for the home directory), uploads it as a new snapshot and moves the session's head in\n" +
+					"the profile's manifest with a compare-and-swap. If another machine moved the head since the\n" +
+					"snapshot this machine last pushed or restored, nothing changes and the push exits 6.",
+				Flags: sessionFlags(
+					&cli.StringFlag{Name: "agent", Usage: "only sessions of `AGENT` (claude or codex)"},
+					&cli.StringFlag{Name: "session", Usage: "push session `ID` instead of the most recent"},
+					&cli.IntFlag{Name: "work-factor", Usage: "scrypt work factor `N` (log2; default 18, at most 22; lower values make the passphrase cheaper to guess)"},
+				),
+				Action: sessionPush,
+			},
+			pullCmd("pull"), pullCmd("restore"),
+			{
+				Name: "list", Aliases: []string{"ls"}, Usage: "list remote heads and this project's local sessions, and which is newer",
+				Flags: sessionFlags(jsonFlag), Action: sessionList,
+			},
+			{
+				Name: "status", Usage: "show the session store, profile and local state (no passphrase needed)",
+				Flags: sessionFlags(jsonFlag), Action: sessionStatus,
+			},
+		},
+	}
+}
+
+// sessionSetup is what every session verb needs.
+type sessionSetup struct {
+	client     *sessions.Client
+	repo       *gitrepo.Repo
+	configured bool // ctx.sessionProfile was set
+}
+
+// openSessions opens the repository, the store and the profile. create:
+// a push may make a new profile. needPass: read the passphrase.
+func openSessions(c *cli.Context, create, needPass bool) (*sessionSetup, error) {
+	if c.NArg() != 0 {
+		return nil, usageErr("session %s takes no arguments (see 'git ctx session %s --help')", c.Command.Name, c.Command.Name)
+	}
+	ctx := c.Context
+	repo, err := gitrepo.Open(ctx, ".")
+	if err != nil {
+		return nil, err
+	}
+	wt, err := repo.WorkTree(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if wt == "" {
+		return nil, withCode(exitConfig, errors.New("git ctx session needs a work tree: run it inside a checkout of the project"))
+	}
+	repoID, err := repo.RepoID(ctx)
+	if err != nil {
+		return nil, err
+	}
+	spec := c.String("store")
+	if spec == "" {
+		spec = repo.Config("ctx.sessionStore")
+	}
+	remote := ""
+	if spec == "" || spec == "git" {
+		if remote, err = ctxsync.ResolveRemote(repo, ""); err != nil {
+			return nil, err
+		}
+	}
+	st, err := store.Open(ctx, spec, store.Options{Repo: repo, Remote: remote})
+	if err != nil {
+		return nil, withCode(exitConfig, fmt.Errorf("open the session store: %w", err))
+	}
+	configured := repo.Config("ctx.sessionProfile")
+	profile, created, err := sessions.ResolveProfile(ctx, st, c.String("profile"), configured, create)
+	if err != nil {
+		// list and status work without a profile: local sessions only.
+		if !errors.Is(err, sessions.ErrNotFound) || (c.Command.Name != "list" && c.Command.Name != "status") {
+			return nil, err
+		}
+		needPass = false
+	}
+	home, _ := os.UserHomeDir()
+	cl := &sessions.Client{
+		Store: st, Profile: profile, ProjectID: repoID, WorkTree: wt, Home: home,
+		StateDir: filepath.Join(repo.CommonDir, "ctx", "sessions"),
+		Warn:     func(s string) { fmt.Fprintf(c.App.ErrWriter, "git-ctx: warning: %s\n", s) },
+	}
+	for _, m := range c.StringSlice("project") {
+		id, p, ok := strings.Cut(m, "=")
+		if !ok || id == "" || !filepath.IsAbs(p) {
+			return nil, usageErr("--project wants ID=/absolute/path, got %q", m)
+		}
+		cl.Mappings = append(cl.Mappings, sessions.Mapping{ID: id, Root: filepath.Clean(p)})
+	}
+	if needPass {
+		if cl.Passphrase, err = readPassphrase(c, created); err != nil {
+			return nil, err
+		}
+	}
+	return &sessionSetup{client: cl, repo: repo, configured: configured != "" || c.String("profile") != ""}, nil
+}
+
+// rememberProfile stores the profile in the local config when none was
+// configured (first push, or a machine that found the store's only one).
+func (s *sessionSetup) rememberProfile(c *cli.Context) error {
+	if s.configured || s.client.Profile == "" {
+		return nil
+	}
+	if _, err := gitexec.Git(c.Context, s.repo.Dir, "config", "--local", "ctx.sessionProfile", s.client.Profile); err != nil {
+		return withCode(exitConfig, fmt.Errorf("store the profile in git config: %w", err))
+	}
+	return nil
+}
+
+func sessionPush(c *cli.Context) error {
+	if a := c.String("agent"); a != "" && a != session.AgentClaude && a != session.AgentCodex {
+		return usageErr("--agent takes claude or codex, not %q", a)
+	}
+	s, err := openSessions(c, true, true)
+	if err != nil {
+		return err
+	}
+	cl := s.client
+	if wf := c.Int("work-factor"); c.IsSet("work-factor") {
+		if wf < 1 || wf > session.MaxWorkFactor {
+			return usageErr("--work-factor must be between 1 and %d", session.MaxWorkFactor)
+		}
+		cl.WorkFactor = wf
+		if wf < session.DefaultWorkFactor {
+			cl.AllowWeak = true
+			fmt.Fprintf(c.App.ErrWriter, "git-ctx: warning: scrypt work factor %d is below the default %d: the passphrase is cheaper to guess\n", wf, session.DefaultWorkFactor)
+		}
+	}
+	res, err := cl.Push(c.Context, c.String("agent"), c.String("session"))
+	if err != nil {
+		return err
+	}
+	if err := s.rememberProfile(c); err != nil {
+		return err
+	}
+	w := c.App.Writer
+	if res.UpToDate {
+		fmt.Fprintf(w, "%s session %s is up to date (snapshot %s)\n", res.Session.Agent, res.Session.ID, res.SnapshotID)
+		return nil
+	}
+	fmt.Fprintf(w, "pushed %s session %s as snapshot %s (%d bytes) to %s, profile %s\n",
+		res.Session.Agent, res.Session.ID, res.SnapshotID, res.Size, cl.Store.Describe(), cl.Profile)
+	return nil
+}
+
+func sessionPull(c *cli.Context) error {
+	s, err := openSessions(c, false, true)
+	if err != nil {
+		return err
+	}
+	results, err := s.client.Pull(c.Context, sessions.PullOptions{SessionID: c.String("session"), KeepBoth: c.Bool("keep-both")})
+	w := c.App.Writer
+	for _, r := range results {
+		switch {
+		case r.LocalNewer:
+			fmt.Fprintf(w, "%s session %s has local changes newer than the head (snapshot %s): push them with 'git ctx session push --session %s'\n", r.Agent, r.SessionID, r.SnapshotID, r.SessionID)
+		case r.UpToDate:
+			fmt.Fprintf(w, "%s session %s is up to date (snapshot %s): %s\n", r.Agent, r.SessionID, r.SnapshotID, r.Path)
+		case r.ForkID != "":
+			fmt.Fprintf(w, "restored %s session %s (snapshot %s) beside the local copy as session %s: %s\n", r.Agent, r.SessionID, r.SnapshotID, r.ForkID, r.Path)
+		default:
+			fmt.Fprintf(w, "restored %s session %s (snapshot %s) to %s\n", r.Agent, r.SessionID, r.SnapshotID, r.Path)
+		}
+		if r.Backup != "" {
+			fmt.Fprintf(w, "  previous copy saved to %s\n", r.Backup)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if len(results) == 0 {
+		fmt.Fprintf(w, "no session of this project in profile %s (pull another with --session ID and --project ID=PATH)\n", s.client.Profile)
+	}
+	return s.rememberProfile(c)
+}
+
+func sessionList(c *cli.Context) error {
+	s, err := openSessions(c, false, true)
+	if err != nil {
+		return err
+	}
+	list, err := s.client.List(c.Context)
+	if err != nil {
+		return err
+	}
+	w := c.App.Writer
+	if c.Bool("json") {
+		if list == nil {
+			list = []sessions.ListEntry{}
+		}
+		return printJSON(w, list)
+	}
+	if len(list) == 0 {
+		fmt.Fprintln(w, "No sessions, local or remote. Push this project's latest with: git ctx session push")
+		return nil
+	}
+	for _, e := range list {
+		head := e.Head
+		if head == "" {
+			head = "-"
+		}
+		where := e.LocalPath
+		if where == "" {
+			where = "(not here)"
+			if !e.Mapped {
+				where = "(project " + e.ProjectID + " not mapped here)"
+			}
+		}
+		newer := ""
+		if e.Newer != "" && e.State != sessions.StateLocalOnly && e.State != sessions.StateRemoteOnly {
+			newer = " (" + e.Newer + " is newer)"
+		}
+		fmt.Fprintf(w, "%-6s %s  %s%s\n       head %s  %s\n", e.Agent, e.SessionID, e.State, newer, head, where)
+	}
+	return nil
+}
+
+func sessionStatus(c *cli.Context) error {
+	s, err := openSessions(c, false, false)
+	if err != nil {
+		return err
+	}
+	st, err := s.client.Status(c.Context)
+	if err != nil {
+		return err
+	}
+	w := c.App.Writer
+	if c.Bool("json") {
+		return printJSON(w, st)
+	}
+	prof := st.Profile
+	if prof == "" {
+		prof = "(none yet: the first push creates one)"
+	}
+	fmt.Fprintf(w, "Store:     %s\nProfile:   %s\nProject:   %s\nWork tree: %s\nState:     %s\n", st.Store, prof, st.ProjectID, st.WorkTree, st.StateDir)
+	fmt.Fprintf(w, "Remote:    %d snapshot(s), manifest %s\n", st.Snapshots, map[bool]string{true: "present", false: "absent"}[st.Manifest])
+	fmt.Fprintf(w, "Local:     %d session(s) of this project, %d synced here", st.Local, st.Synced)
+	if st.Latest != "" {
+		fmt.Fprintf(w, "; latest %s", st.Latest)
+	}
+	fmt.Fprintln(w)
+	return nil
+}
+
+// ---- passphrase ----
+
+// readPassphrase reads the passphrase from --passphrase-file, the
+// descriptor in GIT_CTX_PASSPHRASE_FD or REINSTATE_PASSPHRASE_FD, or the
+// terminal (echo off; asked twice when confirm). Trailing CR/LF are
+// trimmed. It never comes from argv or a plain variable, and never appears
+// in a message.
+func readPassphrase(c *cli.Context, confirm bool) ([]byte, error) {
+	if f := c.String("passphrase-file"); f != "" {
+		fh, err := os.Open(f)
+		if err != nil {
+			return nil, withCode(exitConfig, fmt.Errorf("--passphrase-file: %w", err))
+		}
+		defer fh.Close()
+		return readPassphraseBytes(fh, "--passphrase-file "+f)
+	}
+	for _, v := range []string{"GIT_CTX_PASSPHRASE_FD", "REINSTATE_PASSPHRASE_FD"} {
+		s := os.Getenv(v)
+		if s == "" {
+			continue
+		}
+		fd, err := strconv.Atoi(s)
+		if err != nil || fd < 0 {
+			return nil, withCode(exitConfig, fmt.Errorf("%s=%q is not a file descriptor number: set it to an open descriptor", v, s))
+		}
+		f := os.NewFile(uintptr(fd), v)
+		if f == nil {
+			return nil, withCode(exitConfig, fmt.Errorf("%s=%d is not an open descriptor", v, fd))
+		}
+		defer f.Close()
+		return readPassphraseBytes(f, v)
+	}
+	tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
+	if err != nil {
+		return nil, withCode(exitConfig, errors.New("no passphrase: no terminal to prompt on; pass it through the descriptor named by GIT_CTX_PASSPHRASE_FD or --passphrase-file FILE"))
+	}
+	defer tty.Close()
+	p, err := promptSecret(tty, "Session passphrase: ")
+	if err != nil || !confirm {
+		return p, err
+	}
+	again, err := promptSecret(tty, "Repeat the passphrase (new profile): ")
+	if err != nil {
+		return nil, err
+	}
+	if !bytes.Equal(p, again) {
+		return nil, withCode(exitConfig, errors.New("the passphrases differ: run the command again"))
+	}
+	return p, nil
+}
+
+func readPassphraseBytes(r io.Reader, from string) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, session.MaxPassphraseLen+1))
+	if err != nil {
+		return nil, withCode(exitConfig, fmt.Errorf("read the passphrase from %s: %w", from, err))
+	}
+	if len(data) > session.MaxPassphraseLen {
+		return nil, withCode(exitConfig, fmt.Errorf("the passphrase from %s exceeds %d bytes", from, session.MaxPassphraseLen))
+	}
+	data = bytes.TrimRight(data, "\r\n")
+	if len(data) == 0 {
+		return nil, withCode(exitConfig, fmt.Errorf("the passphrase from %s is empty", from))
+	}
+	return data, nil
+}
+
+// promptSecret prompts on the terminal with echo off.
+func promptSecret(tty *os.File, prompt string) ([]byte, error) {
+	fd := int(tty.Fd())
+	if !term.IsTerminal(fd) {
+		return nil, withCode(exitConfig, errors.New("no passphrase: /dev/tty is not a terminal; use GIT_CTX_PASSPHRASE_FD or --passphrase-file FILE"))
+	}
+	fmt.Fprint(tty, prompt)
+	line, err := term.ReadPassword(fd)
+	fmt.Fprintln(tty)
+	if err != nil {
+		return nil, withCode(exitConfig, fmt.Errorf("read the passphrase from the terminal: %w", err))
+	}
+	return readPassphraseBytes(bytes.NewReader(line), "the terminal")
+}

@@ -1,0 +1,406 @@
+package sessions
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	mrand "math/rand/v2"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/git-ctx/git-ctx/formats/session"
+	"github.com/git-ctx/git-ctx/sessions/agents"
+	"github.com/git-ctx/git-ctx/sessions/store"
+)
+
+// manifestAttempts bounds the compare-and-swap loop of a manifest update
+// (rc.8: 4 attempts without backoff; here jittered backoff, weakness #8).
+const manifestAttempts = 10
+
+// readManifest fetches and decrypts the manifest. found is false (and m an
+// empty manifest) when the store holds none.
+func (c *Client) readManifest(ctx context.Context) (m *session.Manifest, v store.Version, found bool, err error) {
+	rc, v, err := c.Store.Get(ctx, c.manifestKey())
+	if errors.Is(err, store.ErrNotFound) {
+		return session.NewManifest(), "", false, nil
+	}
+	if err != nil {
+		return nil, "", false, fmt.Errorf("%w: read the manifest from %s: %w", ErrStore, c.Store.Describe(), err)
+	}
+	defer rc.Close()
+	pr, err := session.Decrypt(rc, c.Passphrase)
+	if err != nil {
+		return nil, "", false, manifestErr(err)
+	}
+	m, err = session.ReadManifest(pr)
+	if err == nil {
+		// ReadManifest stops at the size limit; make sure age saw the end.
+		var one [1]byte
+		if n, rerr := pr.Read(one[:]); n != 0 || rerr != io.EOF {
+			if rerr == nil || rerr == io.EOF {
+				rerr = session.ErrManifestTooLarge
+			}
+			err = rerr
+		}
+	}
+	if err == nil {
+		err = m.Validate()
+	}
+	if err != nil {
+		return nil, "", false, manifestErr(err)
+	}
+	return m, v, true, nil
+}
+
+func manifestErr(err error) error {
+	if errors.Is(err, session.ErrWrongPassphrase) {
+		return fmt.Errorf("%w: the manifest does not open with this passphrase: %w (check the passphrase)", ErrVerification, err)
+	}
+	return classify(fmt.Errorf("manifest: %w", err))
+}
+
+func (c *Client) encryptManifest(m *session.Manifest) ([]byte, error) {
+	data, err := m.Marshal()
+	if err != nil {
+		return nil, fmt.Errorf("%w: manifest: %w", ErrRefused, err)
+	}
+	var buf bytes.Buffer
+	var opts []session.EncryptOption
+	if c.AllowWeak {
+		opts = append(opts, session.AllowWeak())
+	}
+	w, err := session.Encrypt(&buf, c.Passphrase, c.WorkFactor, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("%w: encrypt: %w", ErrConfig, err)
+	}
+	if _, err := w.Write(data); err != nil {
+		return nil, err
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// PushResult reports one push.
+type PushResult struct {
+	Session    agents.Session
+	SnapshotID string // the new head ("" when skipped)
+	Parent     string // the head it replaced
+	UpToDate   bool   // nothing to push: the remote head is this file
+	Size       int64  // TAR payload bytes
+}
+
+// FindLocal returns this project's local sessions of agent ("" = all),
+// most recent first.
+func (c *Client) FindLocal(agent string) ([]agents.Session, error) {
+	ads := agents.All()
+	if agent != "" {
+		a, err := agents.For(agent)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+		}
+		ads = []agents.Adapter{a}
+	}
+	var all []agents.Session
+	for _, a := range ads {
+		list, err := a.Discover(c.project())
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+		}
+		all = append(all, list...)
+	}
+	sortSessions(all)
+	return all, nil
+}
+
+func sortSessions(all []agents.Session) {
+	for i := 1; i < len(all); i++ {
+		for j := i; j > 0 && all[j].ModTime.After(all[j-1].ModTime); j-- {
+			all[j], all[j-1] = all[j-1], all[j]
+		}
+	}
+}
+
+// Push exports one session of this project (sessionID "", the most recent)
+// and makes it the session's head in the store.
+func (c *Client) Push(ctx context.Context, agent, sessionID string) (*PushResult, error) {
+	list, err := c.FindLocal(agent)
+	if err != nil {
+		return nil, err
+	}
+	var s *agents.Session
+	for i := range list {
+		if sessionID == "" || list[i].ID == sessionID {
+			s = &list[i]
+			break
+		}
+	}
+	if s == nil {
+		if sessionID != "" {
+			return nil, fmt.Errorf("%w: no Claude Code or Codex session %q for %s: see 'git ctx session list'", ErrNotFound, sessionID, c.WorkTree)
+		}
+		return nil, fmt.Errorf("%w: no Claude Code or Codex session for %s on this machine", ErrNotFound, c.WorkTree)
+	}
+	return c.pushSession(ctx, *s)
+}
+
+func (c *Client) pushSession(ctx context.Context, s agents.Session) (*PushResult, error) {
+	if session.IsCredentialPath(s.Rel) || session.IsCredentialName(filepath.Base(s.Path)) {
+		return nil, fmt.Errorf("%w: refusing to push %s: the name looks like a credential file", ErrRefused, s.Path)
+	}
+	if err := session.CheckAdapterPath(s.Agent, s.Rel, false); err != nil {
+		return nil, fmt.Errorf("%w: refusing to push %s: %w", ErrRefused, s.Path, err)
+	}
+	ad, _ := agents.For(s.Agent)
+	if w := ad.VersionWarning(s.Version); w != "" {
+		c.warn("%s", w)
+	}
+	key := session.SessionKey(s.Agent, s.ID)
+	st, err := c.LoadState(key)
+	if err != nil {
+		return nil, err
+	}
+
+	// The manifest first: a conflict or an unchanged session is found
+	// without exporting anything (the CAS loop re-checks the head later).
+	m, ver, found, err := c.readManifest(ctx)
+	if err != nil {
+		return nil, err
+	}
+	head := m.Sessions[key].SnapshotID
+	res := &PushResult{Session: s, Parent: head}
+	base := ""
+	if st != nil {
+		base = st.RemoteRevision
+	}
+	if head != base {
+		return nil, conflictErr(key, base, head)
+	}
+	if st != nil && head != "" {
+		if h, err := fileHash(s.Path); err == nil && h == st.LocalRevision {
+			res.UpToDate, res.SnapshotID = true, head
+			return res, nil
+		}
+	}
+
+	tarFile, size, sum, localHash, err := c.export(s)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { tarFile.Close(); os.Remove(tarFile.Name()) }()
+	res.Size = size
+
+	snapID, err := NewUUID()
+	if err != nil {
+		return nil, err
+	}
+	env := session.Envelope{
+		SchemaVersion: session.EnvelopeSchemaVersion, Kind: session.Kind, SnapshotID: snapID,
+		ParentRevision: head, Agent: s.Agent, AdapterSchema: session.AdapterSchema,
+		SourceAgentVersion: s.Version, SourcePlatform: Platform(), ProjectID: c.ProjectID,
+		SessionID: s.ID, CreatedAt: session.FormatTime(c.now()),
+		Files: []session.FileDescriptor{session.NewFileDescriptor(s.Rel, size, sum)},
+	}
+	if err := c.upload(ctx, snapID, env, tarFile, size); err != nil {
+		return nil, err
+	}
+	entry := session.ManifestEntry{Agent: s.Agent, SessionID: s.ID, SnapshotID: snapID, ProjectID: c.ProjectID}
+	if err := c.updateManifest(ctx, key, head, entry, m, ver, found); err != nil {
+		return nil, fmt.Errorf("snapshot %s uploaded but the manifest was not updated: %w", snapID, err)
+	}
+	res.SnapshotID = snapID
+	if err := c.saveState(key, &State{Agent: s.Agent, SessionID: s.ID, Path: s.Path, LocalRevision: localHash, RemoteRevision: snapID}); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+func conflictErr(key, base, head string) error {
+	if head == "" {
+		return fmt.Errorf("%w: the store no longer holds %s, which this machine last synced as snapshot %s (deleted or rolled back?): check the store and --profile, or remove the session's state under <git-common-dir>/ctx/sessions/state/ to push it as new",
+			ErrConflict, key, base)
+	}
+	b := base
+	if b == "" {
+		b = "nothing (never pushed or pulled here)"
+	}
+	return fmt.Errorf("%w: the remote head of %s moved from %s to %s (another machine pushed it): pull it with 'git ctx session pull --session %s' (add --keep-both to keep this copy too)",
+		ErrConflict, key, b, head, sessionPart(key))
+}
+
+func sessionPart(key string) string {
+	for i := 0; i < len(key); i++ {
+		if key[i] == ':' {
+			return key[i+1:]
+		}
+	}
+	return key
+}
+
+// export writes the normalised single-entry TAR of s into a temporary file
+// (returned open, at offset 0) and returns its size and SHA-256, and the
+// SHA-256 of the raw local file as read.
+func (c *Client) export(s agents.Session) (tarFile *os.File, size int64, sum, localHash string, err error) {
+	tmpDir := filepath.Join(c.StateDir, "tmp")
+	if err := os.MkdirAll(tmpDir, 0o700); err != nil {
+		return nil, 0, "", "", fmt.Errorf("export: %w", err)
+	}
+	src, err := os.Open(s.Path)
+	if err != nil {
+		return nil, 0, "", "", fmt.Errorf("%w: open session %s: %w", ErrNotFound, s.Path, err)
+	}
+	defer src.Close()
+	jsonl, err := os.CreateTemp(tmpDir, "export-*.jsonl")
+	if err != nil {
+		return nil, 0, "", "", fmt.Errorf("export: %w", err)
+	}
+	defer func() { jsonl.Close(); os.Remove(jsonl.Name()) }()
+	raw := sha256.New()
+	pm := c.pathMap()
+	bw := bufio.NewWriterSize(jsonl, 256<<10)
+	cw := &countWriter{w: bw}
+	err = session.TransformRecords(cw, io.TeeReader(src, raw), func(rec []byte) ([]byte, error) {
+		return session.NormalizeLine(s.Agent, pm, rec)
+	})
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err != nil {
+		return nil, 0, "", "", classifyExport(s, err)
+	}
+	if _, err := jsonl.Seek(0, io.SeekStart); err != nil {
+		return nil, 0, "", "", err
+	}
+	tf, err := os.CreateTemp(tmpDir, "export-*.tar")
+	if err != nil {
+		return nil, 0, "", "", fmt.Errorf("export: %w", err)
+	}
+	fail := func(err error) (*os.File, int64, string, string, error) {
+		tf.Close()
+		os.Remove(tf.Name())
+		return nil, 0, "", "", err
+	}
+	th := sha256.New()
+	tc := &countWriter{w: io.MultiWriter(tf, th)}
+	if err := session.WriteTAR(tc, s.Rel, jsonl, cw.n, time.Time{}); err != nil {
+		return fail(classifyExport(s, err))
+	}
+	if tc.n > session.MaxPayloadSize {
+		return fail(fmt.Errorf("%w: session %s exceeds the %d-byte payload limit", ErrRefused, s.Path, int64(session.MaxPayloadSize)))
+	}
+	if _, err := tf.Seek(0, io.SeekStart); err != nil {
+		return fail(err)
+	}
+	return tf, tc.n, hex.EncodeToString(th.Sum(nil)), hex.EncodeToString(raw.Sum(nil)), nil
+}
+
+func classifyExport(s agents.Session, err error) error {
+	if errors.Is(err, session.ErrRecordTooLarge) || errors.Is(err, session.ErrUnsafePath) || errors.Is(err, session.ErrTAREntryTooLarge) {
+		return fmt.Errorf("%w: export %s: %w", ErrRefused, s.Path, err)
+	}
+	return fmt.Errorf("export %s: %w", s.Path, err)
+}
+
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// upload streams age(envelope "\n" TAR) into a create-if-absent write.
+func (c *Client) upload(ctx context.Context, snapID string, env session.Envelope, tarFile io.Reader, size int64) error {
+	var opts []session.EncryptOption
+	if c.AllowWeak {
+		opts = append(opts, session.AllowWeak())
+	}
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		err := func() error {
+			w, err := session.Encrypt(pw, c.Passphrase, c.WorkFactor, opts...)
+			if err != nil {
+				return err
+			}
+			if err := session.WriteSnapshot(w, env, tarFile, size); err != nil {
+				return err
+			}
+			return w.Close()
+		}()
+		pw.CloseWithError(err)
+		done <- err
+	}()
+	_, err := c.Store.Create(ctx, c.snapshotKey(snapID), pr)
+	pr.CloseWithError(errors.New("upload stopped"))
+	encErr := <-done
+	if encErr != nil && !errors.Is(encErr, io.ErrClosedPipe) {
+		if errors.Is(encErr, session.ErrWeakWorkFactor) || errors.Is(encErr, session.ErrWorkFactorTooHigh) ||
+			errors.Is(encErr, session.ErrEmptyPassphrase) || errors.Is(encErr, session.ErrPassphraseTooLong) {
+			return fmt.Errorf("%w: encrypt: %w", ErrConfig, encErr)
+		}
+		return fmt.Errorf("encrypt snapshot: %w", encErr)
+	}
+	if err != nil {
+		return fmt.Errorf("%w: upload snapshot to %s: %w", ErrStore, c.Store.Describe(), err)
+	}
+	return nil
+}
+
+// updateManifest sets key's head to entry if the head is still parent: a
+// compare-and-swap loop with jittered backoff. m, v and found are a fresh
+// read to try first.
+func (c *Client) updateManifest(ctx context.Context, key, parent string, entry session.ManifestEntry, m *session.Manifest, v store.Version, found bool) error {
+	for attempt := 0; attempt < manifestAttempts; attempt++ {
+		if attempt > 0 {
+			d := time.Duration(10+mrand.IntN(40*attempt)) * time.Millisecond
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(d):
+			}
+			var err error
+			if m, v, found, err = c.readManifest(ctx); err != nil {
+				return err
+			}
+		}
+		if cur := m.Sessions[key].SnapshotID; cur != parent {
+			return conflictErr(key, parent, cur)
+		}
+		now := session.FormatTime(c.now())
+		entry.UpdatedAt = now
+		if m.Sessions == nil {
+			m.Sessions = map[string]session.ManifestEntry{}
+		}
+		m.Sessions[key] = entry
+		m.Revision, m.UpdatedAt = entry.SnapshotID, now
+		body, err := c.encryptManifest(m)
+		if err != nil {
+			return err
+		}
+		if found {
+			_, err = c.Store.Update(ctx, c.manifestKey(), bytes.NewReader(body), v)
+		} else {
+			_, err = c.Store.Create(ctx, c.manifestKey(), bytes.NewReader(body))
+		}
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, store.ErrVersionMismatch), errors.Is(err, store.ErrExists), errors.Is(err, store.ErrNotFound):
+			continue
+		default:
+			return fmt.Errorf("%w: write the manifest to %s: %w", ErrStore, c.Store.Describe(), err)
+		}
+	}
+	return fmt.Errorf("%w: the manifest changed %d times while updating it: try again", ErrConflict, manifestAttempts)
+}

@@ -1,0 +1,106 @@
+package sessions
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// State is what this machine remembers about one session of one profile,
+// in <StateDir>/state/<profile>/<sha256(agent:session)[:32]>.json.
+type State struct {
+	SchemaVersion int    `json:"schema_version"`
+	Agent         string `json:"agent"`
+	SessionID     string `json:"session_id"`
+	// Path is the local file the session was last pushed from or restored to.
+	Path string `json:"path"`
+	// LocalRevision is the SHA-256 (hex) of that file's bytes at that moment.
+	LocalRevision string `json:"local_revision"`
+	// RemoteRevision is the snapshot id pushed or restored: the base of the
+	// next push.
+	RemoteRevision string `json:"remote_revision"`
+	UpdatedAt      string `json:"updated_at"`
+}
+
+func (c *Client) statePath(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return filepath.Join(c.StateDir, "state", c.Profile, hex.EncodeToString(sum[:16])+".json")
+}
+
+// LoadState returns the state of the session key ("agent:id"), or nil.
+func (c *Client) LoadState(key string) (*State, error) {
+	data, err := os.ReadFile(c.statePath(key))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: read session state: %w", ErrConfig, err)
+	}
+	var s State
+	if err := json.Unmarshal(data, &s); err != nil || s.SchemaVersion != 1 {
+		c.warn("ignoring unreadable session state %s (delete it to silence this)", c.statePath(key))
+		return nil, nil
+	}
+	return &s, nil
+}
+
+func (c *Client) saveState(key string, s *State) error {
+	s.SchemaVersion = 1
+	s.UpdatedAt = c.now().Format("2006-01-02T15:04:05Z")
+	data, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return err
+	}
+	data = append(data, '\n')
+	p := c.statePath(key)
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		return fmt.Errorf("save session state: %w", err)
+	}
+	return writeAtomic(p, bytes.NewReader(data))
+}
+
+// writeAtomic writes a small file through a 0600 temporary sibling and a
+// rename.
+func writeAtomic(p string, r io.Reader) error {
+	f, err := os.CreateTemp(filepath.Dir(p), ".git-ctx-tmp-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", p, err)
+	}
+	tmp := f.Name()
+	_, err = io.Copy(f, r)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, p)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", p, err)
+	}
+	return nil
+}
+
+// fileHash is the SHA-256 of a file ("" and an error if unreadable).
+func fileHash(p string) (string, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}

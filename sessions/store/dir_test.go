@@ -1,0 +1,239 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func dirHarness() harness {
+	return harness{writers: 8, open: func(t *testing.T) (Store, Store) {
+		root := filepath.Join(t.TempDir(), "store")
+		a, err := Open(context.Background(), "file://"+root, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := OpenDir(root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a, b
+	}}
+}
+
+func TestDirConformance(t *testing.T) { runConformance(t, dirHarness()) }
+
+// TestDirConformanceStatVersions runs the conformance suite with every object
+// above the hash limit, so versions are file-identity tags.
+func TestDirConformanceStatVersions(t *testing.T) {
+	h := dirHarness()
+	open := h.open
+	h.open = func(t *testing.T) (Store, Store) {
+		a, b := open(t)
+		a.(*dirStore).hashLimit = -1
+		b.(*dirStore).hashLimit = -1
+		return a, b
+	}
+	runConformance(t, h)
+}
+
+func TestOpenSpecs(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	for _, spec := range []string{"file://" + root, "file://localhost" + root, "FILE://" + root} {
+		s, err := Open(ctx, spec, Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", spec, err)
+		}
+		if s.Describe() != "directory store "+root {
+			t.Fatalf("%s: %q", spec, s.Describe())
+		}
+	}
+	s, err := Open(ctx, "file://"+root+"/with%20space", Options{})
+	if err != nil || s.Describe() != "directory store "+root+"/with space" {
+		t.Fatalf("percent escape: %v %v", s, err)
+	}
+	for _, spec := range []string{"file://relative/path", "file:relative", "file://host/abs", "file://user:secret@host/x", "s3://bucket", "http://x", "file://" + root + "?q=1", "gitx"} {
+		_, err := Open(ctx, spec, Options{})
+		if err == nil {
+			t.Fatalf("%s: accepted", spec)
+		}
+		if strings.Contains(err.Error(), "secret") {
+			t.Fatalf("%s: error shows the credential: %v", spec, err)
+		}
+	}
+}
+
+// TestDirReadsForeignLayout reads objects placed in the Reinstate layout by
+// another tool (plain files, as rein's objects copied from a bucket).
+func TestDirReadsForeignLayout(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	files := map[string]string{
+		"profiles/4f1c2b7e-0a9d-4c3e-b1f2-3d4e5f607182/manifest.age":                                       "age-encryption.org/v1\n-> scrypt ...",
+		"profiles/4f1c2b7e-0a9d-4c3e-b1f2-3d4e5f607182/snapshots/0d9e8f7a-6b5c-4d3e-9f1a-2b3c4d5e6f70.age": "age-encryption.org/v1\nsnapshot",
+	}
+	for k, body := range files {
+		p := filepath.Join(root, filepath.FromSlash(k))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(root, "profiles", ".DS_Store"), []byte("x"), 0o644)
+	s, err := OpenDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := s.List(ctx, "profiles/")
+	if err != nil || len(keys) != 2 {
+		t.Fatalf("list: %q %v", keys, err)
+	}
+	for _, k := range keys {
+		got, v := mustGet(t, s, k)
+		if string(got) != files[k] {
+			t.Fatalf("%s: %q", k, got)
+		}
+		if strings.HasSuffix(k, "manifest.age") {
+			if _, err := s.Update(ctx, k, strings.NewReader("new"), v); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+func TestDirTruncatedObject(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	s, _ := OpenDir(root)
+	key := "profiles/p/snapshots/s.age"
+	if _, err := s.Create(ctx, key, bytes.NewReader(patterned(10000, 1))); err != nil {
+		t.Fatal(err)
+	}
+	rc, _, err := s.Get(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	if err := os.Truncate(filepath.Join(root, key), 5000); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadAll(rc); !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatalf("read of truncated object: %v", err)
+	}
+}
+
+func TestDirRefusesSymlink(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	s, _ := OpenDir(root)
+	secret := filepath.Join(t.TempDir(), "secret")
+	os.WriteFile(secret, []byte("secret"), 0o600)
+	os.MkdirAll(filepath.Join(root, "profiles", "p"), 0o700)
+	os.Symlink(secret, filepath.Join(root, "profiles", "p", "manifest.age"))
+	if _, _, err := s.Get(ctx, "profiles/p/manifest.age"); err == nil || errors.Is(err, ErrNotFound) {
+		t.Fatalf("get of a symlink: %v", err)
+	}
+	if keys, _ := s.List(ctx, ""); len(keys) != 0 {
+		t.Fatalf("list shows a symlink: %q", keys)
+	}
+}
+
+// Child process mode for TestDirProcesses: re-executed test binary.
+const childEnv = "STORE_TEST_CHILD"
+
+func TestDirChildProcess(t *testing.T) {
+	mode := os.Getenv(childEnv)
+	if mode == "" {
+		t.Skip("helper for TestDirProcesses")
+	}
+	ctx := context.Background()
+	s, err := OpenDir(os.Getenv("STORE_TEST_ROOT"))
+	if err != nil {
+		fmt.Println("ERR", err)
+		return
+	}
+	id := os.Getenv("STORE_TEST_ID")
+	switch mode {
+	case "create":
+		_, err = s.Create(ctx, "profiles/p/snapshots/"+id+".age", strings.NewReader("child "+id))
+	case "update":
+		_, err = s.Update(ctx, "profiles/p/manifest.age", strings.NewReader("child "+id), Version(os.Getenv("STORE_TEST_VERSION")))
+	}
+	switch {
+	case err == nil:
+		fmt.Println("OK")
+	case errors.Is(err, ErrVersionMismatch):
+		fmt.Println("MISMATCH")
+	default:
+		fmt.Println("ERR", err)
+	}
+}
+
+// TestDirProcesses: N processes create different keys (all land) and update
+// one key from the same base version (exactly one wins).
+func TestDirProcesses(t *testing.T) {
+	if os.Getenv(childEnv) != "" {
+		t.Skip()
+	}
+	ctx := context.Background()
+	root := t.TempDir()
+	s, _ := OpenDir(root)
+	v0, err := s.Create(ctx, "profiles/p/manifest.age", strings.NewReader("base"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 5
+	run := func(mode string) []string {
+		cmds := make([]*exec.Cmd, n)
+		outs := make([]*bytes.Buffer, n)
+		for i := range n {
+			c := exec.Command(os.Args[0], "-test.run=^TestDirChildProcess$", "-test.count=1")
+			c.Env = append(os.Environ(), childEnv+"="+mode, "STORE_TEST_ROOT="+root,
+				fmt.Sprint("STORE_TEST_ID=", i), "STORE_TEST_VERSION="+string(v0))
+			outs[i] = new(bytes.Buffer)
+			c.Stdout = outs[i]
+			c.Stderr = outs[i]
+			if err := c.Start(); err != nil {
+				t.Fatal(err)
+			}
+			cmds[i] = c
+		}
+		res := make([]string, n)
+		for i, c := range cmds {
+			if err := c.Wait(); err != nil {
+				t.Fatalf("child %d: %v\n%s", i, err, outs[i])
+			}
+			res[i] = strings.Fields(outs[i].String())[0]
+		}
+		return res
+	}
+	for i, r := range run("create") {
+		if r != "OK" {
+			t.Fatalf("create in child %d: %s", i, r)
+		}
+	}
+	if keys, _ := s.List(ctx, "profiles/p/snapshots/"); len(keys) != n {
+		t.Fatalf("after concurrent creates: %q", keys)
+	}
+	ok := 0
+	for i, r := range run("update") {
+		switch r {
+		case "OK":
+			ok++
+		case "MISMATCH":
+		default:
+			t.Fatalf("update in child %d: %s", i, r)
+		}
+	}
+	if ok != 1 {
+		t.Fatalf("%d concurrent updates won, want 1", ok)
+	}
+}
