@@ -51,6 +51,9 @@ func readConfigInProcess(d discovery) (map[string][]string, error) {
 		}
 	}
 	if g, set := os.LookupEnv("GIT_CONFIG_GLOBAL"); set {
+		if g == "" {
+			return nil, errConfigUnsure
+		}
 		if err := add(g); err != nil {
 			return nil, err
 		}
@@ -131,6 +134,9 @@ func readConfigFile(path string) ([]byte, error) {
 // asked instead.
 func systemConfigPath() (string, error) {
 	if p, set := os.LookupEnv("GIT_CONFIG_SYSTEM"); set {
+		if p == "" {
+			return "", errConfigUnsure
+		}
 		return p, nil
 	}
 	var prefix string
