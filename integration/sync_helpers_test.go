@@ -391,6 +391,11 @@ func syncRunNoTTY(t *testing.T, dir string, env []string, stdin []byte, limit ti
 // syncExec runs argv like execute does, but never calls t: it is safe in
 // goroutines. A command that outlives cmdTimeout is an error.
 func syncExec(dir string, env []string, argv ...string) (result, error) {
+	return syncExecWithin(cmdTimeout, dir, env, argv...)
+}
+
+// syncExecWithin is syncExec with its own time limit.
+func syncExecWithin(limit time.Duration, dir string, env []string, argv ...string) (result, error) {
 	prog := argv[0]
 	switch prog {
 	case "git":
@@ -398,7 +403,7 @@ func syncExec(dir string, env []string, argv ...string) (result, error) {
 	case "git-ctx":
 		prog = binPath
 	}
-	c, cancel := context.WithTimeout(context.Background(), cmdTimeout)
+	c, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	cmd := exec.CommandContext(c, prog, argv[1:]...)
 	cmd.Dir, cmd.Env = dir, env
