@@ -216,8 +216,9 @@ func remoteHistoryBlobs(ctx context.Context, r *gitrepo.Repo, tips []plumbing.Ha
 		return out, nil
 	}
 	// The tips go on stdin (a long reflog would not fit a command line);
-	// --ignore-missing skips reflog values whose commits were pruned.
-	args := []string{"log", "--stdin", "--ignore-missing", "--full-history", "-m", "--root", "--no-renames",
+	// --ignore-missing (which must come before --stdin) skips reflog
+	// values whose commits were pruned.
+	args := []string{"log", "--ignore-missing", "--stdin", "--full-history", "-m", "--root", "--no-renames",
 		"--raw", "--no-abbrev", "--format=", "-z", "--"}
 	for _, p := range paths {
 		args = append(args, ":(literal)"+p)
