@@ -31,8 +31,8 @@ type PullResult struct {
 	Forks    int            `json:"forks"`
 	// Packages counts the published package files verified and merged.
 	Packages int `json:"packages"`
-	// PackageConflicts counts package files rejected because they differ
-	// from what this branch already publishes under the same name@version.
+	// PackageConflicts counts package files rejected because the remote
+	// rewrote a package it had published with this branch's bytes.
 	PackageConflicts int `json:"package_conflicts"`
 	// Superseded lists this branch's unpushed packages withdrawn because
 	// the remote had already published another file under the same
@@ -58,7 +58,7 @@ func (r *PullResult) Err() error {
 	case r.Forks > 0:
 		return fmt.Errorf("%w: %d fork(s); nothing past a fork was merged (see 'git ctx log --unverified')", ErrFork, r.Forks)
 	case r.PackageConflicts > 0:
-		return fmt.Errorf("%w: %d package(s) differ from what this branch publishes under the same name and version; not merged (see 'git ctx log --unverified')", ErrPackageConflict, r.PackageConflicts)
+		return fmt.Errorf("%w: the remote rewrote %d package(s) it had published; not merged, this branch keeps the originals (see 'git ctx log --unverified')", ErrPackageConflict, r.PackageConflicts)
 	case len(r.Superseded) == 1:
 		return fmt.Errorf("%w: %s", ErrPackageConflict, r.Superseded[0].Detail)
 	case len(r.Superseded) > 1:
@@ -345,14 +345,22 @@ func Push(ctx context.Context, m *memory.Memory, remote string, opt PushOptions)
 	ctx, cancel := context.WithTimeout(ctx, timeout(m.Repo))
 	defer cancel()
 	res := &PushResult{Remote: remote, Pulls: []*PullResult{}}
+	// The package check runs before the first attempt (the branch may hold
+	// merges made elsewhere) and after a merge of this loop only when it
+	// left a fetched package out: a merge that took every package the
+	// remote publishes cannot replace one, and the check would otherwise
+	// sit in the window between fetch and push.
+	checkPackages := true
 	for i := 0; i < attempts; i++ {
 		res.Attempts = i + 1
 		tip, err := st.Tip()
 		if err != nil {
 			return res, err
 		}
-		if err := checkPushKeepsPackages(ctx, st, remote, tip); err != nil {
-			return res, errors.Join(err, recordPulls(ctx, m, res.Pulls))
+		if checkPackages {
+			if err := checkPushKeepsPackages(ctx, st, remote, tip); err != nil {
+				return res, errors.Join(err, recordPulls(ctx, m, res.Pulls))
+			}
 		}
 		err = pushOnce(ctx, m.Repo, remote, opt.Options)
 		if err == nil {
@@ -376,11 +384,22 @@ func Push(ctx context.Context, m *memory.Memory, remote string, opt PushOptions)
 			return res, errors.Join(err, recordPulls(ctx, m, res.Pulls))
 		}
 		res.Pulls = append(res.Pulls, pr)
+		checkPackages = leftPackagesOut(pr)
 	}
 	if err := recordPulls(ctx, m, res.Pulls); err != nil {
 		return res, err
 	}
 	return res, fmt.Errorf("%w: the remote kept moving after %d attempts; run 'git ctx sync' again", ErrRejected, res.Attempts)
+}
+
+// leftPackagesOut reports whether a pull rejected any package file.
+func leftPackagesOut(pr *PullResult) bool {
+	for _, r := range pr.Rejected {
+		if parts := strings.Split(r.Record, "/"); len(parts) >= 4 && parts[0] == "repos" && parts[2] == gitstore.PackagesDirName {
+			return true
+		}
+	}
+	return false
 }
 
 // jitter sleeps a randomised, growing delay: under 20 ms for the first two
