@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -251,9 +252,14 @@ func TestPkgSyncAcrossClones(t *testing.T) {
 	newPath := strings.Replace(l[0].Path, "/notes/1.0.0.ctxpkg", "/evil/1.0.0.ctxpkg", 1)
 	evil := strings.Replace(forged, `"name": "notes"`, `"name": "evil"`, 1)
 	rewriteBranch(t, b.dir, b.env, "forge", fileEdit{path: l[0].Path, content: forged}, fileEdit{path: newPath, content: evil})
-	b.must(t, "push")
+	// git ctx push refuses to replace a package the remote publishes (even
+	// with a file that does not verify); an attacker pushes with plain git.
+	r := b.ctx(t, "push")
+	wantCode(t, "push replacing a published package", r, 6)
+	wantOneLine(t, "push refused", r.stderr)
+	b.git(t, "push", "-q", "origin", "ghyll/memory")
 
-	r := a.ctx(t, "pull", "--json")
+	r = a.ctx(t, "pull", "--json")
 	wantCode(t, "A pulls a rewritten package", r, 6)
 	for _, want := range []string{`"reason": "package_conflict"`, `"reason": "bad_package"`} {
 		if !strings.Contains(r.stdout, want) {
@@ -268,6 +274,146 @@ func TestPkgSyncAcrossClones(t *testing.T) {
 		t.Fatal("A's published package changed")
 	}
 	a.wantVerifies(t)
+}
+
+// remoteFile returns the bytes of path on the remote's memory branch.
+func remoteFile(t *testing.T, rem *syncRemote, env []string, path string) string {
+	t.Helper()
+	return mustRun(t, rem.bare, env, "git", "show", memRef+":"+path)
+}
+
+// TestPkgConcurrentPublish: clones A and B publish different files under
+// one name@version before syncing. A pushes first; B's pull keeps the
+// remote's (A's) copy, withdraws its own (recoverable from the commit the
+// message names), says so and exits 6; review and the merge commit show
+// the withdrawal; a second pull is clean, B's push carries A's file (the
+// remote is not replaced) and A's pull changes nothing.
+func TestPkgConcurrentPublish(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	rem := syncNewRemote(t, s, "file")
+	a := syncFirstDevice(t, s, rem, "A")
+	b := syncCloneDevice(t, s, rem, "B")
+	a.must(t, "init")
+	b.must(t, "init")
+	a.cp(t, "A's notes")
+	b.cp(t, "B's notes")
+
+	fa := pkgBuild(t, a, "a.ctxpkg", "--name", "@team/x", "--version", "1.0.0", "--description", "from A", "--sign")
+	a.must(t, "pkg", "publish", fa)
+	a.must(t, "push")
+	fb := pkgBuild(t, b, "b.ctxpkg", "--name", "@team/x", "--version", "1.0.0", "--description", "from B", "--sign")
+	b.must(t, "pkg", "publish", fb)
+	bytesA, bytesB := string(readFile(t, fa)), string(readFile(t, fb))
+	if bytesA == bytesB {
+		t.Fatal("the two packages are identical")
+	}
+	path := pkgList(t, b)[0].Path
+	bTip := b.tip(t)
+	b.must(t, "log") // the cache is built, and a withdrawn package does not make it rebuild
+
+	r := b.ctx(t, "pull")
+	wantCode(t, "B pulls a package the remote already published", r, 6)
+	wantOneLine(t, "superseded error", r.stderr)
+	want := "package @team/x@1.0.0: the remote already published a different package under this name and version; " +
+		"the remote's copy is kept and yours was withdrawn — publish yours under a new version (recover it with: git show "
+	if !strings.Contains(r.stderr, want) || !strings.Contains(r.stdout, want) {
+		t.Fatalf("pull does not report the withdrawal:\n%s", r)
+	}
+	if got := branchFile(t, b.dir, b.env, path); got != bytesA {
+		t.Fatal("B's branch does not hold the remote's package")
+	}
+	recovery := regexp.MustCompile(`recover it with: git show (\S+) > FILE`).FindStringSubmatch(r.stderr)
+	if recovery == nil || !strings.HasPrefix(bTip, strings.Split(recovery[1], ":")[0]) || !strings.HasSuffix(recovery[1], ":"+path) {
+		t.Fatalf("recovery command: %q (B's tip was %s)", recovery, bTip)
+	}
+	if got := mustRun(t, b.dir, b.env, "git", "show", recovery[1]); got != bytesB {
+		t.Fatal("the recovery command does not give back B's package")
+	}
+	if msg := b.git(t, "log", "-1", "--format=%B", memRef); !strings.Contains(msg, "Withdrawn: package @team/x@1.0.0 ("+path) {
+		t.Fatalf("merge message does not list the withdrawal:\n%s", msg)
+	}
+	if out := b.must(t, "review"); !strings.Contains(out, "+ package @team/x@1.0.0 "+path+": SUPERSEDED: this branch's copy") {
+		t.Fatalf("review does not show the withdrawal:\n%s", out)
+	}
+	b.wantVerifies(t)
+
+	wantCode(t, "B pulls again", b.ctx(t, "pull"), 0)
+	wantCode(t, "B pushes", b.ctx(t, "push"), 0)
+	if remoteFile(t, rem, b.env, path) != bytesA {
+		t.Fatal("B's push replaced the package the remote had published")
+	}
+	wantCode(t, "B syncs again", b.ctx(t, "sync"), 0)
+	r = a.ctx(t, "pull")
+	wantCode(t, "A pulls B's push", r, 0)
+	if branchFile(t, a.dir, a.env, path) != bytesA || len(pkgList(t, a)) != 1 {
+		t.Fatal("A's package changed")
+	}
+	a.wantVerifies(t)
+	wantCode(t, "A pushes", a.ctx(t, "push"), 0)
+	if remoteFile(t, rem, a.env, path) != bytesA {
+		t.Fatal("the remote's package changed")
+	}
+}
+
+// TestPkgRewrittenOnRemote: a package the remote published is rewritten
+// there (with a file that verifies), first by a new commit, then by a
+// history that no longer contains the original. Clones that hold the
+// original reject it on pull (package_conflict, exit 6), keep their file,
+// keep rejecting it on later pulls, and refuse to push over it (exit 6).
+func TestPkgRewrittenOnRemote(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	rem := syncNewRemote(t, s, "file")
+	a := syncFirstDevice(t, s, rem, "A")
+	a.must(t, "init")
+	a.cp(t, "notes")
+	f := pkgBuild(t, a, "orig.ctxpkg", "--name", "notes", "--version", "1.0.0")
+	a.must(t, "pkg", "publish", f)
+	a.must(t, "push")
+	orig := string(readFile(t, f))
+	c := syncCloneDevice(t, s, rem, "C")
+	c.must(t, "pull")
+	c.must(t, "init")
+	path := pkgList(t, a)[0].Path
+	forged := string(readFile(t, pkgBuild(t, a, "forged.ctxpkg", "--name", "notes", "--version", "1.0.0", "--description", "forged")))
+
+	// A commit on the remote replaces the published file.
+	rewriteBranch(t, rem.bare, a.env, "rewrite", fileEdit{path: path, content: forged})
+	for i, want := range []int{6, 0} { // the second pull has nothing new to report
+		r := a.ctx(t, "pull", "--json")
+		wantCode(t, "A pulls the rewritten package", r, want)
+		if i == 0 && (!strings.Contains(r.stdout, `"reason": "package_conflict"`) || !strings.Contains(r.stdout, `"superseded": []`)) {
+			t.Fatalf("pull --json: %s", r)
+		}
+		if branchFile(t, a.dir, a.env, path) != orig {
+			t.Fatalf("pull %d took the rewritten package", i+1)
+		}
+	}
+	r := a.ctx(t, "push")
+	wantCode(t, "A pushes over the rewritten package", r, 6)
+	wantOneLine(t, "push refused", r.stderr)
+	if !strings.Contains(r.stderr, "push refused: it would replace package notes@1.0.0") || remoteFile(t, rem, a.env, path) != forged {
+		t.Fatalf("push: %s", r)
+	}
+	a.wantVerifies(t)
+
+	// A history without the original (a force-push): C, which had it,
+	// still knows the remote published it.
+	tree := gitOut(t, rem.bare, a.env, "rev-parse", memRef+"^{tree}")
+	root := gitOut(t, rem.bare, a.env, "commit-tree", tree, "-m", "rewritten history")
+	mustRun(t, rem.bare, a.env, "git", "update-ref", memRef, root)
+	for i, want := range []int{6, 0} {
+		r := c.ctx(t, "pull")
+		wantCode(t, "C pulls a rewritten history", r, want)
+		if branchFile(t, c.dir, c.env, path) != orig {
+			t.Fatalf("C's pull %d took the rewritten package", i+1)
+		}
+	}
+	wantCode(t, "C pushes over the rewritten package", c.ctx(t, "push"), 6)
+	if remoteFile(t, rem, c.env, path) != forged {
+		t.Fatal("C's push replaced the remote's package")
+	}
 }
 
 // TestPkgWrapUnwrap: wrap with the secret from a file, unwrap with it from

@@ -159,7 +159,7 @@ func unchangedHistory(st *gitstore.Store, old, v *gitstore.View) error {
 		return err
 	}
 	for _, c := range changes {
-		if !c.Old.IsZero() && !isChainPath(c.Path) {
+		if !c.Old.IsZero() && !isChainPath(c.Path) && !isPackagePath(c.Path) {
 			return fmt.Errorf("%w: %s was changed in place", errRewritten, c.Path)
 		}
 	}
@@ -179,6 +179,14 @@ func unchangedHistory(st *gitstore.Store, old, v *gitstore.View) error {
 		}
 	}
 	return nil
+}
+
+// isPackagePath: published packages are not cached (pkg list and get read
+// the tree), and a pull may replace one this branch never pushed with the
+// remote's copy (sync/packages.go): no reason to rebuild.
+func isPackagePath(p string) bool {
+	parts := strings.Split(p, "/")
+	return len(parts) >= 4 && parts[0] == "repos" && parts[2] == gitstore.PackagesDirName
 }
 
 // isChainPath: chain and timeline files are rewritten by every append (the

@@ -50,8 +50,11 @@ type plan struct {
 	added     int
 	snapshots int // timeline entries taken (sync/snapshots.go)
 	packages  int // package files taken (sync/packages.go)
-	forks     int
-	layoutNew bool // the local branch did not exist
+	// superseded: this branch's unpushed packages replaced by the remote's
+	// copies (sync/packages.go).
+	superseded []Superseded
+	forks      int
+	layoutNew  bool // the local branch did not exist
 }
 
 // Reasons for rejections that are not chain.Reason values.
@@ -74,7 +77,9 @@ type chainKey struct{ repo, device string }
 
 // makePlan decides what of remote may be merged into local (nil: no local
 // branch). Nothing that fails a check is taken; everything else is.
-func makePlan(st *gitstore.Store, local, remote *gitstore.View, pol Policy) (*plan, error) {
+// published answers what the remote ever held at package paths (nil: treat
+// every package this branch holds as published there).
+func makePlan(st *gitstore.Store, local, remote *gitstore.View, pol Policy, published publishedFunc) (*plan, error) {
 	p := &plan{edits: map[string]plumbing.Hash{}}
 	reject := func(repo, dev, record, reason, format string, args ...any) {
 		p.rejected = append(p.rejected, Rejection{Repo: repo, Device: dev, Record: record, Reason: reason, Detail: fmt.Sprintf(format, args...)})
@@ -214,7 +219,7 @@ func makePlan(st *gitstore.Store, local, remote *gitstore.View, pol Policy) (*pl
 	if err := planSnapshots(st, local, remote, &snaps, keys, badDevice, pol, p); err != nil {
 		return nil, err
 	}
-	if err := planPackages(remote, &pkgs, p); err != nil {
+	if err := planPackages(remote, &pkgs, published, p); err != nil {
 		return nil, err
 	}
 	for path := range cpFiles {

@@ -177,6 +177,12 @@ func Review(ctx context.Context, m *memory.Memory, rng string) ([]ReviewCommit, 
 				}
 				if rec.Modified {
 					rec.Status = "MODIFIED " + rec.Status
+					if mergedFrom(st, parents, ch) {
+						// A pull withdrew this branch's unpushed copy for
+						// the one the remote had already published.
+						rec.Status = "SUPERSEDED: this branch's copy (blob " + short(ch.Old.String()) +
+							") withdrawn for the remote's, " + strings.TrimPrefix(rec.Status, "MODIFIED ")
+					}
 				}
 			default:
 				rec.Kind, rec.Status = "unexpected", "outside the layout"
@@ -189,6 +195,21 @@ func Review(ctx context.Context, m *memory.Memory, rng string) ([]ReviewCommit, 
 		commits = append(commits, rc)
 	}
 	return commits, nil
+}
+
+// mergedFrom reports whether a parent other than the first holds ch's new
+// blob at its path (a merge took it from there).
+func mergedFrom(st *gitstore.Store, parents []plumbing.Hash, ch gitstore.Change) bool {
+	for _, p := range parents[min(1, len(parents)):] {
+		v, err := st.ViewAt(p)
+		if err != nil {
+			continue
+		}
+		if h, err := v.BlobHash(ch.Path); err == nil && h == ch.Hash {
+			return true
+		}
+	}
+	return false
 }
 
 func commitHeader(ctx context.Context, m *memory.Memory, c string) (string, string, error) {

@@ -31,10 +31,14 @@ type PullResult struct {
 	Forks    int            `json:"forks"`
 	// Packages counts the published package files verified and merged.
 	Packages int `json:"packages"`
-	// PackageConflicts counts package files rejected because they differ
-	// from what this branch already publishes under the same name@version.
-	PackageConflicts int     `json:"package_conflicts"`
-	Durations        Timings `json:"timings_ms"`
+	// PackageConflicts counts package files rejected because the remote
+	// rewrote a package it had published with this branch's bytes.
+	PackageConflicts int `json:"package_conflicts"`
+	// Superseded lists this branch's unpushed packages withdrawn because
+	// the remote had already published another file under the same
+	// name@version (the remote's copy was merged in their place).
+	Superseded []Superseded `json:"superseded"`
+	Durations  Timings      `json:"timings_ms"`
 
 	verified []string // checkpoints this pull verified and merged
 }
@@ -54,7 +58,12 @@ func (r *PullResult) Err() error {
 	case r.Forks > 0:
 		return fmt.Errorf("%w: %d fork(s); nothing past a fork was merged (see 'git ctx log --unverified')", ErrFork, r.Forks)
 	case r.PackageConflicts > 0:
-		return fmt.Errorf("%w: %d package(s) differ from what this branch publishes under the same name and version; not merged (see 'git ctx log --unverified')", ErrPackageConflict, r.PackageConflicts)
+		return fmt.Errorf("%w: the remote rewrote %d package(s) it had published; not merged, this branch keeps the originals (see 'git ctx log --unverified')", ErrPackageConflict, r.PackageConflicts)
+	case len(r.Superseded) == 1:
+		return fmt.Errorf("%w: %s", ErrPackageConflict, r.Superseded[0].Detail)
+	case len(r.Superseded) > 1:
+		return fmt.Errorf("%w: %d of this branch's unpushed packages were withdrawn: the remote already published others under their names and versions; "+
+			"the remote's copies are kept — publish yours under new versions (see the lines above, or 'superseded' in --json)", ErrPackageConflict, len(r.Superseded))
 	case len(r.Rejected) > 0:
 		return fmt.Errorf("%w: %d record(s) rejected and quarantined (see 'git ctx log --unverified')", ErrVerification, len(r.Rejected))
 	}
@@ -86,7 +95,13 @@ func fetchAndMerge(ctx context.Context, m *memory.Memory, remote string, opt Opt
 	if err != nil {
 		return nil, err
 	}
-	res := &PullResult{Remote: remote, NewKeys: []string{}, Devices: []DeviceResult{}, Rejected: []Rejection{}}
+	res := &PullResult{Remote: remote, NewKeys: []string{}, Devices: []DeviceResult{}, Rejected: []Rejection{}, Superseded: []Superseded{}}
+	// What the remote was before this fetch: a package it held then was
+	// published there, whatever the fetched tip says now.
+	prev, err := st.ResolveRef(TrackingRef(remote))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", TrackingRef(remote), err)
+	}
 	t0 := time.Now()
 	tipR, err := Fetch(ctx, st, remote, opt)
 	if err != nil {
@@ -98,8 +113,11 @@ func fetchAndMerge(ctx context.Context, m *memory.Memory, remote string, opt Opt
 		return res, nil
 	}
 	res.Fetched = tipR.String()
+	published := func(paths []string) (map[string]map[plumbing.Hash]bool, error) {
+		return remoteHistoryBlobs(ctx, m.Repo, trackingHistory(m.Repo, remote, prev, tipR), paths)
+	}
 	for attempt := 0; ; attempt++ {
-		err := pullOnce(ctx, m, remote, tipR, pol, res)
+		err := pullOnce(ctx, m, remote, tipR, pol, published, res)
 		if !errors.Is(err, gitstore.ErrConflict) || attempt >= maxMergeAttempts {
 			if err != nil {
 				return nil, err
@@ -111,7 +129,7 @@ func fetchAndMerge(ctx context.Context, m *memory.Memory, remote string, opt Opt
 	return res, nil
 }
 
-func pullOnce(ctx context.Context, m *memory.Memory, remote string, tipR plumbing.Hash, pol Policy, res *PullResult) error {
+func pullOnce(ctx context.Context, m *memory.Memory, remote string, tipR plumbing.Hash, pol Policy, published publishedFunc, res *PullResult) error {
 	st := m.Store
 	tipL, err := st.Tip()
 	if err != nil {
@@ -144,12 +162,16 @@ func pullOnce(ctx context.Context, m *memory.Memory, remote string, tipR plumbin
 		}
 		base = localView.Root
 	}
-	p, err := makePlan(st, localView, remoteView, pol)
+	p, err := makePlan(st, localView, remoteView, pol, published)
 	if err != nil {
 		return err
 	}
+	for i := range p.superseded {
+		p.superseded[i].Commit = tipL.String()
+		p.superseded[i].Detail = supersededDetail(p.superseded[i])
+	}
 	res.Durations.Verify = ms(time.Since(t))
-	if behind && p.added == 0 && p.snapshots == 0 && p.packages == 0 && len(p.newKeys) == 0 {
+	if behind && p.added == 0 && p.snapshots == 0 && p.packages == 0 && len(p.superseded) == 0 && len(p.newKeys) == 0 {
 		res.UpToDate = true // what is still rejected was reported when it arrived
 		return nil
 	}
@@ -172,6 +194,7 @@ func pullOnce(ctx context.Context, m *memory.Memory, remote string, tipR plumbin
 	res.After, res.Added, res.NewKeys, res.Forks = after.String(), p.added, append([]string{}, p.newKeys...), p.forks
 	res.Devices, res.Rejected = p.devices, p.rejected
 	res.Packages, res.PackageConflicts = p.packages, 0
+	res.Superseded = append([]Superseded{}, p.superseded...)
 	for _, r := range p.rejected {
 		if r.Reason == ReasonPackageConflict {
 			res.PackageConflicts++
@@ -260,6 +283,10 @@ func mergeMessage(remote string, p *plan) string {
 	if p.packages > 0 {
 		fmt.Fprintf(&b, "Packages: +%d published packages, verified\n", p.packages)
 	}
+	for _, s := range p.superseded {
+		fmt.Fprintf(&b, "Withdrawn: package %s (%s, blob %s, still in %s): the remote already published %s under this name and version; its copy is kept\n",
+			s.Package, s.Path, short(s.Local), short(s.Commit), short(s.Remote))
+	}
 	for _, k := range p.newKeys {
 		fmt.Fprintf(&b, "New device key: %s\n", k)
 	}
@@ -318,11 +345,22 @@ func Push(ctx context.Context, m *memory.Memory, remote string, opt PushOptions)
 	ctx, cancel := context.WithTimeout(ctx, timeout(m.Repo))
 	defer cancel()
 	res := &PushResult{Remote: remote, Pulls: []*PullResult{}}
+	// The package check runs before the first attempt (the branch may hold
+	// merges made elsewhere) and after a merge of this loop only when it
+	// left a fetched package out: a merge that took every package the
+	// remote publishes cannot replace one, and the check would otherwise
+	// sit in the window between fetch and push.
+	checkPackages := true
 	for i := 0; i < attempts; i++ {
 		res.Attempts = i + 1
 		tip, err := st.Tip()
 		if err != nil {
 			return res, err
+		}
+		if checkPackages {
+			if err := checkPushKeepsPackages(ctx, st, remote, tip); err != nil {
+				return res, errors.Join(err, recordPulls(ctx, m, res.Pulls))
+			}
 		}
 		err = pushOnce(ctx, m.Repo, remote, opt.Options)
 		if err == nil {
@@ -346,11 +384,22 @@ func Push(ctx context.Context, m *memory.Memory, remote string, opt PushOptions)
 			return res, errors.Join(err, recordPulls(ctx, m, res.Pulls))
 		}
 		res.Pulls = append(res.Pulls, pr)
+		checkPackages = leftPackagesOut(pr)
 	}
 	if err := recordPulls(ctx, m, res.Pulls); err != nil {
 		return res, err
 	}
 	return res, fmt.Errorf("%w: the remote kept moving after %d attempts; run 'git ctx sync' again", ErrRejected, res.Attempts)
+}
+
+// leftPackagesOut reports whether a pull rejected any package file.
+func leftPackagesOut(pr *PullResult) bool {
+	for _, r := range pr.Rejected {
+		if parts := strings.Split(r.Record, "/"); len(parts) >= 4 && parts[0] == "repos" && parts[2] == gitstore.PackagesDirName {
+			return true
+		}
+	}
+	return false
 }
 
 // jitter sleeps a randomised, growing delay: under 20 ms for the first two
@@ -408,6 +457,9 @@ func (r *PullResult) Summary() []string {
 	}
 	if r.Packages > 0 {
 		lines = append(lines, fmt.Sprintf("packages: +%d published, verified", r.Packages))
+	}
+	for _, s := range r.Superseded {
+		lines = append(lines, s.Detail)
 	}
 	for _, rj := range r.Rejected {
 		if rj.Device == "" {

@@ -75,7 +75,8 @@ func cmdPull() *cli.Command {
 		Description: "Fetches into refs/remotes/REMOTE/ghyll/memory, then checks every new record: its file name, hash\n" +
 			"and chain entry agree, its signature verifies under the device's pinned key, its chain extends\n" +
 			"what this branch holds, and nothing lies outside the layout. What verified is merged; the rest is\n" +
-			"quarantined (git ctx log --unverified) and the exit code says so: 1 rejected records, 6 a fork.\n" +
+			"quarantined (git ctx log --unverified) and the exit code says so: 1 rejected records, 6 a fork or\n" +
+			"a package conflict (a rewritten package, or one of yours withdrawn for the remote's copy).\n" +
 			"REMOTE defaults to git config ctx.remote, the current branch's upstream, then origin.\n\n" +
 			"Examples:\n  git ctx pull\n  git ctx pull upstream --json",
 		Flags: []cli.Flag{jsonFlag, quietFlag},
