@@ -266,6 +266,7 @@ type tamperWorld struct {
 	honestT  string            // honest tip commit
 	history  []string          // honest commits, newest first
 	owner    map[string]string // path -> device id owning it ("" = shared)
+	label    map[string]string // path -> a name independent of random ids and hashes
 	kinds    map[string]string // path -> record kind (see tamperKinds)
 	puller   *syncDevice
 	preTip   string // puller's ghyll/memory before each pull
@@ -377,6 +378,41 @@ func newTamperWorld(t *testing.T) *tamperWorld {
 	for path := range w.honest {
 		if k := w.kinds[path]; k == "checkpoint" || k == "snapshot" {
 			w.owner[path] = cpOwner[strings.TrimSuffix(filepath.Base(path), ".json")]
+		}
+	}
+	// Stable labels (device name, position in its chain or timeline), so a
+	// seed picks the same records whatever the random device ids and the
+	// time-dependent hashes are.
+	name := map[string]string{}
+	for n, id := range w.ids {
+		name[id] = n
+	}
+	w.label = map[string]string{}
+	pos := map[string]string{}
+	for path, e := range w.honest {
+		k := w.kinds[path]
+		if k != "chain" && k != "timeline" {
+			continue
+		}
+		for i, l := range splitLines(e.data) {
+			var v map[string]any
+			if json.Unmarshal(l, &v) == nil {
+				for _, key := range []string{"hash", "snapshot_id"} {
+					if h, ok := v[key].(string); ok {
+						pos[h] = fmt.Sprintf("%s/%03d", name[w.owner[path]], i)
+					}
+				}
+			}
+		}
+	}
+	for path := range w.honest {
+		switch k := w.kinds[path]; k {
+		case "checkpoint", "snapshot":
+			w.label[path] = k + "/" + pos[strings.TrimSuffix(filepath.Base(path), ".json")]
+		case "layout":
+			w.label[path] = k
+		default:
+			w.label[path] = k + "/" + name[w.owner[path]] + "/" + filepath.Base(path)
 		}
 	}
 	counts := map[string]int{}
@@ -512,7 +548,15 @@ func (m *mutator) del(path string) {
 
 func (m *mutator) pick(kinds ...string) string {
 	var cand []string
-	for _, p := range m.tree.paths() {
+	all := m.tree.paths()
+	lbl := func(p string) string {
+		if l, ok := m.w.label[p]; ok {
+			return l
+		}
+		return "~" + p // added by an earlier mutation
+	}
+	sort.SliceStable(all, func(i, j int) bool { return lbl(all[i]) < lbl(all[j]) })
+	for _, p := range all {
 		if len(kinds) == 0 {
 			cand = append(cand, p)
 			continue
@@ -1325,6 +1369,9 @@ func TestTamperCorpus(t *testing.T) {
 			}
 		} else {
 			counts[class]++
+		}
+		if job.mustReject {
+			continue
 		}
 		if byMut[class] == nil {
 			byMut[class] = map[string]int{}
