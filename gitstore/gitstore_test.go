@@ -6,6 +6,7 @@ import (
 	"crypto/ed25519"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -448,5 +449,40 @@ func TestIsAncestorMatchesGit(t *testing.T) {
 	}
 	if found, sure := s.walkForAncestor(plumbing.NewHash(other), plumbing.NewHash(m)); !sure || found {
 		t.Errorf("other root vs merge: found=%v sure=%v, want a sure no", found, sure)
+	}
+}
+
+// A ref lock left behind by a process killed between creating and renaming
+// it (kill -9 of git-ctx or git) does not block git-ctx forever: once it is
+// older than staleRefLock it is removed and the update goes on. Found by the
+// crash tests (integration/crash_test.go); before, every later write waited
+// 5 s and failed until someone removed the file by hand.
+func TestStaleRefLockRecovered(t *testing.T) {
+	isolate(t)
+	s, _ := newStore(t)
+	ctx := context.Background()
+	d := device(t, "d", 1)
+	if _, err := s.Init(ctx, InitOptions{Device: d}); err != nil {
+		t.Fatal(err)
+	}
+	lock := s.refPath() + ".lock"
+	if err := os.WriteFile(lock, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-2 * staleRefLock)
+	if err := os.Chtimes(lock, old, old); err != nil {
+		t.Fatal(err)
+	}
+	cctx, cancel := context.WithTimeout(ctx, 2*time.Second) // far less than refLockWait
+	defer cancel()
+	res, err := s.Append(cctx, AppendRequest{RepoID: repoID, Device: d, Drafts: drafts(1, "after a crash")})
+	if err != nil {
+		t.Fatalf("append through a stale lock: %v", err)
+	}
+	if tip, _ := s.Tip(); tip != res.Commit {
+		t.Fatal("the ref did not move")
+	}
+	if _, err := os.Stat(lock); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("lock still there: %v", err)
 	}
 }

@@ -23,6 +23,22 @@ import (
 // refLockWait bounds how long we wait for another writer's <ref>.lock.
 const refLockWait = 5 * time.Second
 
+// staleRefLock is the age after which a <ref>.lock is left over by a process
+// that died (kill -9, power loss) between creating and renaming it: git and
+// git-ctx hold a ref lock for milliseconds. The caller holds the git-ctx
+// write lock, so no other git-ctx process can be inside casRef.
+const staleRefLock = refLockWait
+
+// removeStaleLock removes lock when it has not been modified for
+// staleRefLock, and reports whether it did.
+func removeStaleLock(lock string) bool {
+	fi, err := os.Lstat(lock)
+	if err != nil || !fi.Mode().IsRegular() || time.Since(fi.ModTime()) < staleRefLock {
+		return false
+	}
+	return os.Remove(lock) == nil
+}
+
 func (s *Store) refPath() string {
 	return filepath.Join(s.Repo.CommonDir, filepath.FromSlash(BranchRef))
 }
@@ -45,6 +61,9 @@ func (s *Store) casRef(ctx context.Context, old, new plumbing.Hash, reason strin
 		}
 		if !errors.Is(err, fs.ErrExist) {
 			return fmt.Errorf("update %s: %w", BranchRef, err)
+		}
+		if removeStaleLock(lock) {
+			continue
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("update %s: %s exists: another git process seems to be running; if none is, remove that file", BranchRef, lock)

@@ -98,6 +98,7 @@ func (v *View) Timeline(repoID, device string) ([]snapshot.TimelineEntry, error)
 		return nil, err
 	}
 	var out []snapshot.TimelineEntry
+	seen := map[string]bool{}
 	for i, h := range segs {
 		b, err := v.s.readBlob(h, MaxBlob)
 		if err != nil {
@@ -112,9 +113,15 @@ func (v *View) Timeline(repoID, device string) ([]snapshot.TimelineEntry, error)
 			if err == nil && !validStoredID(e.SnapshotID) {
 				err = fmt.Errorf("invalid snapshot id %q", e.SnapshotID)
 			}
+			if err == nil && seen[e.SnapshotID] {
+				// Writers never append an id twice (imports are idempotent),
+				// so a repeated entry can only be a replayed line.
+				err = fmt.Errorf("snapshot %s is named twice", e.SnapshotID)
+			}
 			if err != nil {
 				return out, fmt.Errorf("%w: timeline of %s: entry %d: %v", ErrCorrupt, device, i*SegmentLines+j+1, err)
 			}
+			seen[e.SnapshotID] = true
 			out = append(out, e)
 		}
 	}

@@ -174,3 +174,48 @@ func TestVerifyCatchesSnapshotTampering(t *testing.T) {
 		t.Fatalf("verify of a tampered snapshot: %+v %v", rep.Timelines, err)
 	}
 }
+
+// TestVerifyRefusesReplayedTimelineEntry: a timeline line repeated (each
+// copy naming the same authentic, signed snapshot) is a malformed
+// timeline, not a second import. Found by the tamper corpus
+// (integration/tamper_corpus_test.go): pull merged such a timeline.
+func TestVerifyRefusesReplayedTimelineEntry(t *testing.T) {
+	isolate(t)
+	s, dir := newStore(t)
+	ctx := context.Background()
+	d := device(t, "dev-a", 1)
+	if _, err := s.Init(ctx, InitOptions{Layout: LayoutCtxV1, Device: d}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.AppendSnapshot(ctx, SnapshotRequest{RepoID: repoID, Device: d,
+		Build: func(head *snapshot.TimelineEntry) (*snapshot.Snapshot, error) {
+			return testSnapshot(t, 3, head, d, true), nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seg := TimelineSegmentPath(repoID, d.ID, 0)
+	line := git(t, dir, "show", BranchRef+":"+seg) + "\n" // git() trims the output
+	if strings.Count(line, "\n") != 1 {
+		t.Fatalf("setup: timeline %q", line)
+	}
+	tip, _ := s.Tip()
+	v, _ := s.ViewAt(tip)
+	tree, err := s.treeWith(v.Root, map[string][]byte{seg: []byte(line + line)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.writeCommit(tree, []plumbing.Hash{tip}, Author{}.signature(time.Now()), "replay\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, _ = s.ViewAt(c)
+	if _, err := v.Timeline(repoID, d.ID); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("timeline with a repeated entry: %v, want ErrCorrupt", err)
+	}
+	rep, err := v.Verify()
+	if err != nil || rep.OK || len(rep.Timelines) != 1 || rep.Timelines[0].Failure == nil ||
+		rep.Timelines[0].Failure.Reason != "malformed_timeline" {
+		t.Fatalf("verify of a replayed timeline entry (snapshot %s): %+v %v", res.Path, rep.Timelines, err)
+	}
+}

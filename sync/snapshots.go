@@ -169,6 +169,12 @@ func planSnapshots(st *gitstore.Store, local, remote *gitstore.View, sc *snapsho
 			if errors.Is(err, gitstore.ErrNotExist) {
 				return nil, plumbing.ZeroHash, false, nil
 			}
+			if errors.Is(err, gitstore.ErrCorrupt) {
+				// Not a regular file (a symlink, gitlink or directory):
+				// that path is rejected as unexpected on its own, and this
+				// entry as malformed; the rest of the pull goes on.
+				return []byte{}, plumbing.ZeroHash, false, nil
+			}
 			if err != nil {
 				return nil, plumbing.ZeroHash, false, err
 			}

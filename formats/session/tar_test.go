@@ -4,7 +4,9 @@ import (
 	"archive/tar"
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -286,4 +288,55 @@ func fixChecksum(h []byte) {
 		sum /= 8
 	}
 	copy(h[148:156], s)
+}
+
+// TestReadTARBombsBounded: archives built to exhaust the reader are refused
+// after reading a bounded prefix, in bounded memory: a header claiming more
+// than MaxPayloadSize followed by an endless body, and a PAX extended header
+// claiming 1 GiB of records followed by endless bytes.
+func TestReadTARBombsBounded(t *testing.T) {
+	const name = "projects/k/abc.jsonl"
+	var huge bytes.Buffer
+	tw := tar.NewWriter(&huge)
+	if err := tw.WriteHeader(reg(name, 1<<40)); err != nil {
+		t.Fatal(err)
+	}
+	// A PAX header ('x') whose size field claims 1 GiB.
+	pax := rawTAR(t, &tar.Header{Typeflag: tar.TypeReg, Format: tar.FormatPAX, Name: name, ModTime: StableModTime,
+		PAXRecords: map[string]string{"comment": "x"}})[:512]
+	pax = append([]byte{}, pax...)
+	if pax[156] != tar.TypeXHeader {
+		t.Fatalf("setup: first block is not a PAX header (%q)", pax[156])
+	}
+	copy(pax[124:136], fmt.Sprintf("%011o\x00", 1<<30))
+	fixChecksum(pax)
+
+	for _, tc := range []struct {
+		name   string
+		prefix []byte
+		fill   byte
+		want   error
+	}{
+		{"1 TiB entry, endless body", huge.Bytes(), 'a', ErrTAREntryTooLarge},
+		{"1 GiB PAX header, endless records", pax, '9', ErrTARMalformed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := &countingSource{b: tc.fill}
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			e, err := ReadTAR(io.MultiReader(bytes.NewReader(tc.prefix), src), name)
+			if err == nil {
+				_, err = io.Copy(io.Discard, e)
+			}
+			runtime.ReadMemStats(&after)
+			wantErr(t, err, tc.want)
+			if src.n > 4<<20 {
+				t.Errorf("read %d bytes of the endless part before refusing", src.n)
+			}
+			if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 16<<20 {
+				t.Errorf("allocated %d bytes", alloc)
+			}
+		})
+	}
 }
