@@ -194,6 +194,16 @@ func lastLine(data []byte) []byte {
 // also knows pack layouts go-git does not (git maintenance's loose packs).
 func (s *Store) object(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
 	s.mu.Lock()
+	if dt, data, err := s.direct.read(h); err == nil {
+		s.mu.Unlock()
+		if dt != t && t != plumbing.AnyObject {
+			return nil, plumbing.ErrObjectNotFound
+		}
+		mo := &plumbing.MemoryObject{}
+		mo.SetType(dt)
+		mo.Write(data)
+		return mo, nil
+	}
 	obj, err := s.st.EncodedObject(t, h)
 	if errors.Is(err, plumbing.ErrObjectNotFound) {
 		s.st.Reindex()

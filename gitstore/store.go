@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	gosync "sync"
 	"syscall"
@@ -51,6 +52,8 @@ type Store struct {
 	// treesMu guards trees, the decoded trees by id (see readTree).
 	treesMu gosync.Mutex
 	trees   map[plumbing.Hash]*object.Tree
+	// direct reads single objects without loading pack indexes (under mu).
+	direct *directReader
 }
 
 // Open prepares access to the memory branch of r.
@@ -65,7 +68,10 @@ func Open(r *gitrepo.Repo) (*Store, error) {
 	// KeepDescriptors: pack files stay open instead of being reopened for
 	// every object read.
 	st := filesystem.NewStorageWithOptions(fs, cache.NewObjectLRUDefault(), filesystem.Options{KeepDescriptors: true})
-	return &Store{Repo: r, st: st, ref: plumbing.ReferenceName(BranchRef)}, nil
+	s := &Store{Repo: r, st: st, ref: plumbing.ReferenceName(BranchRef),
+		direct: &directReader{objects: filepath.Join(r.CommonDir, "objects")}}
+	runtime.AddCleanup(s, func(d *directReader) { d.close() }, s.direct)
+	return s, nil
 }
 
 // Tip returns the commit the branch points at, or ZeroHash when it does not

@@ -1,0 +1,371 @@
+package gitstore
+
+import (
+	"bufio"
+	"bytes"
+	"compress/zlib"
+	"crypto/sha1"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// A short-lived command (a hook's append, `git ctx log`) reads a handful of
+// objects. go-git loads every pack index of the repository whole before it
+// reads its first packed object: on a branch of 100k checkpoints that is
+// several megabytes and most of the command's time. directReader answers
+// single reads instead: loose objects directly, packed ones by a binary
+// search in the .idx file and a read at the pack offset (resolving deltas),
+// touching a few pages of each file. Every object it returns is checked
+// against its id (SHA-1 of header and content), and anything it does not
+// handle with certainty is left to go-git.
+
+// directReadLimit is how many packed objects one Store reads directly
+// before it lets go-git load its indexes: past that, a long operation
+// (verify, pull, reindex) is better served by go-git's in-memory index and
+// delta cache.
+const directReadLimit = 256
+
+// errDirect means the direct reader cannot answer; the caller asks go-git.
+var errDirect = errors.New("direct object read not possible")
+
+// maxDirectObject bounds an object read directly (larger ones go to go-git).
+const maxDirectObject = 64 << 20
+
+type packIndex struct {
+	idx, pack *os.File
+	count     uint32
+	fanout    [256]uint32
+}
+
+type directReader struct {
+	objects string
+	packs   []*packIndex
+	opened  bool
+	reads   int // packed objects read so far
+}
+
+// close releases the files the reader opened.
+func (d *directReader) close() {
+	for _, p := range d.packs {
+		p.idx.Close()
+		p.pack.Close()
+	}
+	d.packs, d.opened = nil, false
+}
+
+// read returns the type and content of object id, or errDirect.
+func (d *directReader) read(id plumbing.Hash) (plumbing.ObjectType, []byte, error) {
+	if t, data, err := d.readLoose(id); err == nil {
+		return t, data, nil
+	}
+	if d.reads >= directReadLimit {
+		if d.opened {
+			d.close() // go-git takes over; keep the descriptor count low
+			d.opened = true
+		}
+		return 0, nil, errDirect
+	}
+	d.reads++
+	if !d.opened {
+		d.openPacks()
+	}
+	for _, p := range d.packs {
+		off, ok := p.find(id)
+		if !ok {
+			continue
+		}
+		t, data, err := d.readPacked(p, off, 0)
+		if err != nil {
+			return 0, nil, errDirect
+		}
+		if objectID(t, data) != id {
+			return 0, nil, errDirect
+		}
+		return t, data, nil
+	}
+	return 0, nil, errDirect
+}
+
+// readLoose reads objects/xx/yyyy.
+func (d *directReader) readLoose(id plumbing.Hash) (plumbing.ObjectType, []byte, error) {
+	hexID := id.String()
+	f, err := os.Open(filepath.Join(d.objects, hexID[:2], hexID[2:]))
+	if err != nil {
+		return 0, nil, errDirect
+	}
+	defer f.Close()
+	zr, err := zlib.NewReader(bufio.NewReader(f))
+	if err != nil {
+		return 0, nil, errDirect
+	}
+	br := bufio.NewReader(zr)
+	header, err := br.ReadString(0)
+	if err != nil || len(header) > 32 {
+		return 0, nil, errDirect
+	}
+	typeName, sizeText, ok := strings.Cut(strings.TrimSuffix(header, "\x00"), " ")
+	t, terr := plumbing.ParseObjectType(typeName)
+	size, serr := strconv.Atoi(sizeText)
+	if !ok || terr != nil || serr != nil || size < 0 || size > maxDirectObject {
+		return 0, nil, errDirect
+	}
+	data := make([]byte, size)
+	if _, err := io.ReadFull(br, data); err != nil {
+		return 0, nil, errDirect
+	}
+	if objectID(t, data) != id {
+		return 0, nil, errDirect
+	}
+	return t, data, nil
+}
+
+// openPacks opens every version-2 index with its pack.
+func (d *directReader) openPacks() {
+	d.opened = true
+	idxs, _ := filepath.Glob(filepath.Join(d.objects, "pack", "pack-*.idx"))
+	for _, name := range idxs {
+		p, err := openPackIndex(name)
+		if err == nil {
+			d.packs = append(d.packs, p)
+		}
+	}
+}
+
+func openPackIndex(idxName string) (*packIndex, error) {
+	idx, err := os.Open(idxName)
+	if err != nil {
+		return nil, err
+	}
+	var head [8 + 1024]byte
+	if _, err := idx.ReadAt(head[:], 0); err != nil || !bytes.Equal(head[:8], []byte{0xff, 't', 'O', 'c', 0, 0, 0, 2}) {
+		idx.Close()
+		return nil, errDirect
+	}
+	pack, err := os.Open(strings.TrimSuffix(idxName, ".idx") + ".pack")
+	if err != nil {
+		idx.Close()
+		return nil, err
+	}
+	p := &packIndex{idx: idx, pack: pack}
+	for i := range p.fanout {
+		p.fanout[i] = binary.BigEndian.Uint32(head[8+4*i:])
+	}
+	p.count = p.fanout[255]
+	return p, nil
+}
+
+// find returns the pack offset of id by binary search in the index file.
+func (p *packIndex) find(id plumbing.Hash) (int64, bool) {
+	lo := uint32(0)
+	if id[0] > 0 {
+		lo = p.fanout[id[0]-1]
+	}
+	hi := p.fanout[id[0]]
+	const names = 8 + 1024
+	var name [20]byte
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if _, err := p.idx.ReadAt(name[:], names+int64(mid)*20); err != nil {
+			return 0, false
+		}
+		switch c := bytes.Compare(name[:], id[:]); {
+		case c == 0:
+			return p.offset(mid)
+		case c < 0:
+			lo = mid + 1
+		default:
+			hi = mid
+		}
+	}
+	return 0, false
+}
+
+// offset reads the pack offset of the i-th object (4-byte table, with the
+// 8-byte table for offsets past 2 GiB).
+func (p *packIndex) offset(i uint32) (int64, bool) {
+	n := int64(p.count)
+	small := int64(8+1024) + n*20 + n*4
+	var b [8]byte
+	if _, err := p.idx.ReadAt(b[:4], small+int64(i)*4); err != nil {
+		return 0, false
+	}
+	v := binary.BigEndian.Uint32(b[:4])
+	if v&0x80000000 == 0 {
+		return int64(v), true
+	}
+	large := small + n*4 + int64(v&0x7fffffff)*8
+	if _, err := p.idx.ReadAt(b[:], large); err != nil {
+		return 0, false
+	}
+	off := binary.BigEndian.Uint64(b[:])
+	if off > 1<<62 {
+		return 0, false
+	}
+	return int64(off), true
+}
+
+// Pack entry types.
+const (
+	packOfsDelta = 6
+	packRefDelta = 7
+)
+
+// readPacked reads the entry at off, applying deltas (at most 64 deep).
+func (d *directReader) readPacked(p *packIndex, off int64, depth int) (plumbing.ObjectType, []byte, error) {
+	if depth > 64 || off < 12 {
+		return 0, nil, errDirect
+	}
+	br := bufio.NewReaderSize(io.NewSectionReader(p.pack, off, 1<<62), 4096)
+	c, err := br.ReadByte()
+	if err != nil {
+		return 0, nil, errDirect
+	}
+	kind := (c >> 4) & 7
+	size := uint64(c & 15)
+	for shift := 4; c&0x80 != 0; shift += 7 {
+		if c, err = br.ReadByte(); err != nil || shift > 56 {
+			return 0, nil, errDirect
+		}
+		size |= uint64(c&0x7f) << shift
+	}
+	if size > maxDirectObject {
+		return 0, nil, errDirect
+	}
+	var baseType plumbing.ObjectType
+	var base []byte
+	switch kind {
+	case 1, 2, 3, 4:
+	case packOfsDelta:
+		c, err := br.ReadByte()
+		if err != nil {
+			return 0, nil, errDirect
+		}
+		rel := int64(c & 0x7f)
+		for c&0x80 != 0 {
+			if c, err = br.ReadByte(); err != nil || rel > 1<<48 {
+				return 0, nil, errDirect
+			}
+			rel = (rel+1)<<7 | int64(c&0x7f)
+		}
+		if baseType, base, err = d.readPacked(p, off-rel, depth+1); err != nil {
+			return 0, nil, err
+		}
+	case packRefDelta:
+		var baseID plumbing.Hash
+		if _, err := io.ReadFull(br, baseID[:]); err != nil {
+			return 0, nil, errDirect
+		}
+		boff, ok := p.find(baseID)
+		if !ok {
+			return 0, nil, errDirect
+		}
+		if baseType, base, err = d.readPacked(p, boff, depth+1); err != nil {
+			return 0, nil, err
+		}
+	default:
+		return 0, nil, errDirect
+	}
+	zr, err := zlib.NewReader(br)
+	if err != nil {
+		return 0, nil, errDirect
+	}
+	data := make([]byte, size)
+	if _, err := io.ReadFull(zr, data); err != nil {
+		return 0, nil, errDirect
+	}
+	if kind <= 4 {
+		return plumbing.ObjectType(kind), data, nil
+	}
+	out, err := applyDelta(base, data)
+	if err != nil {
+		return 0, nil, err
+	}
+	return baseType, out, nil
+}
+
+// applyDelta applies a git delta to base.
+func applyDelta(base, delta []byte) ([]byte, error) {
+	i := 0
+	varint := func() (uint64, bool) {
+		var v uint64
+		for shift := 0; i < len(delta) && shift < 64; shift += 7 {
+			c := delta[i]
+			i++
+			v |= uint64(c&0x7f) << shift
+			if c&0x80 == 0 {
+				return v, true
+			}
+		}
+		return 0, false
+	}
+	srcSize, ok1 := varint()
+	dstSize, ok2 := varint()
+	if !ok1 || !ok2 || srcSize != uint64(len(base)) || dstSize > maxDirectObject {
+		return nil, errDirect
+	}
+	out := make([]byte, 0, dstSize)
+	for i < len(delta) {
+		op := delta[i]
+		i++
+		switch {
+		case op&0x80 != 0:
+			var off, n uint64
+			for b := 0; b < 4; b++ {
+				if op&(1<<b) != 0 {
+					if i >= len(delta) {
+						return nil, errDirect
+					}
+					off |= uint64(delta[i]) << (8 * b)
+					i++
+				}
+			}
+			for b := 0; b < 3; b++ {
+				if op&(0x10<<b) != 0 {
+					if i >= len(delta) {
+						return nil, errDirect
+					}
+					n |= uint64(delta[i]) << (8 * b)
+					i++
+				}
+			}
+			if n == 0 {
+				n = 0x10000
+			}
+			if off+n > uint64(len(base)) || uint64(len(out))+n > dstSize {
+				return nil, errDirect
+			}
+			out = append(out, base[off:off+n]...)
+		case op != 0:
+			n := int(op)
+			if i+n > len(delta) || uint64(len(out)+n) > dstSize {
+				return nil, errDirect
+			}
+			out = append(out, delta[i:i+n]...)
+			i += n
+		default:
+			return nil, errDirect
+		}
+	}
+	if uint64(len(out)) != dstSize {
+		return nil, fmt.Errorf("%w: delta result size", errDirect)
+	}
+	return out, nil
+}
+
+// objectID is git's id of an object: SHA-1 of "<type> <size>\0<content>".
+func objectID(t plumbing.ObjectType, data []byte) plumbing.Hash {
+	h := sha1.New()
+	h.Write([]byte(t.String() + " " + strconv.Itoa(len(data)) + "\x00"))
+	h.Write(data)
+	var id plumbing.Hash
+	copy(id[:], h.Sum(nil))
+	return id
+}
