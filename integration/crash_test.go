@@ -41,10 +41,9 @@ const (
 	crashRemoteN   = 60 // checkpoints per helper device on the pulled remote
 )
 
-// crashOps is the table of operations. "session restore" gets a line here
-// when that verb lands: a name, its arguments, the directory it runs in and
-// what "done" means (e.g. the restored files equal the session's, no file
-// half-written).
+// crashOps is the table of operations on the memory branch; session
+// restore, whose state lives in HOME and a store rather than in the
+// branch, has its own test (TestCrashSessionRestore).
 var crashOps = []struct {
 	name string
 	// dir is the pristine checkout the operation runs in (a copy per trial).
@@ -93,7 +92,6 @@ var crashOps = []struct {
 			}
 		},
 	},
-	// {name: "session restore", ...}: see the comment above.
 }
 
 type crashFixture struct {
