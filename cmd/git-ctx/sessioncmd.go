@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v2"
-	"golang.org/x/term"
+	"golang.org/x/sys/unix"
 
 	"github.com/git-ctx/git-ctx/formats/session"
 	"github.com/git-ctx/git-ctx/gitexec"
@@ -378,17 +378,37 @@ func readPassphraseBytes(r io.Reader, from string) ([]byte, error) {
 	return data, nil
 }
 
-// promptSecret prompts on the terminal with echo off.
+// promptSecret prompts on the terminal with echo off. Echo goes off before
+// the prompt is shown, so nothing typed after the prompt appears is echoed.
 func promptSecret(tty *os.File, prompt string) ([]byte, error) {
 	fd := int(tty.Fd())
-	if !term.IsTerminal(fd) {
+	old, err := unix.IoctlGetTermios(fd, ioctlGetTermios)
+	if err != nil {
 		return nil, withCode(exitConfig, errors.New("no passphrase: /dev/tty is not a terminal; use GIT_CTX_PASSPHRASE_FD or --passphrase-file FILE"))
 	}
+	noEcho := *old
+	noEcho.Lflag &^= unix.ECHO
+	noEcho.Lflag |= unix.ICANON | unix.ISIG
+	if err := unix.IoctlSetTermios(fd, ioctlSetTermios, &noEcho); err != nil {
+		return nil, withCode(exitConfig, fmt.Errorf("turn off terminal echo: %w", err))
+	}
+	defer unix.IoctlSetTermios(fd, ioctlSetTermios, old)
 	fmt.Fprint(tty, prompt)
-	line, err := term.ReadPassword(fd)
-	fmt.Fprintln(tty)
-	if err != nil {
-		return nil, withCode(exitConfig, fmt.Errorf("read the passphrase from the terminal: %w", err))
+	defer fmt.Fprintln(tty)
+	var line []byte
+	var b [1]byte
+	for len(line) <= session.MaxPassphraseLen {
+		n, err := tty.Read(b[:])
+		if n == 1 {
+			if b[0] == '\n' {
+				break
+			}
+			line = append(line, b[0])
+			continue
+		}
+		if err != nil {
+			break
+		}
 	}
 	return readPassphraseBytes(bytes.NewReader(line), "the terminal")
 }
