@@ -3,6 +3,7 @@ package gitrepo
 import (
 	"bytes"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -119,11 +120,10 @@ func readConfigFile(path string) ([]byte, error) {
 		return nil, errConfigUnsure
 	}
 	b := make([]byte, fi.Size())
-	n, err := f.Read(b)
-	if err != nil && fi.Size() > 0 {
-		return nil, errConfigUnsure
+	if _, err := io.ReadFull(f, b); err != nil {
+		return nil, errConfigUnsure // short read or changed meanwhile: let git read it
 	}
-	return b[:n], nil
+	return b, nil
 }
 
 // systemConfigPath is the system-wide file of the git executable that
