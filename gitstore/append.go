@@ -10,12 +10,12 @@ import (
 
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/git-ctx/git-ctx/formats/checkpoint"
+	"github.com/git-ctx/git-ctx/internal/termtext"
 )
 
 // Author is who commits on the memory branch (the user's git identity).
@@ -393,20 +393,14 @@ func commitMessage(cps []*checkpoint.Checkpoint, device string) string {
 	return b.String()
 }
 
-// oneLine returns the first line of s without control characters, cut to
-// max runes.
+// oneLine returns the first line of s cut to max runes, with what a
+// terminal would act on escaped (termtext.Line).
 func oneLine(s string, max int) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	s = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return ' '
-		}
-		return r
-	}, s)
 	if r := []rune(s); len(r) > max {
 		s = string(r[:max-1]) + "…"
 	}
-	return s
+	return termtext.Line(s)
 }
 
 func backoff(ctx context.Context, attempt int) {

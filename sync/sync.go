@@ -14,6 +14,7 @@ import (
 	"github.com/git-ctx/git-ctx/cache"
 	"github.com/git-ctx/git-ctx/gitexec"
 	"github.com/git-ctx/git-ctx/gitstore"
+	"github.com/git-ctx/git-ctx/internal/termtext"
 	"github.com/git-ctx/git-ctx/memory"
 )
 
@@ -263,7 +264,11 @@ func recordPulls(ctx context.Context, m *memory.Memory, pulls []*PullResult) err
 // last pull from remote that changed something.
 func LastPullKey(remote string) string { return "last-pull/" + remote }
 
+// mergeMessage is the message of a merge commit. Device ids, paths and
+// reasons come from the remote: each is escaped for the terminal
+// (termtext.Line), so `git log` cannot be made to show forged lines.
 func mergeMessage(remote string, p *plan) string {
+	line := termtext.Line
 	devs := map[string]bool{}
 	for _, d := range p.devices {
 		if d.Added > 0 {
@@ -271,10 +276,10 @@ func mergeMessage(remote string, p *plan) string {
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "ctx: merge %s: %d checkpoints from %d devices\n\n", remote, p.added, len(devs))
+	fmt.Fprintf(&b, "ctx: merge %s: %d checkpoints from %d devices\n\n", line(remote), p.added, len(devs))
 	for _, d := range p.devices {
 		if d.Added > 0 {
-			fmt.Fprintf(&b, "%s: +%d checkpoints, verified\n", d.Device, d.Added)
+			fmt.Fprintf(&b, "%s: +%d checkpoints, verified\n", line(d.Device), d.Added)
 		}
 	}
 	if p.snapshots > 0 {
@@ -285,13 +290,13 @@ func mergeMessage(remote string, p *plan) string {
 	}
 	for _, s := range p.superseded {
 		fmt.Fprintf(&b, "Withdrawn: package %s (%s, blob %s, still in %s): the remote already published %s under this name and version; its copy is kept\n",
-			s.Package, s.Path, short(s.Local), short(s.Commit), short(s.Remote))
+			line(s.Package), line(s.Path), short(s.Local), short(s.Commit), short(s.Remote))
 	}
 	for _, k := range p.newKeys {
-		fmt.Fprintf(&b, "New device key: %s\n", k)
+		fmt.Fprintf(&b, "New device key: %s\n", line(k))
 	}
 	for _, r := range p.rejected {
-		fmt.Fprintf(&b, "Rejected: %s %s: %s\n", orDash(r.Device), short(r.Record), r.Reason)
+		fmt.Fprintf(&b, "Rejected: %s %s: %s\n", line(orDash(r.Device)), line(short(r.Record)), line(r.Reason))
 	}
 	return b.String()
 }
@@ -441,6 +446,8 @@ func orDash(s string) string {
 }
 
 // Summary returns one line per device with news, then one per rejection.
+// Device ids, records and details are the remote's: callers printing the
+// lines on a terminal escape them (termtext.Line).
 func (r *PullResult) Summary() []string {
 	var lines []string
 	devs := append([]DeviceResult(nil), r.Devices...)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/git-ctx/git-ctx/formats/checkpoint"
 	"github.com/git-ctx/git-ctx/gitstore"
+	"github.com/git-ctx/git-ctx/internal/termtext"
 	"github.com/git-ctx/git-ctx/memory"
 )
 
@@ -28,7 +29,7 @@ func openMemory(c *cli.Context) (*memory.Memory, error) {
 	if quiet(c) {
 		return m, nil
 	}
-	m.Notice = func(s string) { fmt.Fprintf(c.App.ErrWriter, "git-ctx: %s\n", s) }
+	m.Notice = func(s string) { fmt.Fprintf(c.App.ErrWriter, "git-ctx: %s\n", termtext.Line(s)) }
 	if f, ok := c.App.ErrWriter.(*os.File); ok && isTerminal(f) {
 		start, shown := time.Now(), false
 		m.Progress = func(done int) {
@@ -51,10 +52,18 @@ func quiet(c *cli.Context) bool {
 	return os.Getenv("GIT_CTX_QUIET") != "" || c.Bool("quiet")
 }
 
+// printJSON prints v indented. Values stay exact; the runes a terminal
+// would act on that encoding/json leaves raw (DEL, C1 controls,
+// bidirectional controls) are written as \u escapes.
 func printJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := w.Write(termtext.EscapeJSON(buf.Bytes()))
+	return err
 }
 
 func cmdInit() *cli.Command {
@@ -389,19 +398,20 @@ func cmdShow() *cli.Command {
 			if !cp.Verified {
 				fmt.Fprintf(w, "UNVERIFIED: this checkpoint failed verification; see 'git ctx log --unverified'\n")
 			}
-			fmt.Fprintf(w, "checkpoint %s\n", cp.Hash)
-			fmt.Fprintf(w, "Parent:   %s\n", cp.ParentHash)
-			fmt.Fprintf(w, "Device:   %s\nAuthor:   %s\nDate:     %s\n", cp.DeviceID, cp.AuthorID, formatTS(cp.Timestamp))
-			fmt.Fprintf(w, "Session:  %s (turn %d)\nModel:    %s\n", orDash(cp.SessionID), cp.Turn, orDash(cp.ActiveModel))
-			fmt.Fprintf(w, "Repo:     %s\nBranch:   %s\n", orDash(cp.RepoRemote), orDash(cp.Branch))
+			line := termtext.Line
+			fmt.Fprintf(w, "checkpoint %s\n", line(cp.Hash))
+			fmt.Fprintf(w, "Parent:   %s\n", line(cp.ParentHash))
+			fmt.Fprintf(w, "Device:   %s\nAuthor:   %s\nDate:     %s\n", line(cp.DeviceID), line(cp.AuthorID), formatTS(cp.Timestamp))
+			fmt.Fprintf(w, "Session:  %s (turn %d)\nModel:    %s\n", line(orDash(cp.SessionID)), cp.Turn, line(orDash(cp.ActiveModel)))
+			fmt.Fprintf(w, "Repo:     %s\nBranch:   %s\n", line(orDash(cp.RepoRemote)), line(orDash(cp.Branch)))
 			if len(cp.FilesTouched) > 0 {
-				fmt.Fprintf(w, "Files:    %s\n", strings.Join(cp.FilesTouched, ", "))
+				fmt.Fprintf(w, "Files:    %s\n", lineList(cp.FilesTouched))
 			}
 			if len(cp.ToolsUsed) > 0 {
-				fmt.Fprintf(w, "Tools:    %s\n", strings.Join(cp.ToolsUsed, ", "))
+				fmt.Fprintf(w, "Tools:    %s\n", lineList(cp.ToolsUsed))
 			}
 			if len(cp.InjectionSig) > 0 {
-				fmt.Fprintf(w, "Injections: %s\n", strings.Join(cp.InjectionSig, ", "))
+				fmt.Fprintf(w, "Injections: %s\n", lineList(cp.InjectionSig))
 			}
 			if len(cp.Embedding) > 0 {
 				fmt.Fprintf(w, "Embedding: %d dimensions\n", len(cp.Embedding))
@@ -450,8 +460,20 @@ func orDash(s string) string {
 	return s
 }
 
+// indent prints s as a block indented by four spaces, every line of it
+// safe for the terminal: no line of a summary can pass for a header line.
 func indent(s string) string {
-	return "    " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n    ")
+	return termtext.Block(strings.TrimRight(s, "\n"), "    ")
+}
+
+// lineList joins items with ", " on one line, each made safe for the
+// terminal.
+func lineList(items []string) string {
+	out := make([]string, len(items))
+	for i, s := range items {
+		out[i] = termtext.Line(s)
+	}
+	return strings.Join(out, ", ")
 }
 
 // setConfig writes one local git config value.

@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-ctx/git-ctx/doctor"
+	"github.com/git-ctx/git-ctx/internal/termtext"
 )
 
 func cmdDoctor() *cli.Command {
@@ -33,7 +34,8 @@ func cmdDoctor() *cli.Command {
 					if f.Fix != "" && f.Level != doctor.OK && !strings.Contains(f.Detail, f.Fix) {
 						line += " — fix: " + f.Fix
 					}
-					fmt.Fprintln(c.App.Writer, line)
+					// Details quote errors, paths and hook output.
+					fmt.Fprintln(c.App.Writer, termtext.Line(line))
 				}
 			}
 			if rep.Failed() {

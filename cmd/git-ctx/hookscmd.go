@@ -12,6 +12,7 @@ import (
 	"github.com/git-ctx/git-ctx/gitrepo"
 	"github.com/git-ctx/git-ctx/gitstore"
 	"github.com/git-ctx/git-ctx/hooks"
+	"github.com/git-ctx/git-ctx/internal/termtext"
 )
 
 func selectionFlags() []cli.Flag {
@@ -141,7 +142,7 @@ func cmdHooks() *cli.Command {
 						fmt.Fprintln(w, "git-ctx is not on PATH: hooks cannot run it (run ./install.sh)")
 					}
 					if st.LastRun != "" {
-						fmt.Fprintf(w, "last hook run: %s\n", st.LastRun)
+						fmt.Fprintf(w, "last hook run: %s\n", termtext.Line(st.LastRun))
 					}
 					return nil
 				},
@@ -190,9 +191,9 @@ func cmdHook() *cli.Command {
 			case errors.Is(err, gitstore.ErrNotInitialized):
 				fmt.Fprintf(c.App.ErrWriter, "git-ctx: warning: %s hook: memory not initialised: run 'git ctx init'\n", name)
 			case err != nil:
-				fmt.Fprintf(c.App.ErrWriter, "git-ctx: warning: %s hook: %s\n", name, strings.ReplaceAll(err.Error(), "\n", " "))
+				fmt.Fprintf(c.App.ErrWriter, "git-ctx: warning: %s hook: %s\n", name, termtext.Line(strings.ReplaceAll(err.Error(), "\n", " ")))
 			case out.Message != "":
-				fmt.Fprintf(c.App.ErrWriter, "git-ctx: %s\n", out.Message)
+				fmt.Fprintf(c.App.ErrWriter, "git-ctx: %s\n", termtext.Line(out.Message))
 			}
 			return nil
 		},

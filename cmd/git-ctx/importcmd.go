@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/git-ctx/git-ctx/internal/termtext"
 )
 
 func cmdImport() *cli.Command {
@@ -44,7 +46,7 @@ func cmdImport() *cli.Command {
 			} else {
 				w := c.App.Writer
 				for _, s := range res.Skipped {
-					fmt.Fprintf(w, "skipped %s (device %s): %s\n", shortHash(s.Hash), s.Device, s.Reason)
+					fmt.Fprintf(w, "skipped %s (device %s): %s\n", termtext.Line(shortHash(s.Hash)), termtext.Line(s.Device), termtext.Line(s.Reason))
 				}
 				fmt.Fprintf(w, "Imported %d checkpoints (%d skipped, %d already imported)\n", len(res.Imported), len(res.Skipped), res.Already)
 			}

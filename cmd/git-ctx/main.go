@@ -13,6 +13,8 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+
+	"github.com/git-ctx/git-ctx/internal/termtext"
 )
 
 // version is set at build time: -ldflags "-X main.version=…".
@@ -64,7 +66,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return exitOK
 	}
 	code := exitCode(err)
-	msg := strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", " ")
+	// An error may quote a path or a record's text: one safe line.
+	msg := termtext.Line(strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", " "))
 	if msg != "" {
 		fmt.Fprintf(stderr, "git-ctx: %s\n", msg)
 	}

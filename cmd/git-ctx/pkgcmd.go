@@ -14,6 +14,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-ctx/git-ctx/formats/ctxpkg"
+	"github.com/git-ctx/git-ctx/internal/termtext"
 	"github.com/git-ctx/git-ctx/memory"
 )
 
@@ -212,12 +213,13 @@ func pkgVerify() *cli.Command {
 						if pc.Signed {
 							how = "signed by " + pc.Signer
 						}
-						fmt.Fprintf(w, "%s: OK %s@%s sha256 %s (%s)\n", pc.File, pc.Name, pc.Version, pc.SHA256, how)
+						fmt.Fprintf(w, "%s: OK %s@%s sha256 %s (%s)\n", termtext.Line(pc.File), termtext.Line(pc.Name), termtext.Line(pc.Version),
+							termtext.Line(pc.SHA256), termtext.Line(how))
 						continue
 					}
-					fmt.Fprintf(w, "%s: FAIL (%d)\n", pc.File, len(pc.Failures))
+					fmt.Fprintf(w, "%s: FAIL (%d)\n", termtext.Line(pc.File), len(pc.Failures))
 					for _, f := range pc.Failures {
-						fmt.Fprintf(w, "  - %s\n", f)
+						fmt.Fprintf(w, "  - %s\n", termtext.Line(f))
 					}
 				}
 			}
@@ -270,28 +272,29 @@ func pkgInspect() *cli.Command {
 				return printJSON(w, inspectJSON{File: file, Valid: pc.Valid, Failures: pc.Failures, Signer: pc.Signer,
 					Bytes: len(pc.Raw), Manifest: rawJSONMessage(mj), Content: layerCounts(&pc.Package.Content)})
 			}
-			fmt.Fprintf(w, "package   %s@%s (schema %d, kind %s)\n", m.Name, m.Version, m.SchemaVersion, m.EffectiveKind())
-			fmt.Fprintf(w, "describe  %s\n", m.Description)
-			fmt.Fprintf(w, "author    %s\n", derefOr(m.Author, "-"))
+			line := termtext.Line
+			fmt.Fprintf(w, "package   %s@%s (schema %d, kind %s)\n", line(m.Name), line(m.Version), m.SchemaVersion, line(string(m.EffectiveKind())))
+			fmt.Fprintf(w, "describe  %s\n", line(m.Description))
+			fmt.Fprintf(w, "author    %s\n", line(derefOr(m.Author, "-")))
 			fmt.Fprintf(w, "created   %s\n", m.CreatedAt.UTC().Format(time.RFC3339))
-			fmt.Fprintf(w, "tool      %s %s\n", m.Provenance.Tool, m.Provenance.ToolVersion)
-			fmt.Fprintf(w, "sha256    %s\n", m.Integrity.SHA256)
-			fmt.Fprintf(w, "content   %d bytes (content_hash %s)\n", m.Integrity.ByteSize, m.Integrity.ContentHash)
+			fmt.Fprintf(w, "tool      %s %s\n", line(m.Provenance.Tool), line(m.Provenance.ToolVersion))
+			fmt.Fprintf(w, "sha256    %s\n", line(m.Integrity.SHA256))
+			fmt.Fprintf(w, "content   %d bytes (content_hash %s)\n", m.Integrity.ByteSize, line(m.Integrity.ContentHash))
 			if m.Signature != nil {
-				fmt.Fprintf(w, "signature %s by %s\n", m.Signature.Algorithm, pc.Signer)
+				fmt.Fprintf(w, "signature %s by %s\n", line(m.Signature.Algorithm), line(pc.Signer))
 			} else {
 				fmt.Fprintln(w, "signature none")
 			}
 			counts := layerCounts(&pc.Package.Content)
 			for _, l := range m.Layers {
-				fmt.Fprintf(w, "layer     %-9s %d items\n", l, counts[string(l)])
+				fmt.Fprintf(w, "layer     %-9s %d items\n", line(string(l)), counts[string(l)])
 			}
 			if pc.Valid {
 				fmt.Fprintln(w, "verify    OK")
 				return nil
 			}
 			for _, f := range pc.Failures {
-				fmt.Fprintf(w, "verify    FAIL %s\n", f)
+				fmt.Fprintf(w, "verify    FAIL %s\n", line(f))
 			}
 			fmt.Fprintln(c.App.ErrWriter, "git-ctx: the package does not verify: see the FAIL lines")
 			return silent{exitFailed}
@@ -401,7 +404,8 @@ func pkgList() *cli.Command {
 				if len(sha) > 12 {
 					sha = sha[:12]
 				}
-				fmt.Fprintf(w, "%s@%s  %s  %s  %s  %s\n", p.Name, p.Version, orDash(sha), strings.Join(p.Layers, ","), signer, state)
+				fmt.Fprintf(w, "%s@%s  %s  %s  %s  %s\n", termtext.Line(p.Name), termtext.Line(p.Version), termtext.Line(orDash(sha)),
+					termtext.Line(strings.Join(p.Layers, ",")), termtext.Line(signer), termtext.Line(state))
 			}
 			return nil
 		},

@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-ctx/git-ctx/cache"
+	"github.com/git-ctx/git-ctx/internal/termtext"
 	"github.com/git-ctx/git-ctx/memory"
 )
 
@@ -108,7 +109,8 @@ func cmdLog() *cli.Command {
 				return printJSON(w, list)
 			}
 			for _, q := range quarantine {
-				fmt.Fprintf(w, "REJECTED device %s, %s: %s: %s\n", q.Device, orDash(shortHash(q.Record)), q.Reason, q.Detail)
+				fmt.Fprintf(w, "REJECTED device %s, %s: %s: %s\n", termtext.Line(q.Device), termtext.Line(orDash(shortHash(q.Record))),
+					termtext.Line(q.Reason), termtext.Line(q.Detail))
 			}
 			for _, e := range entries {
 				printEntryLine(w, e, "")
@@ -118,6 +120,8 @@ func cmdLog() *cli.Command {
 	}
 }
 
+// printEntryLine prints one line per checkpoint; tail (already made safe
+// for the terminal) replaces the summary's first line when not empty.
 func printEntryLine(w io.Writer, e *cache.Entry, tail string) {
 	mark := ""
 	if !e.Verified {
@@ -125,9 +129,10 @@ func printEntryLine(w io.Writer, e *cache.Entry, tail string) {
 	}
 	text := tail
 	if text == "" {
-		text = firstLine(e.Summary)
+		text = termtext.Line(firstLine(e.Summary))
 	}
-	fmt.Fprintf(w, "%s %s %s %s/%d%s %s\n", e.Hash[:12], formatTS(e.Timestamp), e.DeviceID, orDash(e.SessionID), e.Turn, mark, text)
+	fmt.Fprintf(w, "%s %s %s %s/%d%s %s\n", termtext.Line(shortHash(e.Hash)), formatTS(e.Timestamp), termtext.Line(e.DeviceID),
+		termtext.Line(orDash(e.SessionID)), e.Turn, mark, text)
 }
 
 func shortHash(h string) string {
@@ -187,10 +192,11 @@ func cmdSearch() *cli.Command {
 				return err
 			}
 			open, close := "[", "]"
+			color := false
 			if c.Bool("json") {
 				open, close = "", ""
 			} else if colorOK(c.App.Writer) {
-				open, close = "\x1b[1m", "\x1b[0m"
+				open, close, color = markOpen, markClose, true
 			}
 			hits, err := m.Search(c.Context, strings.Join(c.Args().Slice(), " "), c.Int("n"), open, close)
 			if err != nil {
@@ -210,7 +216,7 @@ func cmdSearch() *cli.Command {
 				}
 			} else {
 				for _, h := range hits {
-					printEntryLine(c.App.Writer, h.Entry, strings.ReplaceAll(h.Snippet, "\n", " "))
+					printEntryLine(c.App.Writer, h.Entry, snippetLine(h.Snippet, color))
 				}
 			}
 			if len(hits) == 0 {
@@ -295,6 +301,37 @@ func cmdReindex() *cli.Command {
 			return nil
 		},
 	}
+}
+
+// Highlight markers of colored search snippets: invalid UTF-8, which no
+// record's text holds (records are JSON, their strings valid UTF-8), so
+// they cannot be forged by a summary; snippetLine turns them into bold.
+const (
+	markOpen  = "\xff\x01"
+	markClose = "\xff\x02"
+)
+
+// snippetLine makes a search snippet one safe line: newlines become
+// spaces, everything a terminal would act on is escaped, and with color
+// the highlight markers become bold on and off.
+func snippetLine(s string, color bool) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	if !color {
+		return termtext.Line(s)
+	}
+	var b strings.Builder
+	for i, part := range strings.Split(s, markOpen) {
+		if i > 0 {
+			b.WriteString("\x1b[1m")
+		}
+		word, rest, closed := strings.Cut(part, markClose)
+		b.WriteString(termtext.Line(word))
+		if closed {
+			b.WriteString("\x1b[0m")
+			b.WriteString(termtext.Line(rest))
+		}
+	}
+	return b.String()
 }
 
 // colorOK: a terminal, and NO_COLOR unset.

@@ -16,6 +16,7 @@ import (
 	"github.com/git-ctx/git-ctx/formats/session"
 	"github.com/git-ctx/git-ctx/gitexec"
 	"github.com/git-ctx/git-ctx/gitrepo"
+	"github.com/git-ctx/git-ctx/internal/termtext"
 	"github.com/git-ctx/git-ctx/sessions"
 	"github.com/git-ctx/git-ctx/sessions/store"
 	ctxsync "github.com/git-ctx/git-ctx/sync"
@@ -148,7 +149,7 @@ func openSessions(c *cli.Context, create, needPass bool) (*sessionSetup, error) 
 	cl := &sessions.Client{
 		Store: st, Profile: profile, ProjectID: repoID, WorkTree: wt, Home: home,
 		StateDir: filepath.Join(repo.CommonDir, "ctx", "sessions"),
-		Warn:     func(s string) { fmt.Fprintf(c.App.ErrWriter, "git-ctx: warning: %s\n", s) },
+		Warn:     func(s string) { fmt.Fprintf(c.App.ErrWriter, "git-ctx: warning: %s\n", termtext.Line(s)) },
 	}
 	for _, m := range c.StringSlice("project") {
 		id, p, ok := strings.Cut(m, "=")
@@ -220,19 +221,22 @@ func sessionPull(c *cli.Context) error {
 	}
 	results, err := s.client.Pull(c.Context, sessions.PullOptions{SessionID: c.String("session"), KeepBoth: c.Bool("keep-both")})
 	w := c.App.Writer
+	line := termtext.Line
 	for _, r := range results {
 		switch {
 		case r.LocalNewer:
-			fmt.Fprintf(w, "%s session %s has local changes newer than the head (snapshot %s): push them with 'git ctx session push --session %s'\n", r.Agent, r.SessionID, r.SnapshotID, r.SessionID)
+			fmt.Fprintf(w, "%s session %s has local changes newer than the head (snapshot %s): push them with 'git ctx session push --session %s'\n",
+				line(string(r.Agent)), line(r.SessionID), line(r.SnapshotID), line(r.SessionID))
 		case r.UpToDate:
-			fmt.Fprintf(w, "%s session %s is up to date (snapshot %s): %s\n", r.Agent, r.SessionID, r.SnapshotID, r.Path)
+			fmt.Fprintf(w, "%s session %s is up to date (snapshot %s): %s\n", line(string(r.Agent)), line(r.SessionID), line(r.SnapshotID), line(r.Path))
 		case r.ForkID != "":
-			fmt.Fprintf(w, "restored %s session %s (snapshot %s) beside the local copy as session %s: %s\n", r.Agent, r.SessionID, r.SnapshotID, r.ForkID, r.Path)
+			fmt.Fprintf(w, "restored %s session %s (snapshot %s) beside the local copy as session %s: %s\n",
+				line(string(r.Agent)), line(r.SessionID), line(r.SnapshotID), line(r.ForkID), line(r.Path))
 		default:
-			fmt.Fprintf(w, "restored %s session %s (snapshot %s) to %s\n", r.Agent, r.SessionID, r.SnapshotID, r.Path)
+			fmt.Fprintf(w, "restored %s session %s (snapshot %s) to %s\n", line(string(r.Agent)), line(r.SessionID), line(r.SnapshotID), line(r.Path))
 		}
 		if r.Backup != "" {
-			fmt.Fprintf(w, "  previous copy saved to %s\n", r.Backup)
+			fmt.Fprintf(w, "  previous copy saved to %s\n", line(r.Backup))
 		}
 	}
 	if err != nil {
@@ -280,7 +284,8 @@ func sessionList(c *cli.Context) error {
 		if e.Newer != "" && e.State != sessions.StateLocalOnly && e.State != sessions.StateRemoteOnly {
 			newer = " (" + e.Newer + " is newer)"
 		}
-		fmt.Fprintf(w, "%-6s %s  %s%s\n       head %s  %s\n", e.Agent, e.SessionID, e.State, newer, head, where)
+		line := termtext.Line
+		fmt.Fprintf(w, "%-6s %s  %s%s\n       head %s  %s\n", line(string(e.Agent)), line(e.SessionID), line(string(e.State)), line(newer), line(head), line(where))
 	}
 	return nil
 }
@@ -306,7 +311,7 @@ func sessionStatus(c *cli.Context) error {
 	fmt.Fprintf(w, "Remote:    %d snapshot(s), manifest %s\n", st.Snapshots, map[bool]string{true: "present", false: "absent"}[st.Manifest])
 	fmt.Fprintf(w, "Local:     %d session(s) of this project, %d synced here", st.Local, st.Synced)
 	if st.Latest != "" {
-		fmt.Fprintf(w, "; latest %s", st.Latest)
+		fmt.Fprintf(w, "; latest %s", termtext.Line(st.Latest))
 	}
 	fmt.Fprintln(w)
 	return nil

@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-ctx/git-ctx/formats/snapshot"
+	"github.com/git-ctx/git-ctx/internal/termtext"
 	"github.com/git-ctx/git-ctx/memory"
 )
 
@@ -146,8 +147,9 @@ func cmdSnapshot() *cli.Command {
 						if e.Signed {
 							signed = " [signed]"
 						}
-						fmt.Fprintf(w, "  %s  %s  %s %s  saved %d tok  %s%s\n", snapshot.ShortID(e.SnapshotID), e.CreatedAt,
-							short7(e.GitCommit), derefOr(e.GitBranch, "-"), e.TokensSaved, e.Device, signed)
+						line := termtext.Line
+						fmt.Fprintf(w, "  %s  %s  %s %s  saved %d tok  %s%s\n", line(snapshot.ShortID(e.SnapshotID)), line(e.CreatedAt),
+							line(short7(e.GitCommit)), line(derefOr(e.GitBranch, "-")), e.TokensSaved, line(e.Device), signed)
 					}
 					return nil
 				},
@@ -168,18 +170,19 @@ func cmdSnapshot() *cli.Command {
 						fmt.Fprintf(w, "%s\n", sh.Raw)
 						return nil
 					}
-					fmt.Fprintf(w, "snapshot %s\n", s.SnapshotID)
-					fmt.Fprintf(w, "Parent:   %s\nCreated:  %s\nVersion:  %s\n", derefOr(s.ParentID, "-"), s.CreatedAt, s.LeanCtxVersion)
-					fmt.Fprintf(w, "Git:      %s %s (dirty: %t)\n", derefOr(s.Git.Commit, "-"), derefOr(s.Git.Branch, "-"), s.Git.Dirty)
-					fmt.Fprintf(w, "Project:  root %s, identity %s\n", derefOr(s.Project.RootHash, "-"), derefOr(s.Project.IdentityHash, "-"))
+					line := termtext.Line
+					fmt.Fprintf(w, "snapshot %s\n", line(s.SnapshotID))
+					fmt.Fprintf(w, "Parent:   %s\nCreated:  %s\nVersion:  %s\n", line(derefOr(s.ParentID, "-")), line(s.CreatedAt), line(s.LeanCtxVersion))
+					fmt.Fprintf(w, "Git:      %s %s (dirty: %t)\n", line(derefOr(s.Git.Commit, "-")), line(derefOr(s.Git.Branch, "-")), s.Git.Dirty)
+					fmt.Fprintf(w, "Project:  root %s, identity %s\n", line(derefOr(s.Project.RootHash, "-")), line(derefOr(s.Project.IdentityHash, "-")))
 					fmt.Fprintf(w, "ROI:      %d in, %d out, %d saved\n", s.ROI.InputTokens, s.ROI.OutputTokens, s.ROI.TokensSaved)
 					fmt.Fprintf(w, "Lineage:  %d item(s) (%d recorded)\nLedger:   %d item(s)\n", len(s.Lineage.Items), s.Lineage.ItemsRecorded, len(s.Ledger.Items))
 					if s.Signature != nil {
-						fmt.Fprintf(w, "Signed:   %s %s\n", s.Signature.Algorithm, s.Signature.PublicKey)
+						fmt.Fprintf(w, "Signed:   %s %s\n", line(s.Signature.Algorithm), line(s.Signature.PublicKey))
 					} else {
 						fmt.Fprintln(w, "Signed:   no")
 					}
-					fmt.Fprintf(w, "Devices:  %v\n", sh.Devices)
+					fmt.Fprintf(w, "Devices:  %s\n", line(fmt.Sprint(sh.Devices)))
 					printSession(c, s.Session)
 					return nil
 				},
@@ -194,7 +197,7 @@ func cmdSnapshot() *cli.Command {
 					s, outcome, err := m.VerifySnapshot(c.Context, prefix)
 					if errors.Is(err, memory.ErrNotFound) || errors.Is(err, memory.ErrAmbiguous) || errors.Is(err, snapshot.ErrParse) ||
 						err != nil && s != nil {
-						fmt.Fprintf(c.App.ErrWriter, "ERROR: %v\n", err)
+						fmt.Fprintf(c.App.ErrWriter, "ERROR: %s\n", termtext.Line(err.Error()))
 						return silent{exitFailed}
 					}
 					if err != nil {
@@ -235,17 +238,17 @@ func cmdSnapshot() *cli.Command {
 					} else {
 						if rs.Task != nil {
 							if rs.ProgressPct != nil {
-								fmt.Fprintf(w, "  session  task: %s (%d%%)\n", *rs.Task, *rs.ProgressPct)
+								fmt.Fprintf(w, "  session  task: %s (%d%%)\n", termtext.Line(*rs.Task), *rs.ProgressPct)
 							} else {
-								fmt.Fprintf(w, "  session  task: %s\n", *rs.Task)
+								fmt.Fprintf(w, "  session  task: %s\n", termtext.Line(*rs.Task))
 							}
 						}
 						fmt.Fprintf(w, "  session  +%d decision(s), +%d file(s) resumed\n", len(rs.Decisions), len(rs.FilesTouched))
 						for _, d := range rs.Decisions {
-							fmt.Fprintf(w, "  decision %s\n", d)
+							fmt.Fprintf(w, "  decision %s\n", termtext.Line(d))
 						}
 						for _, f := range rs.FilesTouched {
-							fmt.Fprintf(w, "  file     %s\n", f)
+							fmt.Fprintf(w, "  file     %s\n", termtext.Line(f))
 						}
 					}
 					if out := c.String("out"); out != "" {
@@ -270,7 +273,7 @@ func cmdSnapshot() *cli.Command {
 					case memory.RestoreCheckedOut:
 						fmt.Fprintf(w, "  git      checked out %s\n", commit)
 					case memory.RestoreFailed:
-						fmt.Fprintf(w, "  git      checkout failed: %s\n", res.Detail)
+						fmt.Fprintf(w, "  git      checkout failed: %s\n", termtext.Line(res.Detail))
 						return withCode(exitFailed, fmt.Errorf("checkout of %s failed: %s", commit, res.Detail))
 					}
 					return nil
@@ -328,12 +331,12 @@ func printSession(c *cli.Context, s *snapshot.Session) {
 		fmt.Fprintln(w, "Session:  none")
 		return
 	}
-	fmt.Fprintf(w, "Session:  %s\nTask:     %s\n", derefOr(s.SessionID, "-"), derefOr(s.Task, "-"))
+	fmt.Fprintf(w, "Session:  %s\nTask:     %s\n", termtext.Line(derefOr(s.SessionID, "-")), termtext.Line(derefOr(s.Task, "-")))
 	for _, d := range s.Decisions {
-		fmt.Fprintf(w, "  decision %s\n", d)
+		fmt.Fprintf(w, "  decision %s\n", termtext.Line(d))
 	}
 	for _, f := range s.FilesTouched {
-		fmt.Fprintf(w, "  file     %s\n", f)
+		fmt.Fprintf(w, "  file     %s\n", termtext.Line(f))
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 
+	"github.com/git-ctx/git-ctx/internal/termtext"
 	"github.com/git-ctx/git-ctx/memory"
 	ctxsync "github.com/git-ctx/git-ctx/sync"
 )
@@ -45,16 +46,16 @@ func openRemote(c *cli.Context) (*memory.Memory, string, error) {
 func printPull(w io.Writer, r *ctxsync.PullResult) {
 	switch {
 	case r.Fetched == "":
-		fmt.Fprintf(w, "%s has no memory branch yet\n", r.Remote)
+		fmt.Fprintf(w, "%s has no memory branch yet\n", termtext.Line(r.Remote))
 		return
 	case r.UpToDate:
-		fmt.Fprintf(w, "Memory is up to date with %s\n", r.Remote)
+		fmt.Fprintf(w, "Memory is up to date with %s\n", termtext.Line(r.Remote))
 		return
 	}
 	for _, l := range r.Summary() {
-		fmt.Fprintln(w, l)
+		fmt.Fprintln(w, termtext.Line(l))
 	}
-	fmt.Fprintf(w, "Merged %d checkpoints from %s into ghyll/memory (%s)\n", r.Added, r.Remote, shortRange(r.Before, r.After))
+	fmt.Fprintf(w, "Merged %d checkpoints from %s into ghyll/memory (%s)\n", r.Added, termtext.Line(r.Remote), shortRange(r.Before, r.After))
 }
 
 func shortRange(a, b string) string {
@@ -143,7 +144,7 @@ func reportPush(c *cli.Context, res *ctxsync.PushResult) error {
 		for _, p := range res.Pulls {
 			printPull(c.App.Writer, p)
 		}
-		fmt.Fprintf(c.App.Writer, "Pushed ghyll/memory to %s at %s\n", res.Remote, res.Pushed[:12])
+		fmt.Fprintf(c.App.Writer, "Pushed ghyll/memory to %s at %s\n", termtext.Line(res.Remote), res.Pushed[:12])
 	}
 	return pullErr
 }
@@ -206,7 +207,7 @@ func cmdDevices() *cli.Command {
 				if err := ctxsync.SetTrust(c.Context, m, c.Args().First(), trusted); err != nil {
 					return err
 				}
-				fmt.Fprintf(c.App.Writer, "Device %s is now %s (git config ctx.%s)\n", c.Args().First(), map[bool]string{true: "trusted", false: "untrusted"}[trusted],
+				fmt.Fprintf(c.App.Writer, "Device %s is now %s (git config ctx.%s)\n", termtext.Line(c.Args().First()), map[bool]string{true: "trusted", false: "untrusted"}[trusted],
 					map[bool]string{true: "trustedDevice", false: "untrustedDevice"}[trusted])
 				return nil
 			},
@@ -254,7 +255,8 @@ func cmdDevices() *cli.Command {
 				if d.Unverified > 0 {
 					unv = fmt.Sprintf(", %d unverified", d.Unverified)
 				}
-				fmt.Fprintf(c.App.Writer, "%-32s %-25s %-10s %6d checkpoints%s, last %s%s\n", d.ID, orDash(d.Fingerprint), d.Trust, d.Checkpoints, unv, last, me)
+				fmt.Fprintf(c.App.Writer, "%-32s %-25s %-10s %6d checkpoints%s, last %s%s\n", termtext.Line(d.ID), termtext.Line(orDash(d.Fingerprint)),
+					termtext.Line(d.Trust), d.Checkpoints, unv, last, me)
 			}
 			return nil
 		},
@@ -291,22 +293,24 @@ func cmdReview() *cli.Command {
 			if c.Bool("json") {
 				return printJSON(c.App.Writer, commits)
 			}
-			w := c.App.Writer
+			w, line := c.App.Writer, termtext.Line
 			if len(commits) == 0 {
-				fmt.Fprintf(w, "Nothing to review in %s\n", rng)
+				fmt.Fprintf(w, "Nothing to review in %s\n", line(rng))
 			}
 			for _, rc := range commits {
-				fmt.Fprintf(w, "commit %s %s\n", rc.Commit[:12], rc.Subject)
+				fmt.Fprintf(w, "commit %s %s\n", line(shortHash(rc.Commit)), line(rc.Subject))
 				for _, r := range rc.Records {
 					switch r.Kind {
 					case "checkpoint":
-						fmt.Fprintf(w, "  + checkpoint %s by %s (%s/%d) %s: %s\n", r.Hash[:12], r.Device, orDash(r.Session), r.Turn, r.Status, r.Summary)
+						// An unreadable record has no hash.
+						fmt.Fprintf(w, "  + checkpoint %s by %s (%s/%d) %s: %s\n", line(orDash(shortHash(r.Hash))), line(orDash(r.Device)),
+							line(orDash(r.Session)), r.Turn, line(r.Status), line(r.Summary))
 					case "device_key":
-						fmt.Fprintf(w, "  + device key %s %s: %s\n", r.Device, r.Hash, r.Status)
+						fmt.Fprintf(w, "  + device key %s %s: %s\n", line(r.Device), line(r.Hash), line(r.Status))
 					case "package":
-						fmt.Fprintf(w, "  + package %s %s: %s\n", orDash(r.Summary), r.Path, r.Status)
+						fmt.Fprintf(w, "  + package %s %s: %s\n", line(orDash(r.Summary)), line(r.Path), line(r.Status))
 					default:
-						fmt.Fprintf(w, "  ! %s: %s\n", r.Path, r.Status)
+						fmt.Fprintf(w, "  ! %s: %s\n", line(r.Path), line(r.Status))
 					}
 				}
 			}

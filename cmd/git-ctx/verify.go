@@ -9,6 +9,7 @@ import (
 
 	"github.com/git-ctx/git-ctx/formats/checkpoint"
 	"github.com/git-ctx/git-ctx/gitrepo"
+	"github.com/git-ctx/git-ctx/internal/termtext"
 	"github.com/git-ctx/git-ctx/memory"
 )
 
@@ -52,30 +53,30 @@ func verifyBranch(c *cli.Context) error {
 			return err
 		}
 	} else {
-		w := c.App.Writer
+		w, line := c.App.Writer, termtext.Line
 		for _, ch := range rep.Chains {
 			if ch.Failure != nil {
-				fmt.Fprintf(w, "FAIL %s\n", ch.Failure.Error())
+				fmt.Fprintf(w, "FAIL %s\n", line(ch.Failure.Error()))
 				continue
 			}
-			fmt.Fprintf(w, "OK   device %s: %d checkpoints%s\n", ch.Device, ch.Verified, rulesNote(ch.Rules))
+			fmt.Fprintf(w, "OK   device %s: %d checkpoints%s\n", line(ch.Device), ch.Verified, line(rulesNote(ch.Rules)))
 		}
 		for _, tl := range rep.Timelines {
 			if tl.Failure != nil {
-				fmt.Fprintf(w, "FAIL device %s: snapshot timeline %s\n", tl.Device, tl.Failure.Error())
+				fmt.Fprintf(w, "FAIL device %s: snapshot timeline %s\n", line(tl.Device), line(tl.Failure.Error()))
 				continue
 			}
-			fmt.Fprintf(w, "OK   device %s: %d snapshots\n", tl.Device, tl.Verified)
+			fmt.Fprintf(w, "OK   device %s: %d snapshots\n", line(tl.Device), tl.Verified)
 		}
 		for _, pk := range rep.Packages {
 			if pk.Reason != "" {
-				fmt.Fprintf(w, "FAIL package %s@%s (%s): %s: %s\n", pk.Name, pk.Version, pk.Path, pk.Reason, pk.Detail)
+				fmt.Fprintf(w, "FAIL package %s@%s (%s): %s: %s\n", line(pk.Name), line(pk.Version), line(pk.Path), line(pk.Reason), line(pk.Detail))
 				continue
 			}
-			fmt.Fprintf(w, "OK   package %s@%s\n", pk.Name, pk.Version)
+			fmt.Fprintf(w, "OK   package %s@%s\n", line(pk.Name), line(pk.Version))
 		}
 		for _, p := range rep.Problems {
-			fmt.Fprintf(w, "FAIL %s: %s\n", p.Path, p.Reason)
+			fmt.Fprintf(w, "FAIL %s: %s\n", line(p.Path), line(p.Reason))
 		}
 		if rep.OK {
 			fmt.Fprintf(w, "verified %d checkpoints in %d chains at %s\n", rep.Verified(), len(rep.Chains), rep.Commit[:12])
@@ -140,9 +141,9 @@ func verifyFiles(c *cli.Context) error {
 	} else {
 		for _, r := range results {
 			if r.Valid {
-				fmt.Fprintf(c.App.Writer, "%s: OK %s %s (rule %s, key from %s)\n", r.File, r.Format, r.ID, r.Rule, r.KeySource)
+				fmt.Fprintf(c.App.Writer, "%s: OK %s %s (rule %s, key from %s)\n", termtext.Line(r.File), r.Format, termtext.Line(r.ID), r.Rule, termtext.Line(r.KeySource))
 			} else {
-				fmt.Fprintf(c.App.Writer, "%s: FAIL %s: %s\n", r.File, r.Format, r.Error)
+				fmt.Fprintf(c.App.Writer, "%s: FAIL %s: %s\n", termtext.Line(r.File), r.Format, termtext.Line(r.Error))
 			}
 		}
 	}
