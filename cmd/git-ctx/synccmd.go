@@ -58,6 +58,14 @@ func printPull(w io.Writer, r *ctxsync.PullResult) {
 	fmt.Fprintf(w, "Merged %d checkpoints from %s into ghyll/memory (%s)\n", r.Added, termtext.Line(r.Remote), shortRange(r.Before, r.After))
 }
 
+// cut12 is the first 12 characters of a commit id or hash ("" stays "").
+func cut12(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}
+
 func shortRange(a, b string) string {
 	s := func(h string) string {
 		if h == "" {
@@ -298,12 +306,12 @@ func cmdReview() *cli.Command {
 				fmt.Fprintf(w, "Nothing to review in %s\n", line(rng))
 			}
 			for _, rc := range commits {
-				fmt.Fprintf(w, "commit %s %s\n", line(shortHash(rc.Commit)), line(rc.Subject))
+				fmt.Fprintf(w, "commit %s %s\n", line(cut12(rc.Commit)), line(rc.Subject))
 				for _, r := range rc.Records {
 					switch r.Kind {
 					case "checkpoint":
 						// An unreadable record has no hash.
-						fmt.Fprintf(w, "  + checkpoint %s by %s (%s/%d) %s: %s\n", line(orDash(shortHash(r.Hash))), line(orDash(r.Device)),
+						fmt.Fprintf(w, "  + checkpoint %s by %s (%s/%d) %s: %s\n", line(orDash(cut12(r.Hash))), line(orDash(r.Device)),
 							line(orDash(r.Session)), r.Turn, line(r.Status), line(r.Summary))
 					case "device_key":
 						fmt.Fprintf(w, "  + device key %s %s: %s\n", line(r.Device), line(r.Hash), line(r.Status))
