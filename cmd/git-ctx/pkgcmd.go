@@ -175,7 +175,7 @@ func pkgBuild() *cli.Command {
 			if p.Manifest.Signature != nil {
 				signed = " [signed]"
 			}
-			fmt.Fprintf(c.App.Writer, "built %s@%s%s: %s (%d bytes)\n  sha256 %s\n", p.Manifest.Name, p.Manifest.Version, signed, out, len(data), p.Manifest.Integrity.SHA256)
+			fmt.Fprintf(c.App.Writer, "built %s@%s%s: %s (%d bytes)\n  sha256 %s\n", termtext.Line(p.Manifest.Name), termtext.Line(p.Manifest.Version), signed, termtext.Line(out), len(data), p.Manifest.Integrity.SHA256)
 			return nil
 		},
 	}
@@ -346,10 +346,10 @@ func pkgPublish() *cli.Command {
 			}
 			mf := &res.Package.Manifest
 			if res.Existed {
-				fmt.Fprintf(c.App.Writer, "%s@%s is already published, identical: nothing to do\n  %s\n", mf.Name, mf.Version, res.Path)
+				fmt.Fprintf(c.App.Writer, "%s@%s is already published, identical: nothing to do\n  %s\n", termtext.Line(mf.Name), termtext.Line(mf.Version), termtext.Line(res.Path))
 				return nil
 			}
-			fmt.Fprintf(c.App.Writer, "published %s@%s (sha256 %s)\n  %s\n  share it with: git ctx push\n", mf.Name, mf.Version, mf.Integrity.SHA256[:12], res.Path)
+			fmt.Fprintf(c.App.Writer, "published %s@%s (sha256 %s)\n  %s\n  share it with: git ctx push\n", termtext.Line(mf.Name), termtext.Line(mf.Version), mf.Integrity.SHA256[:12], termtext.Line(res.Path))
 			return nil
 		},
 	}
@@ -446,7 +446,7 @@ func pkgGet() *cli.Command {
 			if err := memory.WriteFileAtomic(out, data); err != nil {
 				return fmt.Errorf("write %s: %w", out, err)
 			}
-			fmt.Fprintf(c.App.Writer, "%s@%s -> %s (%d bytes, verified)\n", info.Name, info.Version, out, len(data))
+			fmt.Fprintf(c.App.Writer, "%s@%s -> %s (%d bytes, verified)\n", termtext.Line(info.Name), termtext.Line(info.Version), termtext.Line(out), len(data))
 			return nil
 		},
 	}
@@ -496,7 +496,7 @@ func pkgWrap() *cli.Command {
 			if err := memory.WriteFileAtomic(out, env); err != nil {
 				return fmt.Errorf("write %s: %w", out, err)
 			}
-			fmt.Fprintf(c.App.Writer, "wrapped %s@%s -> %s (%d bytes, HMAC-SHA256)\n", pc.Name, pc.Version, out, len(env))
+			fmt.Fprintf(c.App.Writer, "wrapped %s@%s -> %s (%d bytes, HMAC-SHA256)\n", termtext.Line(pc.Name), termtext.Line(pc.Version), termtext.Line(out), len(env))
 			return nil
 		},
 	}
@@ -544,7 +544,7 @@ func pkgUnwrap() *cli.Command {
 			if err := memory.WriteFileAtomic(out, []byte(ef.Envelope.PayloadJSON)); err != nil {
 				return fmt.Errorf("write %s: %w", out, err)
 			}
-			fmt.Fprintf(c.App.Writer, "HMAC ok (%s form); package %s@%s verified -> %s\n", ef.Form, pc.Name, pc.Version, out)
+			fmt.Fprintf(c.App.Writer, "HMAC ok (%s form); package %s@%s verified -> %s\n", ef.Form, termtext.Line(pc.Name), termtext.Line(pc.Version), termtext.Line(out))
 			return nil
 		},
 	}
