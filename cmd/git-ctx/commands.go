@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -238,6 +237,9 @@ func cmdCheckpoint() *cli.Command {
 				}
 				in.Embedding = emb
 			}
+			if strings.TrimSpace(in.Summary) == "" && in.FromCommit == "" {
+				return usageErr("a checkpoint needs a summary: -m TEXT, --from-commit REV, or \"message\" in the --stdin object")
+			}
 			m, err := openMemory(c)
 			if err != nil {
 				return err
@@ -278,10 +280,10 @@ func readStdinInput(r io.Reader, in *memory.RecordInput, embFile *string) error 
 	var raw map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&raw); err != nil {
-		return withCode(exitRefused, fmt.Errorf("--stdin wants one JSON object: %v", err))
+		return usageErr("--stdin wants one JSON object: %v", err)
 	}
 	if dec.More() {
-		return withCode(exitRefused, errors.New("--stdin wants exactly one JSON object"))
+		return usageErr("--stdin wants exactly one JSON object")
 	}
 	for key, val := range raw {
 		var err error
@@ -315,7 +317,7 @@ func readStdinInput(r io.Reader, in *memory.RecordInput, embFile *string) error 
 			return usageErr("--stdin: unknown key %q (use the flags' names: message, session, turn, model, file, tool, injection, emb-file, emb, no-redact)", key)
 		}
 		if err != nil {
-			return withCode(exitRefused, fmt.Errorf("--stdin: key %q: %v", key, err))
+			return usageErr("--stdin: key %q: %v", key, err)
 		}
 	}
 	return nil

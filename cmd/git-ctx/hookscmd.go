@@ -168,7 +168,7 @@ func cmdHook() *cli.Command {
 	return &cli.Command{
 		Name:      "hook",
 		Usage:     "entry point for installed hooks (post-commit, post-merge, pre-push, claude-stop, codex-notify)",
-		ArgsUsage: "<name> [args]",
+		ArgsUsage: "<name> [args...]",
 		Hidden:    true,
 		Action: func(c *cli.Context) error {
 			name := c.Args().First()
