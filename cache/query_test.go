@@ -437,9 +437,9 @@ func TestSimilar(t *testing.T) {
 	if m, err := db.Similar(ctx, "repo1", []float32{0, 0, 0, 1}, 10, ""); err != nil || len(m) != 1 || m[0].Hash != s5 || m[0].Score != 0 {
 		t.Errorf("4 dimensions: %v %v", m, err)
 	}
-	if m, err := db.Similar(ctx, "repo1", []float32{1, 2}, 10, ""); !errors.Is(err, ErrQueryEmbedding) || len(m) != 0 ||
+	if m, err := db.Similar(ctx, "repo1", []float32{1, 2}, 10, ""); !errors.Is(err, cache.ErrQueryEmbedding) || len(m) != 0 ||
 		!strings.Contains(err.Error(), "have 3, 4") {
-		t.Errorf("no record of this dimension: %v %v, want ErrQueryEmbedding naming 3, 4", m, err)
+		t.Errorf("no record of this dimension: %v %v, want cache.ErrQueryEmbedding naming 3, 4", m, err)
 	}
 	if m, err := db.Similar(ctx, "no-such-repo", []float32{1, 2}, 10, ""); err != nil || len(m) != 0 {
 		t.Errorf("no embeddings at all: %v %v, want no match and no error", m, err)
