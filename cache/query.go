@@ -4,9 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/git-ctx/git-ctx/formats/checkpoint"
@@ -239,11 +241,11 @@ type Match struct {
 // except.
 func (d *DB) Similar(ctx context.Context, repoID string, vec []float32, k int, except string) ([]Match, error) {
 	if len(vec) == 0 {
-		return nil, fmt.Errorf("empty query embedding")
+		return nil, fmt.Errorf("%w: it is empty", ErrQueryEmbedding)
 	}
 	norm := l2(vec)
 	if norm == 0 {
-		return nil, fmt.Errorf("query embedding is all zeros")
+		return nil, fmt.Errorf("%w: it is all zeros", ErrQueryEmbedding)
 	}
 	rows, err := d.db.QueryContext(ctx, `SELECT c.hash, c.embedding FROM checkpoints c JOIN records r ON r.hash = c.hash
 		WHERE r.repo_id = ? AND length(c.embedding) = ? AND c.hash <> ? AND c.verified = 1`, repoID, 4*len(vec), except)
@@ -280,6 +282,11 @@ func (d *DB) Similar(ctx context.Context, repoID string, vec []float32, k int, e
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
+	if len(all) == 0 {
+		if err := d.checkDimension(ctx, repoID, len(vec)); err != nil {
+			return nil, err
+		}
+	}
 	sort.Slice(all, func(i, j int) bool {
 		if all[i].score != all[j].score {
 			return all[i].score > all[j].score
@@ -298,6 +305,39 @@ func (d *DB) Similar(ctx context.Context, repoID string, vec []float32, k int, e
 		out = append(out, Match{Entry: e, Score: s.score})
 	}
 	return out, nil
+}
+
+// ErrQueryEmbedding: a similarity query's vector cannot be compared with
+// the stored embeddings (empty, all zeros, or of a dimension none has).
+var ErrQueryEmbedding = errors.New("bad query embedding")
+
+// checkDimension fails when repoID has verified embeddings but none of
+// dimension dim, naming the dimensions there are.
+func (d *DB) checkDimension(ctx context.Context, repoID string, dim int) error {
+	rows, err := d.db.QueryContext(ctx, `SELECT DISTINCT length(c.embedding) / 4 FROM checkpoints c JOIN records r ON r.hash = c.hash
+		WHERE r.repo_id = ? AND length(c.embedding) > 0 AND c.verified = 1 ORDER BY 1 LIMIT 8`, repoID)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var dims []string
+	for rows.Next() {
+		var n int
+		if err := rows.Scan(&n); err != nil {
+			return err
+		}
+		if n == dim {
+			return nil
+		}
+		dims = append(dims, strconv.Itoa(n))
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if len(dims) == 0 {
+		return nil // no embeddings at all: simply no match
+	}
+	return fmt.Errorf("%w: it has %d dimensions; the embeddings stored here have %s", ErrQueryEmbedding, dim, strings.Join(dims, ", "))
 }
 
 func l2(v []float32) float64 {

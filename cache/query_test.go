@@ -1,6 +1,7 @@
 package cache_test
 
 import (
+	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -436,8 +437,12 @@ func TestSimilar(t *testing.T) {
 	if m, err := db.Similar(ctx, "repo1", []float32{0, 0, 0, 1}, 10, ""); err != nil || len(m) != 1 || m[0].Hash != s5 || m[0].Score != 0 {
 		t.Errorf("4 dimensions: %v %v", m, err)
 	}
-	if m, err := db.Similar(ctx, "repo1", []float32{1, 2}, 10, ""); err != nil || len(m) != 0 {
-		t.Errorf("no record of this dimension: %v %v", m, err)
+	if m, err := db.Similar(ctx, "repo1", []float32{1, 2}, 10, ""); !errors.Is(err, cache.ErrQueryEmbedding) || len(m) != 0 ||
+		!strings.Contains(err.Error(), "have 3, 4") {
+		t.Errorf("no record of this dimension: %v %v, want cache.ErrQueryEmbedding naming 3, 4", m, err)
+	}
+	if m, err := db.Similar(ctx, "no-such-repo", []float32{1, 2}, 10, ""); err != nil || len(m) != 0 {
+		t.Errorf("no embeddings at all: %v %v, want no match and no error", m, err)
 	}
 	if _, err := db.Similar(ctx, "repo1", []float32{0, 0, 0}, 10, ""); err == nil {
 		t.Errorf("zero query vector: no error")

@@ -30,7 +30,24 @@ func (e *Error) Error() string {
 	if i := strings.IndexByte(msg, '\n'); i >= 0 {
 		msg = msg[:i]
 	}
-	return fmt.Sprintf("git %s: %s", strings.Join(e.Args, " "), msg)
+	return fmt.Sprintf("git %s failed: %s", e.Subcommand(), msg)
+}
+
+// Subcommand is the git command that failed ("fetch", "config"), without
+// its options and arguments: those are internal details, and may carry
+// URLs or paths that do not belong in a message.
+func (e *Error) Subcommand() string {
+	for i := 0; i < len(e.Args); i++ {
+		a := e.Args[i]
+		switch {
+		case a == "-c" || a == "-C" || a == "--git-dir" || a == "--work-tree":
+			i++ // an option of git itself, with its value
+		case strings.HasPrefix(a, "-"):
+		default:
+			return a
+		}
+	}
+	return "(no command)"
 }
 
 func (e *Error) Unwrap() error { return e.Err }

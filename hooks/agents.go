@@ -81,6 +81,9 @@ func restoreBackup(stateDir, name, path string) (bool, error) {
 	}
 	os.Remove(o)
 	os.Remove(w)
+	// Only succeed when nothing else is kept there.
+	os.Remove(filepath.Dir(o))
+	os.Remove(stateDir)
 	return true, nil
 }
 
@@ -330,12 +333,24 @@ func codexStateDir(configPath string) string {
 	return filepath.Join(filepath.Dir(configPath), ".git-ctx-backup")
 }
 
-// InstallCodex registers git-ctx as Codex's notify program. A notify that
-// runs something else is left alone unless force.
-func InstallCodex(force bool) (string, error) {
+// codexUsers records the repositories that installed Codex's notify.
+func codexUsers(configPath string) usersFile {
+	return usersFile(filepath.Join(codexStateDir(configPath), "users"))
+}
+
+// InstallCodex registers git-ctx as Codex's notify program for the
+// repository repo (see repoKey). Codex reads notify only from the user's
+// own configuration, shared by every repository, so nothing is written
+// unless opt.Global. A notify that runs something else is left alone
+// unless opt.Force.
+func InstallCodex(repo string, opt Options) (string, error) {
 	path, err := CodexConfigPath()
 	if err != nil {
 		return "", err
+	}
+	if !opt.Global {
+		return "", fmt.Errorf("%w: Codex reads its notify program only from %s, your own configuration for every repository: pass --global to install it there",
+			ErrShared, path)
 	}
 	stateDir := codexStateDir(path)
 	orig, err := os.ReadFile(path)
@@ -347,9 +362,12 @@ func InstallCodex(force bool) (string, error) {
 	if loc := notifyLineRE.FindIndex(topLevel(orig)); loc != nil {
 		line := string(orig[loc[0]:loc[1]])
 		if strings.Contains(line, "git-ctx") {
+			if err := codexUsers(path).add(repo); err != nil {
+				return "", err
+			}
 			return "codex: notify already runs git-ctx (" + path + ")", nil
 		}
-		if !force {
+		if !opt.Force {
 			return "", fmt.Errorf("%w: %s already sets %s; Codex runs one notify program: pass --force to replace it, or call '%s' from yours", ErrManaged, path, strings.TrimSpace(line), "git-ctx hook codex-notify JSON")
 		}
 		out = append(append(append([]byte{}, orig[:loc[0]]...), CodexNotifyLine...), orig[loc[1]:]...)
@@ -360,10 +378,13 @@ func InstallCodex(force bool) (string, error) {
 	if err := saveBackup(stateDir, "codex-config.toml", orig, existed, out); err != nil {
 		return "", err
 	}
+	if err := codexUsers(path).add(repo); err != nil {
+		return "", err
+	}
 	if err := writeFileAtomic(path, out, 0o644); err != nil {
 		return "", err
 	}
-	return "codex: notify set in " + path, nil
+	return "codex: notify set in " + path + " (your configuration for every repository)", nil
 }
 
 // topLevel returns data cut at the first TOML table header, so that only
@@ -375,10 +396,29 @@ func topLevel(data []byte) []byte {
 	return data
 }
 
-// UninstallCodex undoes InstallCodex.
-func UninstallCodex() (string, error) {
+// UninstallCodex undoes InstallCodex for the repository repo: while other
+// repositories that installed it remain, the notify stays; a notify this
+// repository did not install (or one an older git-ctx installed without
+// recording who) is left alone unless opt.Global.
+func UninstallCodex(repo string, opt Options) (string, error) {
 	path, err := CodexConfigPath()
 	if err != nil {
+		return "", err
+	}
+	if !CodexInstalled() {
+		return "codex: not installed", nil
+	}
+	users := codexUsers(path)
+	was, left, err := users.remove(repo)
+	switch {
+	case err != nil:
+		return "", err
+	case !was && !opt.Global:
+		return fmt.Sprintf("codex: the notify in %s (your configuration for every repository) was not installed from this repository: left alone (pass --global to remove it)", path), nil
+	case left > 0 && !opt.Global:
+		return fmt.Sprintf("codex: kept in %s: still used by %s", path, otherRepos(left)), nil
+	}
+	if err := users.write(nil); err != nil {
 		return "", err
 	}
 	stateDir := codexStateDir(path)
@@ -386,16 +426,10 @@ func UninstallCodex() (string, error) {
 		return "codex: restored " + path, err
 	}
 	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return "codex: not installed", nil
-	}
 	if err != nil {
 		return "", err
 	}
 	loc := notifyLineRE.FindIndex(topLevel(data))
-	if loc == nil || !strings.Contains(string(data[loc[0]:loc[1]]), "git-ctx") {
-		return "codex: not installed", nil
-	}
 	end := loc[1]
 	if end < len(data) && data[end] == '\n' {
 		end++

@@ -2,6 +2,7 @@ package hooks
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -112,17 +113,35 @@ func TestClaudeInstallUninstallRestoresBytes(t *testing.T) {
 func TestCodexInstall(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("CODEX_HOME", home)
+	repoA, repoB := t.TempDir(), t.TempDir() // stand-ins for two repositories' git directories
+	global := Options{Global: true}
 	path := filepath.Join(home, "config.toml")
 	orig := []byte("model = \"o4\"\n\n[mcp_servers.x]\ncommand = \"y\"\nnotify = \"not top level\"\n")
 	os.WriteFile(path, orig, 0o644)
-	if _, err := InstallCodex(false); err != nil {
+	if _, err := InstallCodex(repoA, Options{}); !errors.Is(err, ErrShared) {
+		t.Fatalf("install without --global: %v, want ErrShared", err)
+	}
+	if got, _ := os.ReadFile(path); !bytes.Equal(got, orig) {
+		t.Fatal("install without --global changed the user's configuration")
+	}
+	if _, err := InstallCodex(repoA, global); err != nil {
 		t.Fatal(err)
 	}
 	data, _ := os.ReadFile(path)
 	if !strings.HasPrefix(string(data), CodexNotifyLine+"\n") || !CodexInstalled() {
 		t.Fatalf("notify not at top level:\n%s", data)
 	}
-	if _, err := UninstallCodex(); err != nil {
+	if _, err := InstallCodex(repoB, global); err != nil {
+		t.Fatal(err)
+	}
+	// A's uninstall keeps what B still uses; B's restores the original.
+	if msg, err := UninstallCodex(repoA, Options{}); err != nil || !strings.Contains(msg, "still used by 1 other repository") || !CodexInstalled() {
+		t.Fatalf("uninstall while another repository uses it: %q %v", msg, err)
+	}
+	if msg, err := UninstallCodex(repoA, Options{}); err != nil || !strings.Contains(msg, "not installed from this repository") || !CodexInstalled() {
+		t.Fatalf("second uninstall from A: %q %v", msg, err)
+	}
+	if _, err := UninstallCodex(repoB, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := os.ReadFile(path); !bytes.Equal(got, orig) {
@@ -130,18 +149,61 @@ func TestCodexInstall(t *testing.T) {
 	}
 	foreign := []byte("notify = [\"terminal-notifier\"]\n")
 	os.WriteFile(path, foreign, 0o644)
-	if _, err := InstallCodex(false); err == nil {
+	if _, err := InstallCodex(repoA, global); err == nil {
 		t.Fatal("replaced a foreign notify without --force")
 	}
 	if got, _ := os.ReadFile(path); !bytes.Equal(got, foreign) {
 		t.Fatal("foreign notify changed")
 	}
-	if _, err := InstallCodex(true); err != nil || !CodexInstalled() {
+	if _, err := InstallCodex(repoA, Options{Force: true, Global: true}); err != nil || !CodexInstalled() {
 		t.Fatal(err)
 	}
-	UninstallCodex()
+	UninstallCodex(repoA, Options{})
 	if got, _ := os.ReadFile(path); !bytes.Equal(got, foreign) {
 		t.Fatalf("forced install not undone:\n%s", got)
+	}
+}
+
+// TestUsersFile: users are kept sorted and unique, vanished repositories
+// are forgotten, and the file goes away with its last user.
+func TestUsersFile(t *testing.T) {
+	dir := t.TempDir()
+	a, b, gone := t.TempDir(), t.TempDir(), filepath.Join(dir, "gone")
+	u := usersFile(filepath.Join(dir, "users"))
+	for _, r := range []string{b, a, a, gone} {
+		if err := u.add(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := u.list()
+	if err != nil || len(got) != 2 {
+		t.Fatalf("list = %q, %v; want the two existing repositories", got, err)
+	}
+	if was, left, err := u.remove(gone); err != nil || was || left != 2 {
+		t.Fatalf("remove(vanished) = %v %d %v", was, left, err)
+	}
+	if was, left, err := u.remove(a); err != nil || !was || left != 1 {
+		t.Fatalf("remove(a) = %v %d %v", was, left, err)
+	}
+	if was, left, err := u.remove(b); err != nil || !was || left != 0 || u.exists() {
+		t.Fatalf("remove(b) = %v %d %v, file still there: %v", was, left, err, u.exists())
+	}
+}
+
+func TestWithin(t *testing.T) {
+	for _, c := range []struct {
+		path, dir string
+		want      bool
+	}{
+		{"/a/b/.githooks", "/a/b", true},
+		{"/a/b", "/a/b", true},
+		{"/a/bc/hooks", "/a/b", false},
+		{"/a/hooks", "/a/b", false},
+		{"/x/../a/b/h", "/a/b", true},
+	} {
+		if got := within(c.path, c.dir); got != c.want {
+			t.Errorf("within(%q, %q) = %v, want %v", c.path, c.dir, got, c.want)
+		}
 	}
 }
 

@@ -159,17 +159,24 @@ type HookState struct {
 	Modified  bool   `json:"modified"`      // a stub with our marker but other bytes
 	Chained   bool   `json:"chained"`       // a foreign hook runs first
 	Foreign   bool   `json:"foreign"`       // a hook that is not ours is in the way
+	// Shared: the hooks directory is shared by every repository
+	// (core.hooksPath in the global or system git config).
+	Shared bool `json:"shared"`
 }
 
-// InstallGitHook installs hook. With a manager present (and !force) it
+// InstallGitHook installs hook. With a manager present (and !Force) it
 // returns ErrManaged and the advice; with a foreign hook it keeps it as
-// <hook>.pre-git-ctx and chains to it. Installing again is harmless.
-func InstallGitHook(ctx context.Context, r *gitrepo.Repo, hook string, force bool) (string, error) {
+// <hook>.pre-git-ctx and chains to it. A hooks directory inside the work
+// tree is treated like a manager (the hook would be a file of the project);
+// one shared by every repository (core.hooksPath in the global or system
+// config) needs Global, and records this repository as one of its users.
+// Installing again is harmless.
+func InstallGitHook(ctx context.Context, r *gitrepo.Repo, hook string, opt Options) (string, error) {
 	major, minor, err := GitVersion(ctx)
 	if err != nil {
 		return "", err
 	}
-	if !force {
+	if !opt.Force {
 		managers, err := DetectManagers(ctx, r)
 		if err != nil {
 			return "", err
@@ -178,7 +185,13 @@ func InstallGitHook(ctx context.Context, r *gitrepo.Repo, hook string, force boo
 			if m.Wired(hook) {
 				return fmt.Sprintf("%s already runs git-ctx for %s", m.Name, hook), nil
 			}
-			return m.Advice(hook), fmt.Errorf("%w (%s): %s", ErrManaged, m.Name, m.Advice(hook))
+		}
+		if len(managers) > 0 {
+			var advice []string
+			for _, m := range managers {
+				advice = append(advice, m.Advice(hook))
+			}
+			return strings.Join(advice, "\n"), fmt.Errorf("%w (%s): %s", ErrManaged, managers[0].Name, strings.Join(advice, "; or "))
 		}
 	}
 	if ConfigHooksSupported(major, minor) {
@@ -190,24 +203,47 @@ func InstallGitHook(ctx context.Context, r *gitrepo.Repo, hook string, force boo
 		}
 		return fmt.Sprintf("%s: git config hook.%s (git %d.%d config-based hook)", hook, name, major, minor), nil
 	}
-	dir, err := HooksDir(ctx, r)
+	loc, err := locateHooks(ctx, r)
 	if err != nil {
 		return "", err
+	}
+	dir := loc.dir
+	path := filepath.Join(dir, hook)
+	stub := Stub(hook)
+	cur, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", err
+	}
+	exists := err == nil
+	installed := exists && bytes.Equal(cur, stub)
+	switch {
+	case loc.shared && !opt.Global:
+		if installed {
+			return fmt.Sprintf("%s: already installed in %s, which core.hooksPath in your %s git config shares with every repository", hook, dir, loc.scope), nil
+		}
+		return "", fmt.Errorf("%w: core.hooksPath in your %s git config makes every repository run the hooks in %s; "+
+			"pass --global to install the %s hook there for all of them, or add '%s || true' to your own %s hook",
+			ErrShared, loc.scope, dir, hook, Command(hook), hook)
+	case loc.inWorkTree && !opt.Force && !installed:
+		advice := fmt.Sprintf("add this line to %s: %s || true", path, Command(hook))
+		return advice, fmt.Errorf("%w (core.hooksPath %s is inside the work tree, so a hook there is a file of the project): %s; or pass --force to write git-ctx's hook file there",
+			ErrManaged, dir, advice)
+	}
+	if loc.shared {
+		if err := gitHooksUsers(dir, hook).add(repoKey(r)); err != nil {
+			return "", err
+		}
+	}
+	if installed {
+		return fmt.Sprintf("%s: already installed in %s", hook, dir), nil
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	path := filepath.Join(dir, hook)
-	stub := Stub(hook)
-	cur, err := os.ReadFile(path)
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
-		return "", err
-	case bytes.Equal(cur, stub):
-		return fmt.Sprintf("%s: already installed in %s", hook, dir), nil
+	case !exists:
 	case bytes.Contains(cur, []byte(Marker)):
-		if !force {
+		if !opt.Force {
 			return "", fmt.Errorf("%w: %s was edited after git-ctx installed it; pass --force to replace it", ErrModified, path)
 		}
 	default:
@@ -223,6 +259,9 @@ func InstallGitHook(ctx context.Context, r *gitrepo.Repo, hook string, force boo
 		return "", err
 	}
 	msg := fmt.Sprintf("%s: installed in %s", hook, dir)
+	if loc.shared {
+		msg += " (shared by every repository through core.hooksPath in your " + loc.scope + " git config)"
+	}
 	if _, err := os.Stat(path + BackupSuffix); err == nil {
 		msg += fmt.Sprintf(" (runs the existing hook first, kept as %s%s)", hook, BackupSuffix)
 	}
@@ -249,9 +288,12 @@ func writeExecutable(path string, data []byte) error {
 }
 
 // UninstallGitHook removes exactly what InstallGitHook added: our stub
-// (unless edited, without force) and our config entries, and moves a chained
-// foreign hook back into place unchanged.
-func UninstallGitHook(ctx context.Context, r *gitrepo.Repo, hook string, force bool) (string, error) {
+// (unless edited, without Force) and our config entries, and moves a chained
+// foreign hook back into place unchanged. In a hooks directory shared by
+// every repository it only drops this repository from the stub's users
+// while other repositories still use it, and leaves a stub this repository
+// did not install alone unless Global.
+func UninstallGitHook(ctx context.Context, r *gitrepo.Repo, hook string, opt Options) (string, error) {
 	var msgs []string
 	name := configHookName(hook)
 	if r.Config("hook."+name+".command") != "" || r.Config("hook."+name+".event") != "" {
@@ -260,17 +302,34 @@ func UninstallGitHook(ctx context.Context, r *gitrepo.Repo, hook string, force b
 		}
 		msgs = append(msgs, "removed git config hook."+name)
 	}
-	dir, err := HooksDir(ctx, r)
+	loc, err := locateHooks(ctx, r)
 	if err != nil {
 		return "", err
 	}
-	path := filepath.Join(dir, hook)
+	path := filepath.Join(loc.dir, hook)
 	cur, err := os.ReadFile(path)
+	ours := err == nil && (bytes.Equal(cur, Stub(hook)) || opt.Force && bytes.Contains(cur, []byte(Marker)))
+	if ours && loc.shared {
+		users := gitHooksUsers(loc.dir, hook)
+		was, left, uerr := users.remove(repoKey(r))
+		switch {
+		case uerr != nil:
+			return "", uerr
+		case !was && !opt.Global:
+			return fmt.Sprintf("%s: the hook in %s is shared by every repository (core.hooksPath in your %s git config) and was not installed from this one: left alone (pass --global to remove it for all of them)",
+				hook, loc.dir, loc.scope), nil
+		case left > 0 && !opt.Global:
+			return fmt.Sprintf("%s: kept in %s: still used by %s", hook, loc.dir, otherRepos(left)), nil
+		}
+		if err := users.write(nil); err != nil {
+			return "", err
+		}
+	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
 		return "", err
-	case bytes.Equal(cur, Stub(hook)) || force && bytes.Contains(cur, []byte(Marker)):
+	case ours:
 		if err := os.Remove(path); err != nil {
 			return "", err
 		}
@@ -306,11 +365,11 @@ func GitHookState(ctx context.Context, r *gitrepo.Repo, hook string) (HookState,
 			st.Installed, st.Via = true, m.Name
 		}
 	}
-	dir, err := HooksDir(ctx, r)
+	loc, err := locateHooks(ctx, r)
 	if err != nil {
 		return st, err
 	}
-	st.Path = filepath.Join(dir, hook)
+	st.Path, st.Shared = filepath.Join(loc.dir, hook), loc.shared
 	cur, err := os.ReadFile(st.Path)
 	if err == nil {
 		switch {

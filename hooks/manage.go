@@ -41,7 +41,7 @@ func stateDir(r *gitrepo.Repo) string { return filepath.Join(r.CommonDir, "ctx")
 
 // Install installs the selected hooks and returns one line per action.
 // It continues past a hook it cannot install and returns the first error.
-func Install(ctx context.Context, r *gitrepo.Repo, sel Selection, force bool) ([]string, error) {
+func Install(ctx context.Context, r *gitrepo.Repo, sel Selection, opt Options) ([]string, error) {
 	sel = sel.orDefault()
 	var lines []string
 	var first error
@@ -54,7 +54,7 @@ func Install(ctx context.Context, r *gitrepo.Repo, sel Selection, force bool) ([
 		}
 	}
 	for _, h := range sel.gitHooks() {
-		note(InstallGitHook(ctx, r, h, force))
+		note(InstallGitHook(ctx, r, h, opt))
 	}
 	if sel.Claude || sel.Codex {
 		top, err := r.WorkTree(ctx)
@@ -65,27 +65,34 @@ func Install(ctx context.Context, r *gitrepo.Repo, sel Selection, force bool) ([
 			if top == "" {
 				note("", fmt.Errorf("--agent claude needs a work tree (this repository is bare)"))
 			} else {
-				note(InstallClaude(top, stateDir(r)))
+				msg, err := InstallClaude(top, stateDir(r))
+				if err == nil {
+					var added bool
+					if added, err = ignoreClaudeSettings(ctx, r, top, stateDir(r)); added {
+						msg += "; ignored in " + filepath.Join(r.CommonDir, "info", "exclude") + " (not in the project's files)"
+					}
+				}
+				note(msg, err)
 			}
 		}
 		if sel.Codex {
-			note(InstallCodex(force))
+			note(InstallCodex(repoKey(r), opt))
 		}
 	}
 	return lines, first
 }
 
-// Uninstall removes exactly what Install added.
-func Uninstall(ctx context.Context, r *gitrepo.Repo, sel Selection, force bool) ([]string, error) {
-	// By default everything. Codex's notify lives in the user's own
-	// configuration, with its backup beside it, so whichever repository
-	// uninstalls restores the user's original.
+// Uninstall removes exactly what Install added for this repository.
+func Uninstall(ctx context.Context, r *gitrepo.Repo, sel Selection, opt Options) ([]string, error) {
+	// By default everything. Entries in places every repository shares
+	// (Codex's configuration, a global hooks directory) are removed only
+	// when no other repository that installed them remains.
 	if !sel.PostCommit && !sel.PrePush && !sel.Claude && !sel.Codex {
 		sel = Selection{PostCommit: true, PrePush: true, Claude: true, Codex: true}
 	}
 	var lines []string
 	for _, h := range sel.gitHooks() {
-		msg, err := UninstallGitHook(ctx, r, h, force)
+		msg, err := UninstallGitHook(ctx, r, h, opt)
 		if err != nil {
 			return lines, err
 		}
@@ -94,6 +101,9 @@ func Uninstall(ctx context.Context, r *gitrepo.Repo, sel Selection, force bool) 
 	if sel.Claude {
 		if top, err := r.WorkTree(ctx); err == nil && top != "" {
 			msg, err := UninstallClaude(top, stateDir(r))
+			if err == nil {
+				err = unignoreClaudeSettings(r, stateDir(r))
+			}
 			if err != nil {
 				return lines, err
 			}
@@ -101,7 +111,7 @@ func Uninstall(ctx context.Context, r *gitrepo.Repo, sel Selection, force bool) 
 		}
 	}
 	if sel.Codex {
-		msg, err := UninstallCodex()
+		msg, err := UninstallCodex(repoKey(r), opt)
 		if err != nil {
 			return lines, err
 		}

@@ -84,7 +84,7 @@ func RecordCommit(ctx context.Context, dir, hook string) (Outcome, error) {
 	if hook == PostMerge && len(ci.Parents) < 2 {
 		return Outcome{}, nil
 	}
-	_, err = m.Record(ctx, memory.RecordInput{Commit: ci, Tools: envTools(), Redact: true, OncePerCommit: true})
+	_, err = m.Record(ctx, memory.RecordInput{Commit: ci, Tools: envTools(), OncePerCommit: true})
 	if errors.Is(err, memory.ErrAlreadyRecorded) {
 		return Outcome{}, nil
 	}
@@ -189,7 +189,7 @@ func recordTurn(ctx context.Context, turn agentturn.Turn, agent string) (Outcome
 	}
 	_, err = m.Record(ctx, memory.RecordInput{
 		Summary: summary, Session: turn.SessionID, Model: turn.Model,
-		Files: relativeTo(top, turn.Files), Tools: tools, Redact: true, SummaryLimit: AgentSummaryLimit,
+		Files: relativeTo(top, turn.Files), Tools: tools, SummaryLimit: AgentSummaryLimit,
 	})
 	return Outcome{}, err
 }

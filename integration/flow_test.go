@@ -273,16 +273,17 @@ func TestCheckpointInputs(t *testing.T) {
 	env := s.env("dev")
 	mustCtx(t, repo, env, "init")
 
-	// --stdin with an unknown key: usage error; a bad value: refused.
+	// --stdin content that is not the object the flags describe: a usage
+	// error, whatever the mistake (the object is the command's arguments).
 	r := execute(t, repo, env, []byte(`{"message":"m","colour":"red"}`), "git", "ctx", "checkpoint", "--stdin")
 	wantCode(t, "--stdin with an unknown key", r, 2)
 	if !strings.Contains(r.stderr, "colour") {
 		t.Fatalf("unknown key stderr: %q", r.stderr)
 	}
 	r = execute(t, repo, env, []byte(`{"message":"m","turn":"four"}`), "git", "ctx", "checkpoint", "--stdin")
-	wantCode(t, "--stdin with a bad value", r, 7)
+	wantCode(t, "--stdin with a bad value", r, 2)
 	r = execute(t, repo, env, []byte(`{"message":"m"} {"message":"n"}`), "git", "ctx", "checkpoint", "--stdin")
-	wantCode(t, "--stdin with two objects", r, 7)
+	wantCode(t, "--stdin with two objects", r, 2)
 
 	r = execute(t, repo, env, []byte(`{"message":"m","turn":4,"file":["a"],"tool":["t"],"session":"s","model":"x"}`),
 		"git", "ctx", "checkpoint", "--stdin", "--json")

@@ -353,7 +353,7 @@ func TestHooksCodex(t *testing.T) {
 		if hkHooksStatus(t, repo, env).Codex {
 			t.Fatal("codex reported installed before install")
 		}
-		mustCtx(t, repo, env, "hooks", "install", "--agent", "codex")
+		mustCtx(t, repo, env, "hooks", "install", "--agent", "codex", "--global")
 		got := string(readFile(t, cfg))
 		i := strings.Index(got, notifyLine+"\n")
 		if i < 0 || strings.Count(got, "notify =") != 1 {
@@ -370,7 +370,7 @@ func TestHooksCodex(t *testing.T) {
 			t.Fatalf("hooks status after --agent codex: codex %v claude %v", st.Codex, st.Claude)
 		}
 		hkWantStatusLine(t, hkHooksStatusText(t, repo, env), "codex", "installed")
-		mustCtx(t, repo, env, "hooks", "install", "--agent", "codex")
+		mustCtx(t, repo, env, "hooks", "install", "--agent", "codex", "--global")
 		if string(readFile(t, cfg)) != got {
 			t.Fatal("a second install changed config.toml")
 		}
@@ -390,7 +390,7 @@ func TestHooksCodex(t *testing.T) {
 		cfg := hkCodexConfig(env)
 		orig := "notify = [\"notify-send\", \"Codex\"]\n" + codexTOML
 		writeFile(t, cfg, orig)
-		r := gitCtx(t, repo, env, "hooks", "install", "--agent", "codex")
+		r := gitCtx(t, repo, env, "hooks", "install", "--agent", "codex", "--global")
 		wantCode(t, "install over another notify", r, 7)
 		if !strings.Contains(r.stderr, "--force") {
 			t.Fatalf("install over another notify should mention --force: %q", r.stderr)
@@ -401,7 +401,7 @@ func TestHooksCodex(t *testing.T) {
 		if hkHooksStatus(t, repo, env).Codex {
 			t.Fatal("codex reported installed with another notify")
 		}
-		mustCtx(t, repo, env, "hooks", "install", "--agent", "codex", "--force")
+		mustCtx(t, repo, env, "hooks", "install", "--agent", "codex", "--global", "--force")
 		if got := string(readFile(t, cfg)); got != notifyLine+"\n"+codexTOML {
 			t.Fatalf("install --force:\n%s", got)
 		}
@@ -422,7 +422,7 @@ func TestHooksCodex(t *testing.T) {
 		cfg := hkCodexConfig(env)
 		orig := "notify = [\"notify-send\", \"Codex\"]\n" + codexTOML
 		writeFile(t, cfg, orig)
-		mustCtx(t, a, env, "hooks", "install", "--agent", "codex", "--force")
+		mustCtx(t, a, env, "hooks", "install", "--agent", "codex", "--global", "--force")
 		mustCtx(t, b, env, "hooks", "uninstall")
 		if got := string(readFile(t, cfg)); got != orig && got != notifyLine+"\n"+codexTOML {
 			t.Errorf("uninstall in a repository that installed nothing left config.toml neither as it was nor restored:\n%s", got)
@@ -438,7 +438,7 @@ func TestHooksCodex(t *testing.T) {
 		s, env := newHookSandbox(t)
 		repo := newRepo(t, s, "repo")
 		cfg := hkCodexConfig(env)
-		mustCtx(t, repo, env, "hooks", "install", "--agent", "codex")
+		mustCtx(t, repo, env, "hooks", "install", "--agent", "codex", "--global")
 		if got := string(readFile(t, cfg)); got != notifyLine+"\n" {
 			t.Fatalf("config.toml created by install: %q", got)
 		}
@@ -452,7 +452,7 @@ func TestHooksCodex(t *testing.T) {
 		t.Parallel()
 		s, env := newHookSandbox(t)
 		repo := newRepo(t, s, "repo")
-		mustCtx(t, repo, env, "hooks", "install", "--agent", "codex")
+		mustCtx(t, repo, env, "hooks", "install", "--agent", "codex", "--global")
 		// The program Codex runs, as configured.
 		line := regexp.MustCompile(`(?m)^notify = \[(.*)\]$`).FindStringSubmatch(string(readFile(t, hkCodexConfig(env))))
 		if line == nil {

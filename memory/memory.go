@@ -152,10 +152,10 @@ type RecordInput struct {
 	Tools      []string
 	Injections []string
 	Embedding  []float32
-	// Redact replaces secret-shaped text in every string before anything is
-	// cut, hashed, signed or written; the summary then says how many were
-	// removed.
-	Redact bool
+	// NoRedact keeps secret-shaped text as it is. By default every string
+	// is redacted before anything is cut, hashed, signed or written, and the
+	// summary then says how many secrets of which kinds were removed.
+	NoRedact bool
 	// SummaryLimit cuts the summary (after redaction) to this many bytes,
 	// "…" marking the cut; 0 means no cut beyond MaxSummary.
 	SummaryLimit int
@@ -203,7 +203,7 @@ func (m *Memory) Record(ctx context.Context, in RecordInput) (*checkpoint.Checkp
 	}
 	in.Session = firstNonEmpty(in.Session, os.Getenv("GIT_CTX_SESSION"), m.Repo.Config("ctx.session"))
 	in.Model = firstNonEmpty(in.Model, os.Getenv("GIT_CTX_MODEL"), m.Repo.Config("ctx.model"))
-	if in.Redact {
+	if !in.NoRedact {
 		var note string
 		in, note = redactInput(in)
 		if note != "" {

@@ -310,14 +310,15 @@ func (m *Memory) SessionLayer(ctx context.Context, session string, now time.Time
 	var next []string
 	for i := len(cps) - 1; i >= 0; i-- {
 		cp := cps[i]
-		lines := strings.Split(strings.TrimSpace(cp.Summary), "\n")
+		files := redactList(cp.FilesTouched)
+		lines := strings.Split(strings.TrimSpace(redactText(cp.Summary)), "\n")
 		head := strings.TrimSpace(lines[0])
 		if sl.TaskDescription == nil && head != "" {
 			sl.TaskDescription = strPtr(head)
 		}
 		f := ctxpkg.SessionFinding{Summary: head}
-		if len(cp.FilesTouched) == 1 {
-			f.File = strPtr(cp.FilesTouched[0])
+		if len(files) == 1 {
+			f.File = strPtr(files[0])
 		}
 		sl.Findings = append(sl.Findings, f)
 		var steps []string
@@ -339,7 +340,7 @@ func (m *Memory) SessionLayer(ctx context.Context, session string, now time.Time
 		if len(steps) > 0 {
 			next = steps
 		}
-		for _, file := range cp.FilesTouched {
+		for _, file := range files {
 			if !seen[file] {
 				seen[file] = true
 				sl.FilesTouched = append(sl.FilesTouched, file)

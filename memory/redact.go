@@ -32,7 +32,7 @@ func redactInput(in RecordInput) (RecordInput, string) {
 	}
 	in.Summary = one(in.Summary)
 	in.Session, in.Model = one(in.Session), one(in.Model)
-	in.Files, in.Tools = list(in.Files), list(in.Tools)
+	in.Files, in.Tools, in.Injections = list(in.Files), list(in.Tools), list(in.Injections)
 	if total == 0 {
 		return in, ""
 	}
@@ -42,4 +42,19 @@ func redactInput(in RecordInput) (RecordInput, string) {
 	}
 	sort.Strings(names)
 	return in, fmt.Sprintf("[git-ctx redacted %d secret(s): %s]", total, strings.Join(names, ", "))
+}
+
+// redactText removes secret-shaped text from a string taken from stored
+// records into something git-ctx builds (a snapshot's session, a package's
+// session layer): records written with --no-redact or by an older version
+// may hold secrets that must not travel further.
+func redactText(s string) string { return redact.String(s).Text }
+
+// redactList is redactText for every string of l (nil stays nil).
+func redactList(l []string) []string {
+	if l == nil {
+		return nil
+	}
+	out, _ := redact.Strings(l)
+	return out
 }

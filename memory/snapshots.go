@@ -192,23 +192,23 @@ func (m *Memory) sessionSlice(v *gitstore.View, repoID, device string, s *snapsh
 		}
 	}
 	first := func(text string) string {
-		line, _, _ := strings.Cut(strings.TrimSpace(text), "\n")
+		line, _, _ := strings.Cut(strings.TrimSpace(redactText(text)), "\n")
 		return strings.TrimSpace(line)
 	}
 	sess := &snapshot.Session{Task: strPtr(first(cps[0].Summary)), Decisions: []string{}, FilesTouched: []string{}}
 	if session != "" {
-		sess.SessionID = strPtr(session)
+		sess.SessionID = strPtr(redactText(session))
 	}
 	seen := map[string]bool{}
 	var items []snapshot.LineageItem
 	for i := len(cps) - 1; i >= 0; i-- { // oldest first
 		cp := cps[i]
 		sess.Decisions = append(sess.Decisions, first(cp.Summary))
-		tool := strings.Join(cp.ToolsUsed, ",")
+		tool := strings.Join(redactList(cp.ToolsUsed), ",")
 		if tool == "" {
 			tool = "checkpoint"
 		}
-		for _, f := range cp.FilesTouched {
+		for _, f := range redactList(cp.FilesTouched) {
 			if !seen[f] {
 				seen[f] = true
 				sess.FilesTouched = append(sess.FilesTouched, f)

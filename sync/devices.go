@@ -86,9 +86,24 @@ func Devices(ctx context.Context, m *memory.Memory) ([]DeviceInfo, error) {
 // SetTrust records a trust decision in the repository's git config:
 // trusting adds the id to ctx.trustedDevice and drops it from
 // ctx.untrustedDevice; untrusting does the reverse.
-func SetTrust(ctx context.Context, m *memory.Memory, device string, trusted bool) error {
+//
+// Trusting an id this clone has never seen (no key on the memory branch or
+// on a fetched remote memory branch, nothing of it in quarantine) is refused
+// with ErrUnknownDevice unless force: a mistyped id would otherwise be
+// trusted silently while the real device stays refused.
+func SetTrust(ctx context.Context, m *memory.Memory, device string, trusted, force bool) error {
 	if device == "" || strings.ContainsAny(device, "/\\\x00\n") {
 		return fmt.Errorf("%w: %q is not a device id", memory.ErrInput, device)
+	}
+	if trusted && !force {
+		known, err := knownDevice(ctx, m, device)
+		if err != nil {
+			return err
+		}
+		if !known {
+			return fmt.Errorf("%w: no device %q on the memory branch, on a fetched remote memory branch or among rejected records: "+
+				"check the id ('git ctx devices'), run 'git ctx pull' first, or pass --force to trust it before it is seen", ErrUnknownDevice, device)
+		}
 	}
 	add, drop := "ctx.trustedDevice", "ctx.untrustedDevice"
 	if !trusted {
@@ -110,4 +125,48 @@ func SetTrust(ctx context.Context, m *memory.Memory, device string, trusted bool
 		return err
 	}
 	return m.Repo.ReloadConfig(ctx)
+}
+
+// ErrUnknownDevice: a device id this clone has never seen.
+var ErrUnknownDevice = errors.New("unknown device")
+
+// knownDevice reports whether device has a key on the local memory branch
+// or on any fetched remote memory branch, or records in the quarantine.
+func knownDevice(ctx context.Context, m *memory.Memory, device string) (bool, error) {
+	refs := []string{"refs/heads/ghyll/memory"}
+	for _, r := range m.Repo.Remotes() {
+		refs = append(refs, TrackingRef(r))
+	}
+	for _, ref := range refs {
+		tip, err := m.Store.ResolveRef(ref)
+		if err != nil || tip.IsZero() {
+			continue
+		}
+		v, err := m.Store.ViewAt(tip)
+		if err != nil {
+			continue
+		}
+		if _, _, err := v.DeviceKey(device); err == nil {
+			return true, nil
+		}
+	}
+	repoID, err := m.RepoID(ctx)
+	if err != nil {
+		return false, err
+	}
+	db, err := m.Cache(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer db.Close()
+	q, err := db.Quarantine(ctx, repoID)
+	if err != nil {
+		return false, err
+	}
+	for _, e := range q {
+		if e.Device == device {
+			return true, nil
+		}
+	}
+	return false, nil
 }

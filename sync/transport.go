@@ -118,8 +118,18 @@ func transportErr(op, remote string, err error) error {
 	return fmt.Errorf("%w: %s %s: %s", ErrTransport, op, remote, msg)
 }
 
+// lastMeaningfulLine picks the line of git's stderr that says what went
+// wrong: the first "fatal:" or "error:" line (without that word), else the
+// last line that is not a hint.
 func lastMeaningfulLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
+	for _, l := range lines {
+		for _, p := range []string{"fatal: ", "error: "} {
+			if rest, ok := strings.CutPrefix(strings.TrimSpace(l), p); ok && rest != "" {
+				return rest
+			}
+		}
+	}
 	for i := len(lines) - 1; i >= 0; i-- {
 		l := strings.TrimSpace(lines[i])
 		if l != "" && !strings.HasPrefix(l, "hint:") {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -206,7 +205,9 @@ func cmdCheckpoint() *cli.Command {
 			"object on standard input (--stdin) whose keys are the flags' names, e.g.\n" +
 			"  {\"message\": \"…\", \"session\": \"s1\", \"turn\": 3, \"model\": \"m\", \"file\": [\"a.go\"], \"tool\": [\"edit\"]}\n" +
 			"The session defaults to $GIT_CTX_SESSION or git config ctx.session, the model to $GIT_CTX_MODEL or\n" +
-			"git config ctx.model, the turn to the next one of that session on this device.\n\n" +
+			"git config ctx.model, the turn to the next one of that session on this device. Secret-shaped text\n" +
+			"(tokens, keys, credentialed URLs) is replaced by [REDACTED:kind] before anything is signed, and\n" +
+			"the summary says so, unless --no-redact.\n\n" +
 			"Examples:\n  git ctx checkpoint -m \"switched auth to JWT\" --file auth.go --tool edit\n" +
 			"  git ctx checkpoint --from-commit HEAD\n  echo '{\"message\":\"done\",\"turn\":7}' | git ctx checkpoint --stdin",
 		Flags: []cli.Flag{
@@ -220,13 +221,14 @@ func cmdCheckpoint() *cli.Command {
 			&cli.StringSliceFlag{Name: "tool", Usage: "a tool `NAME` used (repeatable)"},
 			&cli.StringSliceFlag{Name: "injection", Usage: "a prompt-injection category `NAME` detected (repeatable)"},
 			&cli.StringFlag{Name: "emb-file", Usage: "embedding `FILE`: a JSON array of numbers or raw float32 little-endian"},
+			&cli.BoolFlag{Name: "no-redact", Usage: "store secret-shaped text (tokens, keys, credentialed URLs) as it is instead of replacing it with [REDACTED:kind]"},
 			jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usageErr("checkpoint takes no arguments (use -m TEXT)")
 			}
-			in := memory.RecordInput{
+			in := memory.RecordInput{NoRedact: c.Bool("no-redact"),
 				Summary: c.String("message"), FromCommit: c.String("from-commit"),
 				Session: c.String("session"), Turn: c.Int("turn"), Model: c.String("model"),
 				Files: c.StringSlice("file"), Tools: c.StringSlice("tool"), Injections: c.StringSlice("injection"),
@@ -243,6 +245,9 @@ func cmdCheckpoint() *cli.Command {
 					return err
 				}
 				in.Embedding = emb
+			}
+			if strings.TrimSpace(in.Summary) == "" && in.FromCommit == "" {
+				return usageErr("a checkpoint needs a summary: -m TEXT, --from-commit REV, or \"message\" in the --stdin object")
 			}
 			m, err := openMemory(c)
 			if err != nil {
@@ -284,10 +289,10 @@ func readStdinInput(r io.Reader, in *memory.RecordInput, embFile *string) error 
 	var raw map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&raw); err != nil {
-		return withCode(exitRefused, fmt.Errorf("--stdin wants one JSON object: %v", err))
+		return usageErr("--stdin wants one JSON object: %v", err)
 	}
 	if dec.More() {
-		return withCode(exitRefused, errors.New("--stdin wants exactly one JSON object"))
+		return usageErr("--stdin wants exactly one JSON object")
 	}
 	for key, val := range raw {
 		var err error
@@ -312,11 +317,16 @@ func readStdinInput(r io.Reader, in *memory.RecordInput, embFile *string) error 
 			err = json.Unmarshal(val, embFile)
 		case "emb":
 			in.Embedding, err = parseJSONEmbedding(val)
+		case "no-redact":
+			var no bool
+			if err = json.Unmarshal(val, &no); no {
+				in.NoRedact = true
+			}
 		default:
-			return usageErr("--stdin: unknown key %q (use the flags' names: message, session, turn, model, file, tool, injection, emb-file, emb)", key)
+			return usageErr("--stdin: unknown key %q (use the flags' names: message, session, turn, model, file, tool, injection, emb-file, emb, no-redact)", key)
 		}
 		if err != nil {
-			return withCode(exitRefused, fmt.Errorf("--stdin: key %q: %v", key, err))
+			return usageErr("--stdin: key %q: %v", key, err)
 		}
 	}
 	return nil

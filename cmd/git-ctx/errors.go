@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/git-ctx/git-ctx/cache"
 	"github.com/git-ctx/git-ctx/formats/checkpoint"
 	"github.com/git-ctx/git-ctx/formats/ctxpkg"
 	"github.com/git-ctx/git-ctx/gitrepo"
@@ -38,6 +39,10 @@ func classify(err error) int {
 		return exitConflict
 	case errors.Is(err, ctxsync.ErrVerification):
 		return exitFailed
+	case errors.Is(err, ctxsync.ErrUnknownDevice):
+		return exitFailed
+	case errors.Is(err, cache.ErrQueryEmbedding):
+		return exitRefused
 	case errors.Is(err, ctxsync.ErrNoRemote):
 		return exitConfig
 	case errors.Is(err, ctxsync.ErrEmptyRemote):

@@ -20,7 +20,8 @@ func selectionFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "post-commit", Usage: "the post-commit hook (and post-merge, for merge commits): one checkpoint per commit"},
 		&cli.BoolFlag{Name: "pre-push", Usage: "the pre-push hook: push ghyll/memory alongside your pushes"},
 		&cli.StringSliceFlag{Name: "agent", Usage: "agent hooks: `claude` (Stop hook in .claude/settings.local.json) or codex (notify in ~/.codex/config.toml)"},
-		&cli.BoolFlag{Name: "force", Usage: "replace an edited git-ctx stub, write despite a hook manager, or replace Codex's notify"},
+		&cli.BoolFlag{Name: "force", Usage: "replace an edited git-ctx stub, write despite a hook manager or into a hooks directory inside the work tree, or replace Codex's notify"},
+		&cli.BoolFlag{Name: "global", Usage: "allow writing where every repository of yours looks (Codex's ~/.codex/config.toml, a core.hooksPath set in your global git config); uninstall: remove such an entry even if other repositories use it"},
 	}
 }
 
@@ -39,6 +40,10 @@ func selection(c *cli.Context) (hooks.Selection, error) {
 	return sel, nil
 }
 
+func hookOptions(c *cli.Context) hooks.Options {
+	return hooks.Options{Force: c.Bool("force"), Global: c.Bool("global")}
+}
+
 func cmdHooks() *cli.Command {
 	return &cli.Command{
 		Name:  "hooks",
@@ -46,8 +51,11 @@ func cmdHooks() *cli.Command {
 		Description: "install adds the post-commit hook by default. A hook that is already there is kept and runs\n" +
 			"first; with Husky or Lefthook the exact line to add is printed instead; on git ≥ 2.54\n" +
 			"config-based hooks are used. uninstall removes exactly what install added and restores what\n" +
-			"was there byte for byte.\n\n" +
-			"Examples:\n  git ctx hooks install\n  git ctx hooks install --pre-push --agent claude\n  git ctx hooks status\n  git ctx hooks uninstall",
+			"was there byte for byte. Nothing is written where other repositories look too (Codex's\n" +
+			"configuration, a hooks directory named by your global git config) without --global; such an\n" +
+			"entry records which repositories installed it, and uninstall removes it with the last of them.\n" +
+			"The Claude hook's settings file is kept out of 'git status' through .git/info/exclude.\n\n" +
+			"Examples:\n  git ctx hooks install\n  git ctx hooks install --pre-push --agent claude\n  git ctx hooks install --agent codex --global\n  git ctx hooks status\n  git ctx hooks uninstall",
 		Subcommands: []*cli.Command{
 			{
 				Name: "install", Usage: "install hooks (default: post-commit)", Flags: selectionFlags(),
@@ -66,11 +74,11 @@ func cmdHooks() *cli.Command {
 						}
 						fmt.Fprintln(c.App.Writer, "Initialised the memory branch ghyll/memory")
 					}
-					lines, err := hooks.Install(c.Context, m.Repo, sel, c.Bool("force"))
+					lines, err := hooks.Install(c.Context, m.Repo, sel, hookOptions(c))
 					for _, l := range lines {
 						fmt.Fprintln(c.App.Writer, l)
 					}
-					if errors.Is(err, hooks.ErrManaged) {
+					if errors.Is(err, hooks.ErrManaged) || errors.Is(err, hooks.ErrShared) {
 						return withCode(exitRefused, err)
 					}
 					if errors.Is(err, hooks.ErrModified) {
@@ -93,7 +101,7 @@ func cmdHooks() *cli.Command {
 					if err != nil {
 						return err
 					}
-					lines, err := hooks.Uninstall(c.Context, r, sel, c.Bool("force"))
+					lines, err := hooks.Uninstall(c.Context, r, sel, hookOptions(c))
 					for _, l := range lines {
 						fmt.Fprintln(c.App.Writer, l)
 					}
@@ -131,6 +139,9 @@ func cmdHooks() *cli.Command {
 						if h.Chained {
 							state += ", runs the previous hook first"
 						}
+						if h.Shared {
+							state += ", in a hooks directory every repository shares"
+						}
 						fmt.Fprintf(w, "%-12s %s\n", h.Hook, state)
 					}
 					fmt.Fprintf(w, "%-12s %v\n", "claude", map[bool]string{true: "installed", false: "not installed"}[st.Claude])
@@ -158,7 +169,7 @@ func cmdHook() *cli.Command {
 	return &cli.Command{
 		Name:      "hook",
 		Usage:     "entry point for installed hooks (post-commit, post-merge, pre-push, claude-stop, codex-notify)",
-		ArgsUsage: "<name> [args]",
+		ArgsUsage: "<name> [args...]",
 		Hidden:    true,
 		Action: func(c *cli.Context) error {
 			name := c.Args().First()

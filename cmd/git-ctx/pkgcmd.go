@@ -101,7 +101,7 @@ func cmdPkg() *cli.Command {
 			"  git ctx pkg unwrap auth.ctxpkg.envelope.json --secret-fd 3 3<key.txt",
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
-				return usageErr("unknown pkg subcommand: %s (see 'git ctx pkg --help')", c.Args().First())
+				return unknownSubcommand(c, "pkg")
 			}
 			return cli.ShowSubcommandHelp(c)
 		},

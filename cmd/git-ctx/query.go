@@ -175,7 +175,7 @@ func cmdSearch() *cli.Command {
 	return &cli.Command{
 		Name:      "search",
 		Usage:     "full-text search over summaries, files and tools",
-		ArgsUsage: "<query>",
+		ArgsUsage: "<word>...",
 		Description: "Every word must match (words are matched as whole tokens, prefix matches with a trailing *\n" +
 			"are not supported). Results are ranked by relevance (BM25).\n\n" +
 			"Examples:\n  git ctx search jwt refresh\n  git ctx search auth.go -n 5 --json",
@@ -220,6 +220,7 @@ func cmdSearch() *cli.Command {
 				}
 			}
 			if len(hits) == 0 {
+				fmt.Fprintln(c.App.ErrWriter, "git-ctx: no matches")
 				return silent{exitFailed} // like grep: nothing found
 			}
 			return nil

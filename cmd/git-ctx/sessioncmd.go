@@ -62,7 +62,7 @@ func cmdSession() *cli.Command {
 			"  git ctx session pull --project 3a9f…=/home/me/src/app\n  git ctx session push --store file:///mnt/share/sessions",
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
-				return usageErr("unknown session subcommand: %s (see 'git ctx session --help')", c.Args().First())
+				return unknownSubcommand(c, "session")
 			}
 			return cli.ShowSubcommandHelp(c)
 		},

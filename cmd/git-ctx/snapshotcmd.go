@@ -65,7 +65,7 @@ func cmdSnapshot() *cli.Command {
 			"  git ctx snapshot restore 3f2a9c --git",
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
-				return usageErr("unknown snapshot subcommand: %s (see 'git ctx snapshot --help')", c.Args().First())
+				return unknownSubcommand(c, "snapshot")
 			}
 			return cli.ShowSubcommandHelp(c)
 		},

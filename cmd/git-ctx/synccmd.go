@@ -204,6 +204,7 @@ func cmdDevices() *cli.Command {
 	trust := func(name string, trusted bool, usage string) *cli.Command {
 		return &cli.Command{
 			Name: name, Usage: usage, ArgsUsage: "ID",
+			Flags: []cli.Flag{&cli.BoolFlag{Name: "force", Usage: "trust an id this clone has not seen yet (no key on a memory branch, nothing rejected)"}},
 			Action: func(c *cli.Context) error {
 				if c.NArg() != 1 {
 					return usageErr("devices %s takes one device id", name)
@@ -212,7 +213,7 @@ func cmdDevices() *cli.Command {
 				if err != nil {
 					return err
 				}
-				if err := ctxsync.SetTrust(c.Context, m, c.Args().First(), trusted); err != nil {
+				if err := ctxsync.SetTrust(c.Context, m, c.Args().First(), trusted, c.Bool("force")); err != nil {
 					return err
 				}
 				fmt.Fprintf(c.App.Writer, "Device %s is now %s (git config ctx.%s)\n", termtext.Line(c.Args().First()), map[bool]string{true: "trusted", false: "untrusted"}[trusted],
@@ -234,7 +235,7 @@ func cmdDevices() *cli.Command {
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
-				return usageErr("unknown devices subcommand %q (use trust or untrust)", c.Args().First())
+				return unknownSubcommand(c, "devices")
 			}
 			m, err := openMemory(c)
 			if err != nil {

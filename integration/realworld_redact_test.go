@@ -1,0 +1,81 @@
+package integration
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestRedactionOnEveryWritePath: secrets are redacted on every path that
+// writes memory, not only in hooks: `checkpoint -m`, `--from-commit`,
+// `--stdin`, and the snapshots and packages built from memory (even from a
+// record someone stored with --no-redact); the summary notes the redaction;
+// `--no-redact` is the explicit way to keep text as it is.
+func TestRedactionOnEveryWritePath(t *testing.T) {
+	t.Parallel()
+	s, env := newHookSandbox(t)
+	repo := newRepo(t, s, "repo")
+	mustCtx(t, repo, env, "init")
+	tokM, tokC, tokS, tokF := fakeGitHubToken("redact-m"), fakeGitHubToken("redact-commit"), fakeGitHubToken("redact-stdin"), fakeGitHubToken("redact-file")
+	aws := fakeAWSKey("redact-aws")
+
+	cpM := checkpoint(t, repo, env, "-m", "deploy with "+tokM+" today", "--file", "conf/"+tokF+".yml", "--tool", "edit")
+	commitFiles(t, repo, env, "rotate the deploy token "+tokC, map[string]string{"deploy.txt": "x\n"})
+	cpC := checkpoint(t, repo, env, "--from-commit", "HEAD")
+	stdin, _ := json.Marshal(map[string]any{"message": "aws " + aws + " and " + tokS, "session": "redact-s"})
+	r := execute(t, repo, env, stdin, "git", "ctx", "checkpoint", "--stdin", "--json")
+	if r.code != 0 {
+		t.Fatalf("checkpoint --stdin: %s", r)
+	}
+	cpS := decodeRecord(t, []byte(r.stdout))
+
+	for _, c := range []struct {
+		name  string
+		rec   record
+		kinds string
+	}{
+		{"-m", cpM, "[git-ctx redacted 2 secret(s): github-token]"},
+		{"--from-commit", cpC, "[git-ctx redacted 1 secret(s): github-token]"},
+		{"--stdin", cpS, "[git-ctx redacted 2 secret(s): aws-access-key, github-token]"},
+	} {
+		if !strings.Contains(c.rec.Summary, "[REDACTED:") || !strings.HasSuffix(c.rec.Summary, c.kinds) {
+			t.Errorf("checkpoint %s: summary %q, want the secret replaced and the note %q", c.name, c.rec.Summary, c.kinds)
+		}
+	}
+	if len(cpM.Files) != 1 || strings.Contains(cpM.Files[0], tokF) {
+		t.Errorf("checkpoint -m --file: files %q still hold the token", cpM.Files)
+	}
+	if out := gitCtx(t, repo, env, "search", tokM[4:20]); strings.Contains(out.stdout, tokM) {
+		t.Errorf("search finds the token: %s", out)
+	}
+
+	// Opting out is explicit and stores the text as it is ...
+	tokN := fakeGitHubToken("redact-no")
+	cpN := checkpoint(t, repo, env, "-m", "kept on purpose "+tokN, "--no-redact", "--session", "redact-s")
+	if cpN.Summary != "kept on purpose "+tokN {
+		t.Fatalf("checkpoint --no-redact: summary %q", cpN.Summary)
+	}
+	// ... but what is built from memory does not carry it further.
+	snap := filepath.Join(s.root, "snap.json")
+	var created struct {
+		ID string `json:"snapshot_id"`
+	}
+	if err := json.Unmarshal([]byte(mustCtx(t, repo, env, "snapshot", "create", "--sign", "--json")), &created); err != nil || created.ID == "" {
+		t.Fatalf("snapshot create --json: %v", err)
+	}
+	mustCtx(t, repo, env, "snapshot", "publish", created.ID[:12], "--out", snap)
+	if b := readFile(t, snap); strings.Contains(string(b), tokN) || !strings.Contains(string(b), "[REDACTED:github-token]") {
+		t.Fatalf("snapshot built from memory:\n%s", b)
+	}
+	pkg := filepath.Join(s.root, "p.ctxpkg")
+	mustCtx(t, repo, env, "pkg", "build", "--name", "redact", "--version", "1.0.0", "--session", "redact-s", "-o", pkg)
+	if b := readFile(t, pkg); strings.Contains(string(b), tokN) || strings.Contains(string(b), tokS) || !strings.Contains(string(b), "[REDACTED:github-token]") {
+		t.Fatalf("package built from memory:\n%s", b)
+	}
+	if err := os.Remove(snap); err != nil {
+		t.Fatal(err)
+	}
+	wantNowhere(t, repo, env, tokM, tokC, tokS, tokF, aws)
+}
