@@ -12,7 +12,8 @@ import (
 )
 
 // snapshotJSON is a timeline entry as `snapshot list --json` prints it: the
-// reference's TimelineEntry keys plus the device whose timeline holds it.
+// reference's TimelineEntry keys plus the device whose timeline holds it and
+// whether that device vouches for the entry with a timeline line signature.
 type snapshotJSON struct {
 	SnapshotID  string  `json:"snapshot_id"`
 	ParentID    *string `json:"parent_id"`
@@ -22,10 +23,11 @@ type snapshotJSON struct {
 	TokensSaved uint64  `json:"tokens_saved"`
 	Signed      bool    `json:"signed"`
 	Device      string  `json:"device"`
+	LineSigned  bool    `json:"line_signed"`
 }
 
-func toSnapshotJSON(device string, e snapshot.TimelineEntry) snapshotJSON {
-	return snapshotJSON{e.SnapshotID, e.ParentID, e.CreatedAt, e.GitCommit, e.GitBranch, e.TokensSaved, e.Signed, device}
+func toSnapshotJSON(device string, e snapshot.TimelineEntry, lineSigned bool) snapshotJSON {
+	return snapshotJSON{e.SnapshotID, e.ParentID, e.CreatedAt, e.GitCommit, e.GitBranch, e.TokensSaved, e.Signed, device, lineSigned}
 }
 
 func short7(p *string) string {
@@ -103,7 +105,7 @@ func cmdSnapshot() *cli.Command {
 					}
 					id, _ := m.Identity()
 					if c.Bool("json") {
-						return printJSON(c.App.Writer, toSnapshotJSON(id.DeviceID, res.Snapshot.TimelineEntry()))
+						return printJSON(c.App.Writer, toSnapshotJSON(id.DeviceID, res.Snapshot.TimelineEntry(), true))
 					}
 					signed := ""
 					if res.Snapshot.Signature != nil {
@@ -132,7 +134,7 @@ func cmdSnapshot() *cli.Command {
 					if c.Bool("json") {
 						out := make([]snapshotJSON, 0, len(list))
 						for _, e := range list {
-							out = append(out, toSnapshotJSON(e.Device, e.TimelineEntry))
+							out = append(out, toSnapshotJSON(e.Device, e.TimelineEntry, e.LineSigned))
 						}
 						return printJSON(w, out)
 					}
@@ -145,6 +147,9 @@ func cmdSnapshot() *cli.Command {
 						signed := ""
 						if e.Signed {
 							signed = " [signed]"
+						}
+						if !e.LineSigned {
+							signed += " [unsigned timeline line]"
 						}
 						fmt.Fprintf(w, "  %s  %s  %s %s  saved %d tok  %s%s\n", snapshot.ShortID(e.SnapshotID), e.CreatedAt,
 							short7(e.GitCommit), derefOr(e.GitBranch, "-"), e.TokensSaved, e.Device, signed)
@@ -180,6 +185,9 @@ func cmdSnapshot() *cli.Command {
 						fmt.Fprintln(w, "Signed:   no")
 					}
 					fmt.Fprintf(w, "Devices:  %v\n", sh.Devices)
+					if len(sh.Unsigned) > 0 {
+						fmt.Fprintf(w, "Unsigned: %v (listed on an unsigned legacy timeline line: not vouched for by that device)\n", sh.Unsigned)
+					}
 					printSession(c, s.Session)
 					return nil
 				},
