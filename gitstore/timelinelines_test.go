@@ -25,7 +25,9 @@ func TestVerifyTimelineLineSignatures(t *testing.T) {
 	}
 	add := func(d Device, n int) *snapshot.Snapshot {
 		res, err := s.AppendSnapshot(ctx, SnapshotRequest{RepoID: repoID, Device: d,
-			Build: func(head *snapshot.TimelineEntry) (*snapshot.Snapshot, error) { return testSnapshot(t, n, head, d, true), nil }})
+			Build: func(head *snapshot.TimelineEntry) (*snapshot.Snapshot, error) {
+				return testSnapshot(t, n, head, d, true), nil
+			}})
 		if err != nil {
 			t.Fatal(err)
 		}
