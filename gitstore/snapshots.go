@@ -21,8 +21,9 @@ import (
 // Context snapshots (ctx-v1 only; see docs/FORMAT.md §2.3):
 //
 //	repos/<repo-id>/snapshots/<id[0:2]>/<snapshot_id>.json   pretty file (snapshot.MarshalFile)
-//	repos/<repo-id>/timelines/<device>/<NNNNNNNN>.jsonl      compact TimelineEntry lines,
-//	                                                          SegmentLines per segment
+//	repos/<repo-id>/timelines/<device>/<NNNNNNNN>.jsonl      timeline lines (snapshot.TimelineLine:
+//	                                                          the compact TimelineEntry signed by the
+//	                                                          device), SegmentLines per segment
 const (
 	SnapshotsDirName = "snapshots"
 	TimelinesDirName = "timelines"
@@ -351,7 +352,9 @@ type SnapshotResult struct {
 }
 
 // AppendSnapshot stores a snapshot file and appends its entry to this
-// device's timeline, in one commit "ctx: snapshot <id12> by <device>". Like
+// device's timeline as a line signed by the device for its position
+// (snapshot.SignTimelineLine), in one commit "ctx: snapshot <id12> by
+// <device>". Like
 // Append it holds the lock, re-reads the tip and retries on a concurrent
 // move. A snapshot whose id is already on the device's timeline is a no-op.
 func (s *Store) AppendSnapshot(ctx context.Context, req SnapshotRequest) (*SnapshotResult, error) {

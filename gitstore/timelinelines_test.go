@@ -121,3 +121,70 @@ func TestVerifyTimelineLineSignatures(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendSnapshotVouchesForLegacyLines: a device whose timeline was
+// written before lines were signed appends a signed line whose prev chains
+// over the legacy lines: the whole timeline is then vouched for.
+func TestAppendSnapshotVouchesForLegacyLines(t *testing.T) {
+	isolate(t)
+	s, _ := newStore(t)
+	ctx := context.Background()
+	a := device(t, "dev-a", 1)
+	if _, err := s.Init(ctx, InitOptions{Layout: LayoutCtxV1, Device: a}); err != nil {
+		t.Fatal(err)
+	}
+	var legacy []snapshot.TimelineLine
+	var head *snapshot.TimelineEntry
+	files := map[string][]byte{}
+	for i := 0; i < 2; i++ {
+		sn := testSnapshot(t, i, head, a, true)
+		body, err := sn.MarshalFile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[SnapshotPath(repoID, sn.SnapshotID)] = body
+		l, err := snapshot.LegacyTimelineLine(sn.TimelineEntry())
+		if err != nil {
+			t.Fatal(err)
+		}
+		legacy = append(legacy, l)
+		e := sn.TimelineEntry()
+		head = &e
+	}
+	files[TimelineSegmentPath(repoID, a.ID, 0)] = MarshalTimeline(legacy)
+	tip, _ := s.Tip()
+	v, _ := s.ViewAt(tip)
+	tree, err := s.treeWith(v.Root, files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.writeCommit(tree, []plumbing.Hash{tip}, Author{}.signature(time.Now()), "legacy timeline\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.casRef(ctx, tip, c, "legacy"); err != nil {
+		t.Fatal(err)
+	}
+	v, _ = s.ViewAt(c)
+	rep, err := v.Verify()
+	if err != nil || !rep.OK || len(rep.Timelines) != 1 || rep.Timelines[0].Unsigned != 2 {
+		t.Fatalf("legacy timeline: %+v %v", rep.Timelines, err)
+	}
+	if _, err := s.AppendSnapshot(ctx, SnapshotRequest{RepoID: repoID, Device: a,
+		Build: func(h *snapshot.TimelineEntry) (*snapshot.Snapshot, error) { return testSnapshot(t, 5, h, a, true), nil }}); err != nil {
+		t.Fatal(err)
+	}
+	tip, _ = s.Tip()
+	v, _ = s.ViewAt(tip)
+	lines, err := v.TimelineLines(repoID, a.ID)
+	if err != nil || len(lines) != 3 || lines[0].LineSigned() || !lines[2].LineSigned() || lines[2].Seq != 2 {
+		t.Fatalf("timeline after the append: %+v %v", lines, err)
+	}
+	rep, err = v.Verify()
+	if err != nil || !rep.OK || rep.Timelines[0].Unsigned != 0 || rep.Timelines[0].Verified != 3 {
+		t.Fatalf("after a signed append: %+v %v", rep.Timelines, err)
+	}
+	if auth := CheckTimelineLines(repoID, a.ID, lines, a.public()); auth.Attested != 3 || auth.Good != 3 {
+		t.Fatalf("line auth: %+v", auth)
+	}
+}

@@ -57,9 +57,13 @@ func (sc *snapshotChanges) classify(remote *gitstore.View, c gitstore.Change, re
 }
 
 // planSnapshots merges the fetched timelines like chains: a timeline that
-// extends ours is verified entry by entry from our last one and taken up to
-// its first failure; one that diverges is a fork and nothing past the shared
-// prefix is taken. Each new entry must name a snapshot file (fetched or
+// extends ours (its first lines byte-identical to ours) is verified entry by
+// entry from our last one and taken up to its first failure; one that
+// diverges is a fork and nothing past the shared prefix is taken. Each new
+// line must be vouched for by the timeline's device (its line signature, or
+// a later one whose prev covers it: gitstore.CheckTimelineLines), so no
+// other device's line, moved line or unsigned line is taken. Each new entry
+// must also name a snapshot file (fetched or
 // already here) whose id verifies, which is signed by the device's pinned
 // key (or, for an imported snapshot, another device's key on the branch) and
 // whose fields match the entry. Snapshot files no fetched timeline names are
