@@ -171,7 +171,9 @@ func TestAppendSnapshotVouchesForLegacyLines(t *testing.T) {
 		t.Fatalf("legacy timeline: %+v %v", rep.Timelines, err)
 	}
 	if _, err := s.AppendSnapshot(ctx, SnapshotRequest{RepoID: repoID, Device: a,
-		Build: func(h *snapshot.TimelineEntry) (*snapshot.Snapshot, error) { return testSnapshot(t, 5, h, a, true), nil }}); err != nil {
+		Build: func(h *snapshot.TimelineEntry) (*snapshot.Snapshot, error) {
+			return testSnapshot(t, 5, h, a, true), nil
+		}}); err != nil {
 		t.Fatal(err)
 	}
 	tip, _ = s.Tip()
