@@ -21,8 +21,9 @@ import (
 // Context snapshots (ctx-v1 only; see docs/FORMAT.md §2.3):
 //
 //	repos/<repo-id>/snapshots/<id[0:2]>/<snapshot_id>.json   pretty file (snapshot.MarshalFile)
-//	repos/<repo-id>/timelines/<device>/<NNNNNNNN>.jsonl      compact TimelineEntry lines,
-//	                                                          SegmentLines per segment
+//	repos/<repo-id>/timelines/<device>/<NNNNNNNN>.jsonl      timeline lines (snapshot.TimelineLine:
+//	                                                          the compact TimelineEntry signed by the
+//	                                                          device), SegmentLines per segment
 const (
 	SnapshotsDirName = "snapshots"
 	TimelinesDirName = "timelines"
@@ -86,10 +87,12 @@ func (v *View) timelineSegments(repoID, device string) ([]plumbing.Hash, error) 
 	return out, nil
 }
 
-// Timeline parses device's timeline in repoID (nil when it has none). Unlike
-// lean-ctx's reader, a malformed line or segment is an error (ErrCorrupt):
-// the branch is written only by git-ctx.
-func (v *View) Timeline(repoID, device string) ([]snapshot.TimelineEntry, error) {
+// TimelineLines parses device's timeline in repoID (nil when it has none).
+// Unlike lean-ctx's reader, a malformed line or segment is an error
+// (ErrCorrupt): the branch is written only by git-ctx. Lines must be in one
+// of the exact forms of snapshot.ParseTimelineLine (legacy or signed); line
+// signatures and positions are checked by CheckTimelineLines, not here.
+func (v *View) TimelineLines(repoID, device string) ([]snapshot.TimelineLine, error) {
 	if v.Layout != LayoutCtxV1 {
 		return nil, nil
 	}
@@ -97,7 +100,7 @@ func (v *View) Timeline(repoID, device string) ([]snapshot.TimelineEntry, error)
 	if err != nil {
 		return nil, err
 	}
-	var out []snapshot.TimelineEntry
+	var out []snapshot.TimelineLine
 	seen := map[string]bool{}
 	for i, h := range segs {
 		b, err := v.s.readBlob(h, MaxBlob)
@@ -109,23 +112,105 @@ func (v *View) Timeline(repoID, device string) ([]snapshot.TimelineEntry, error)
 			return nil, fmt.Errorf("%w: timeline of %s: segment %s holds %d lines (full segments hold %d)", ErrCorrupt, device, SegmentName(i), n, SegmentLines)
 		}
 		for j, line := range bytes.SplitAfter(b[:len(b)-1], []byte{'\n'}) {
-			e, err := snapshot.ParseTimelineEntry(bytes.TrimSuffix(line, []byte{'\n'}))
-			if err == nil && !validStoredID(e.SnapshotID) {
-				err = fmt.Errorf("invalid snapshot id %q", e.SnapshotID)
+			l, err := snapshot.ParseTimelineLine(bytes.TrimSuffix(line, []byte{'\n'}))
+			if err == nil && !validStoredID(l.Entry.SnapshotID) {
+				err = fmt.Errorf("invalid snapshot id %q", l.Entry.SnapshotID)
 			}
-			if err == nil && seen[e.SnapshotID] {
+			if err == nil && seen[l.Entry.SnapshotID] {
 				// Writers never append an id twice (imports are idempotent),
 				// so a repeated entry can only be a replayed line.
-				err = fmt.Errorf("snapshot %s is named twice", e.SnapshotID)
+				err = fmt.Errorf("snapshot %s is named twice", l.Entry.SnapshotID)
 			}
 			if err != nil {
 				return out, fmt.Errorf("%w: timeline of %s: entry %d: %v", ErrCorrupt, device, i*SegmentLines+j+1, err)
 			}
-			seen[e.SnapshotID] = true
-			out = append(out, e)
+			seen[l.Entry.SnapshotID] = true
+			out = append(out, l)
 		}
 	}
 	return out, nil
+}
+
+// Timeline returns the entries of device's timeline in repoID (see
+// TimelineLines).
+func (v *View) Timeline(repoID, device string) ([]snapshot.TimelineEntry, error) {
+	lines, err := v.TimelineLines(repoID, device)
+	return TimelineEntries(lines), err
+}
+
+// TimelineEntries returns the entries of lines, in order.
+func TimelineEntries(lines []snapshot.TimelineLine) []snapshot.TimelineEntry {
+	if lines == nil {
+		return nil
+	}
+	out := make([]snapshot.TimelineEntry, len(lines))
+	for i, l := range lines {
+		out[i] = l.Entry
+	}
+	return out
+}
+
+// Reasons of CheckTimelineLines (docs/FORMAT.md §2.3).
+const (
+	// ReasonUnsignedLine: a timeline line without the owner's line
+	// signature where one is required.
+	ReasonUnsignedLine = "unsigned_timeline_entry"
+	// ReasonBadLineSig: a line signature that does not verify under the
+	// timeline owner's key for this repository, device and position.
+	ReasonBadLineSig = "bad_timeline_signature"
+	// ReasonMisplacedLine: a validly signed line at another position than
+	// the one it was signed for (seq or prev differ): moved or replayed.
+	ReasonMisplacedLine = "misplaced_timeline_entry"
+)
+
+// LineAuth is the verdict of CheckTimelineLines on one timeline.
+type LineAuth struct {
+	// Attested: lines [0, Attested) are vouched for by the owner: each is
+	// signed, or lies before a signed line, whose prev chains over it.
+	Attested int
+	// Good: lines [0, Good) pass the line checks; [Attested, Good) are
+	// legacy lines no signed line covers (only when the timeline holds no
+	// signed line at all). Line Good, when Good < len(lines), fails with
+	// Reason and Detail.
+	Good           int
+	Reason, Detail string
+}
+
+// CheckTimelineLines checks the line signatures of device's timeline in
+// repoID under the device's published key (nil when it has none): every
+// signed line verifies, its seq is its 0-based position and its prev is the
+// chained hash of the lines before it (snapshot.NextPrev from GenesisPrev).
+// Unsigned (legacy) lines are accepted only before a signed line, which then
+// covers them, or in a timeline with no signed line at all; an unsigned line
+// after the last signed one is ReasonUnsignedLine. It does not look at the
+// snapshot files (CheckTimelineEntry does).
+func CheckTimelineLines(repoID, device string, lines []snapshot.TimelineLine, key ed25519.PublicKey) LineAuth {
+	a := LineAuth{Good: len(lines)}
+	prev := snapshot.GenesisPrev
+	for i, l := range lines {
+		if l.LineSigned() {
+			fail := func(reason, format string, args ...any) LineAuth {
+				a.Good, a.Reason, a.Detail = i, reason, fmt.Sprintf(format, args...)
+				return a
+			}
+			if key == nil {
+				return fail("unknown_key", "no public key for %s on the branch to check its timeline lines", device)
+			}
+			if !l.VerifyLine(key, repoID, device) {
+				return fail(ReasonBadLineSig, "the line is not signed by %s's key for this position of its timeline", device)
+			}
+			if l.Seq != uint64(i) || l.Prev != prev {
+				return fail(ReasonMisplacedLine, "%s signed this line for position %d after other lines; here it is line %d", device, l.Seq+1, i+1)
+			}
+			a.Attested = i + 1
+		}
+		prev = snapshot.NextPrev(prev, l.Bytes())
+	}
+	if a.Attested > 0 && a.Attested < len(lines) {
+		a.Good, a.Reason = a.Attested, ReasonUnsignedLine
+		a.Detail = fmt.Sprintf("an unsigned line after %s's signed lines (no signed line of %s vouches for it)", device, device)
+	}
+	return a
 }
 
 // SnapshotFile reads the raw snapshot file with id in repoID.
@@ -238,17 +323,13 @@ func entryEqual(a, b snapshot.TimelineEntry) bool {
 // EntryEqual reports whether two timeline entries are identical.
 func EntryEqual(a, b snapshot.TimelineEntry) bool { return entryEqual(a, b) }
 
-// MarshalTimeline encodes entries as timeline lines.
-func MarshalTimeline(entries []snapshot.TimelineEntry) ([]byte, error) {
+// MarshalTimeline encodes timeline lines, each followed by "\n".
+func MarshalTimeline(lines []snapshot.TimelineLine) []byte {
 	var buf []byte
-	for _, e := range entries {
-		line, err := e.MarshalLine()
-		if err != nil {
-			return nil, err
-		}
-		buf = append(buf, line...)
+	for _, l := range lines {
+		buf = append(append(buf, l.Bytes()...), '\n')
 	}
-	return buf, nil
+	return buf
 }
 
 // SnapshotRequest asks for one snapshot on this device's timeline.
@@ -271,7 +352,9 @@ type SnapshotResult struct {
 }
 
 // AppendSnapshot stores a snapshot file and appends its entry to this
-// device's timeline, in one commit "ctx: snapshot <id12> by <device>". Like
+// device's timeline as a line signed by the device for its position
+// (snapshot.SignTimelineLine), in one commit "ctx: snapshot <id12> by
+// <device>". Like
 // Append it holds the lock, re-reads the tip and retries on a concurrent
 // move. A snapshot whose id is already on the device's timeline is a no-op.
 func (s *Store) AppendSnapshot(ctx context.Context, req SnapshotRequest) (*SnapshotResult, error) {
@@ -306,10 +389,11 @@ func (s *Store) appendSnapshotOnce(ctx context.Context, req SnapshotRequest) (*S
 	if err != nil {
 		return nil, err
 	}
-	entries, err := v.Timeline(req.RepoID, dev.ID)
+	lines, err := v.TimelineLines(req.RepoID, dev.ID)
 	if err != nil {
 		return nil, err
 	}
+	entries := TimelineEntries(lines)
 	var head *snapshot.TimelineEntry
 	if len(entries) > 0 {
 		head = &entries[len(entries)-1]
@@ -350,21 +434,27 @@ func (s *Store) appendSnapshotOnce(ctx context.Context, req SnapshotRequest) (*S
 	} else {
 		return nil, fmt.Errorf("%w: %s holds a damaged snapshot: run 'git ctx verify'", ErrCorrupt, res.Path)
 	}
-	// Append the entry to the last segment, or start a new one.
-	idx, lines := 0, []snapshot.TimelineEntry(nil)
-	if len(segs) > 0 {
-		idx = len(segs) - 1
-		lines = entries[idx*SegmentLines:]
+	// The new line, signed by this device for its position: seq is the
+	// line's index, prev chains over every line before it.
+	prev := snapshot.GenesisPrev
+	for _, l := range lines {
+		prev = snapshot.NextPrev(prev, l.Bytes())
 	}
-	if len(lines) >= SegmentLines {
-		idx, lines = idx+1, nil
-	}
-	lines = append(append([]snapshot.TimelineEntry(nil), lines...), snap.TimelineEntry())
-	seg, err := MarshalTimeline(lines)
+	line, err := snapshot.SignTimelineLine(dev.Key, req.RepoID, dev.ID, uint64(len(lines)), prev, snap.TimelineEntry())
 	if err != nil {
 		return nil, err
 	}
-	files[TimelineSegmentPath(req.RepoID, dev.ID, idx)] = seg
+	// Append the line to the last segment, or start a new one.
+	idx, last := 0, []snapshot.TimelineLine(nil)
+	if len(segs) > 0 {
+		idx = len(segs) - 1
+		last = lines[idx*SegmentLines:]
+	}
+	if len(last) >= SegmentLines {
+		idx, last = idx+1, nil
+	}
+	last = append(append([]snapshot.TimelineLine(nil), last...), line)
+	files[TimelineSegmentPath(req.RepoID, dev.ID, idx)] = MarshalTimeline(last)
 	tree, err := s.treeWith(v.Root, files)
 	if err != nil {
 		return nil, err
@@ -384,10 +474,14 @@ func (s *Store) appendSnapshotOnce(ctx context.Context, req SnapshotRequest) (*S
 
 // TimelineReport is the verification of one device's snapshot timeline.
 type TimelineReport struct {
-	Repo     string           `json:"repo"`
-	Device   string           `json:"device"`
-	Entries  int              `json:"entries"`
-	Verified int              `json:"verified"`
+	Repo     string `json:"repo"`
+	Device   string `json:"device"`
+	Entries  int    `json:"entries"`
+	Verified int    `json:"verified"`
+	// Unsigned counts the verified entries on legacy lines that no line
+	// signature of the device vouches for (a timeline written before lines
+	// were signed); they are not the device's authenticated statement.
+	Unsigned int              `json:"unsigned"`
 	Failure  *TimelineFailure `json:"failure,omitempty"`
 }
 
@@ -450,17 +544,23 @@ func (v *View) verifySnapshots(repoID string, keys map[string]ed25519.PublicKey,
 			continue
 		}
 		tr := TimelineReport{Repo: repoID, Device: e.Name}
-		list, err := v.Timeline(repoID, e.Name)
+		lines, err := v.TimelineLines(repoID, e.Name)
 		if err != nil {
 			if !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrTooLarge) {
 				return err
 			}
 			tr.Failure = &TimelineFailure{Index: -1, Reason: "malformed_timeline", Detail: err.Error()}
 		}
-		tr.Entries = len(list)
-		for i, te := range list {
+		auth := CheckTimelineLines(repoID, e.Name, lines, keys[e.Name])
+		tr.Entries = len(lines)
+		for i, l := range lines {
+			te := l.Entry
 			named[te.SnapshotID] = true
 			if tr.Failure != nil {
+				continue
+			}
+			if i == auth.Good {
+				tr.Failure = &TimelineFailure{Index: i, Snapshot: te.SnapshotID, Reason: auth.Reason, Detail: auth.Detail}
 				continue
 			}
 			var raw []byte
@@ -477,6 +577,9 @@ func (v *View) verifySnapshots(repoID string, keys map[string]ed25519.PublicKey,
 				continue
 			}
 			tr.Verified++
+			if i >= auth.Attested {
+				tr.Unsigned++
+			}
 		}
 		rep.Timelines = append(rep.Timelines, tr)
 	}

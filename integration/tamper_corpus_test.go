@@ -489,33 +489,6 @@ func (w *tamperWorld) newDevicePath(path string) bool {
 	return true
 }
 
-// foreignImportsOnly: every line of data is a line of some honest
-// timeline of another device (naming that device's authentic, signed
-// snapshot), or the honest line of this timeline at the same position.
-func (w *tamperWorld) foreignImportsOnly(path string, data []byte) bool {
-	own := splitLines(w.honest[path].data)
-	if len(data) == 0 || !bytes.HasSuffix(data, []byte("\n")) {
-		return false
-	}
-	for i, l := range splitLines(data) {
-		if i < len(own) && bytes.Equal(own[i], l) {
-			continue
-		}
-		found := false
-		for q, e := range w.honest {
-			if q != path && tamperKindOf(q) == "timeline" {
-				for _, ol := range splitLines(e.data) {
-					found = found || bytes.Equal(ol, l)
-				}
-			}
-		}
-		if !found {
-			return false
-		}
-	}
-	return true
-}
-
 // ---- mutations ----
 
 // tamperMut is one mutation: it edits the served tree and says which paths
@@ -975,6 +948,34 @@ var tamperRegressions = []struct {
 		}
 		return false
 	}},
+	{"another device's signed timeline line appended (merged as an import: timeline lines were not signed by their owner)", func(m *mutator) bool {
+		return m.appendForeignTimelineLine(func(l []byte) []byte { return l })
+	}},
+	{"another device's timeline entry appended as an unsigned line (merged as an import: timeline lines were not signed by their owner)", func(m *mutator) bool {
+		return m.appendForeignTimelineLine(func(l []byte) []byte { return tamperLineSigRE.ReplaceAll(l, nil) })
+	}},
+}
+
+var tamperLineSigRE = regexp.MustCompile(`,"seq":[0-9]+,"prev":"[0-9a-f]{64}","line_sig":"[0-9a-f]{128}"`)
+
+// appendForeignTimelineLine appends to the first timeline (by path) the
+// last line of another device's timeline (naming that device's authentic,
+// signed snapshot), passed through form.
+func (m *mutator) appendForeignTimelineLine(form func([]byte) []byte) bool {
+	var tls []string
+	for _, p := range m.tree.paths() {
+		if tamperKindOf(p) == "timeline" {
+			tls = append(tls, p)
+		}
+	}
+	if len(tls) < 2 {
+		return false
+	}
+	p, q := tls[0], tls[1]
+	src := splitLines(m.tree[q].data)
+	d := m.tree[p].data
+	m.set(p, tEntry{"100644", append(append([]byte{}, d...), form(append([]byte{}, src[len(src)-1]...))...)})
+	return true
 }
 
 // ---- the test ----
@@ -1052,14 +1053,13 @@ type tamperJob struct {
 
 // tamperResult is what the puller ended up with.
 type tamperResult struct {
-	code          int
-	out           string
-	got           tTree
-	sameRecord    bool // a path holds the honest record in other bytes
-	foreignImport bool // a timeline lists another device's snapshot
-	err           error
-	pullTime      time.Duration
-	checkTime     time.Duration
+	code       int
+	out        string
+	got        tTree
+	sameRecord bool // a path holds the honest record in other bytes
+	err        error
+	pullTime   time.Duration
+	checkTime  time.Duration
 }
 
 // run pulls job's tip into the reset puller and checks the result.
@@ -1121,13 +1121,6 @@ func (wk *tamperWorker) check(res *tamperResult) error {
 		}
 		if ok && h.mode == e.mode && tamperSameRecord(path, h.data, e.data) {
 			res.sameRecord = true
-			continue
-		}
-		if tamperKindOf(path) == "timeline" && e.mode == "100644" && w.foreignImportsOnly(path, e.data) {
-			// Known limitation (docs/SECURITY.md): timeline lines are not
-			// signed by the timeline's owner, so an entry naming another
-			// device's authentic, signed snapshot reads as an import.
-			res.foreignImport = true
 			continue
 		}
 		return fmt.Errorf("tampered content merged: %s (mode %s, %d bytes)", path, e.mode, len(e.data))
@@ -1352,8 +1345,6 @@ func TestTamperCorpus(t *testing.T) {
 			t.Fatalf("%s: pull reports a rejection but exits 0\n%s", what, res.out)
 		case res.sameRecord:
 			class = "harmless: the same record in other bytes (whitespace outside the canonical form)"
-		case res.foreignImport:
-			class = "accepted (known limitation): another device's authentic snapshot listed on a timeline as an import"
 		case tamperHasNewDevice(w, got):
 			class = "accepted by policy: a new device's own key and records (TOFU); honest devices unaffected"
 		case got.equal(w.honest):

@@ -259,8 +259,9 @@ func (m *Memory) index(ctx context.Context, w *cache.Writer, old, v *gitstore.Vi
 }
 
 // indexTimelines caches the snapshot timeline entries of repoID beyond what
-// is cached, each checked against the snapshot file it names (integrity,
-// signature by a key on the branch, fields) before it is stored as verified.
+// is cached, each checked for its line signature (gitstore.CheckTimelineLines)
+// and against the snapshot file it names (integrity, signature by a key on
+// the branch, fields) before it is stored as verified.
 func (m *Memory) indexTimelines(w *cache.Writer, old, v *gitstore.View, repoID string) error {
 	if v.Layout != gitstore.LayoutCtxV1 {
 		return nil
@@ -282,10 +283,11 @@ func (m *Memory) indexTimelines(w *cache.Writer, old, v *gitstore.View, repoID s
 		if err != nil {
 			return err
 		}
-		entries, err := v.Timeline(repoID, dev)
+		lines, err := v.TimelineLines(repoID, dev)
 		if err != nil {
 			return m.quarantine(w, repoID, dev, "", chain.Malformed, err.Error())
 		}
+		entries := gitstore.TimelineEntries(lines)
 		if count > 0 && (len(entries) < count || entries[count-1].SnapshotID != lastID) {
 			return fmt.Errorf("%w: the snapshot timeline of %s no longer holds %s at position %d", errRewritten, dev, short(lastID), count)
 		}
@@ -301,9 +303,16 @@ func (m *Memory) indexTimelines(w *cache.Writer, old, v *gitstore.View, repoID s
 				}
 			}
 		}
+		auth := gitstore.CheckTimelineLines(repoID, dev, lines, keys[dev])
 		verified := lastVerified
 		for i := count; i < len(entries); i++ {
 			e := entries[i]
+			if verified && i >= auth.Good {
+				verified = false
+				if err := m.quarantine(w, repoID, dev, e.SnapshotID, chain.Reason(auth.Reason), auth.Detail); err != nil {
+					return err
+				}
+			}
 			raw, err := v.SnapshotFile(repoID, e.SnapshotID)
 			if errors.Is(err, gitstore.ErrNotExist) {
 				raw, err = nil, nil

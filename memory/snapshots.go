@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"crypto/ed25519"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -235,6 +236,10 @@ type SnapshotListEntry struct {
 	// Verified is false when the entry or its snapshot failed verification
 	// (see git ctx log --unverified).
 	Verified bool
+	// LineSigned is true when the device vouches for the entry with a
+	// timeline line signature (its own line's, or a later line's whose
+	// prev chains over it); false for a legacy unsigned line.
+	LineSigned bool
 }
 
 // ListSnapshots returns the snapshots of this repository, newest first: every
@@ -265,9 +270,40 @@ func (m *Memory) ListSnapshots(ctx context.Context, mine bool) ([]SnapshotListEn
 	if err != nil {
 		return nil, err
 	}
+	attested, err := m.attestedLines(repoID)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]SnapshotListEntry, len(rows))
 	for i, r := range rows {
-		out[i] = SnapshotListEntry{Device: r.Device, TimelineEntry: r.Entry, Verified: r.Verified}
+		out[i] = SnapshotListEntry{Device: r.Device, TimelineEntry: r.Entry, Verified: r.Verified, LineSigned: r.Seq < attested[r.Device]}
+	}
+	return out, nil
+}
+
+// attestedLines returns, per device with a timeline in repoID, how many of
+// its leading timeline lines the device vouches for by line signatures
+// (gitstore.LineAuth.Attested), read from the branch tip.
+func (m *Memory) attestedLines(repoID string) (map[string]int, error) {
+	v, err := m.snapshotView()
+	if err != nil {
+		return nil, err
+	}
+	devices, err := v.TimelineDevices(repoID)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]int{}
+	for _, d := range devices {
+		lines, err := v.TimelineLines(repoID, d)
+		if err != nil {
+			continue // unreadable: nothing attested (the cache marks it unverified)
+		}
+		var key ed25519.PublicKey
+		if pub, _, err := v.DeviceKey(d); err == nil {
+			key = pub
+		}
+		out[d] = gitstore.CheckTimelineLines(repoID, d, lines, key).Attested
 	}
 	return out, nil
 }
@@ -277,6 +313,9 @@ type ShownSnapshot struct {
 	Snapshot *snapshot.Snapshot
 	Raw      []byte   // the stored file
 	Devices  []string // whose timelines name it
+	// Unsigned lists the devices of Devices whose timeline names it on a
+	// line no line signature of that device vouches for (legacy).
+	Unsigned []string
 }
 
 // ShowSnapshot resolves prefix git-style over every timeline of this
@@ -296,17 +335,27 @@ func (m *Memory) ShowSnapshot(ctx context.Context, prefix string) (*ShownSnapsho
 		return nil, err
 	}
 	byID := map[string][]string{}
+	unsigned := map[string][]string{}
 	var ids []string
 	for _, d := range devices {
-		tl, err := v.Timeline(repoID, d)
+		tl, err := v.TimelineLines(repoID, d)
 		if err != nil {
 			return nil, err
 		}
-		for _, e := range tl {
-			if _, ok := byID[e.SnapshotID]; !ok {
-				ids = append(ids, e.SnapshotID)
+		var key ed25519.PublicKey
+		if pub, _, err := v.DeviceKey(d); err == nil {
+			key = pub
+		}
+		attested := gitstore.CheckTimelineLines(repoID, d, tl, key).Attested
+		for i, l := range tl {
+			id := l.Entry.SnapshotID
+			if _, ok := byID[id]; !ok {
+				ids = append(ids, id)
 			}
-			byID[e.SnapshotID] = append(byID[e.SnapshotID], d)
+			byID[id] = append(byID[id], d)
+			if i >= attested {
+				unsigned[id] = append(unsigned[id], d)
+			}
 		}
 	}
 	id, err := snapshot.ResolveID(prefix, ids)
@@ -320,7 +369,7 @@ func (m *Memory) ShowSnapshot(ctx context.Context, prefix string) (*ShownSnapsho
 	if err != nil {
 		return nil, err
 	}
-	return &ShownSnapshot{Snapshot: s, Raw: raw, Devices: byID[id]}, nil
+	return &ShownSnapshot{Snapshot: s, Raw: raw, Devices: byID[id], Unsigned: unsigned[id]}, nil
 }
 
 // Outcomes of VerifySnapshot (the reference's verify messages).

@@ -1,6 +1,7 @@
 package sync
 
 import (
+	"bytes"
 	"crypto/ed25519"
 	"errors"
 	"fmt"
@@ -56,9 +57,13 @@ func (sc *snapshotChanges) classify(remote *gitstore.View, c gitstore.Change, re
 }
 
 // planSnapshots merges the fetched timelines like chains: a timeline that
-// extends ours is verified entry by entry from our last one and taken up to
-// its first failure; one that diverges is a fork and nothing past the shared
-// prefix is taken. Each new entry must name a snapshot file (fetched or
+// extends ours (its first lines byte-identical to ours) is verified entry by
+// entry from our last one and taken up to its first failure; one that
+// diverges is a fork and nothing past the shared prefix is taken. Each new
+// line must be vouched for by the timeline's device (its line signature, or
+// a later one whose prev covers it: gitstore.CheckTimelineLines), so no
+// other device's line, moved line or unsigned line is taken. Each new entry
+// must also name a snapshot file (fetched or
 // already here) whose id verifies, which is signed by the device's pinned
 // key (or, for an imported snapshot, another device's key on the branch) and
 // whose fields match the entry. Snapshot files no fetched timeline names are
@@ -118,7 +123,8 @@ func planSnapshots(st *gitstore.Store, local, remote *gitstore.View, sc *snapsho
 			reject(k.repo, k.device, "", ReasonBadDeviceID, "%v", err)
 			continue
 		}
-		rt, rtErr := remote.Timeline(k.repo, k.device)
+		rl, rtErr := remote.TimelineLines(k.repo, k.device)
+		rt := gitstore.TimelineEntries(rl)
 		for _, e := range rt {
 			mentioned[gitstore.SnapshotPath(k.repo, e.SnapshotID)] = true
 		}
@@ -137,15 +143,16 @@ func planSnapshots(st *gitstore.Store, local, remote *gitstore.View, sc *snapsho
 			}
 			return fmt.Errorf("read fetched timeline of %s: %w", k.device, rtErr)
 		}
-		var lt []snapshot.TimelineEntry
+		var ll []snapshot.TimelineLine
 		if local != nil {
 			var err error
-			if lt, err = local.Timeline(k.repo, k.device); err != nil {
+			if ll, err = local.TimelineLines(k.repo, k.device); err != nil {
 				return fmt.Errorf("read local timeline of %s: %w", k.device, err)
 			}
 		}
+		lt := gitstore.TimelineEntries(ll)
 		n := 0
-		for n < len(lt) && n < len(rt) && gitstore.EntryEqual(lt[n], rt[n]) {
+		for n < len(ll) && n < len(rl) && bytes.Equal(ll[n].Bytes(), rl[n].Bytes()) {
 			n++
 		}
 		if n == len(rt) {
@@ -185,6 +192,11 @@ func planSnapshots(st *gitstore.Store, local, remote *gitstore.View, sc *snapsho
 			return b, h, true, err
 		}
 		key := keys[k.device]
+		// A new line is taken only when the device vouches for it: it is
+		// signed by the device for its position, or lies before such a
+		// line (whose prev chains over it). Legacy unsigned lines no signed
+		// line covers are never taken.
+		auth := gitstore.CheckTimelineLines(k.repo, k.device, rl, key)
 		accepted := n
 		fileEdits := map[string]plumbing.Hash{}
 		for i := n; i < len(rt); i++ {
@@ -195,6 +207,14 @@ func planSnapshots(st *gitstore.Store, local, remote *gitstore.View, sc *snapsho
 			}
 			if key == nil {
 				reject(k.repo, k.device, e.SnapshotID, "unknown_key", "no public key for %s on either branch", k.device)
+				break
+			}
+			if i >= auth.Attested {
+				reason, detail := auth.Reason, auth.Detail
+				if i < auth.Good || reason == "" {
+					reason, detail = gitstore.ReasonUnsignedLine, fmt.Sprintf("no line signed by %s vouches for this entry", k.device)
+				}
+				reject(k.repo, k.device, e.SnapshotID, reason, "%s (timeline entry %d): this snapshot and the %d after it are not merged", detail, i+1, len(rt)-i-1)
 				break
 			}
 			if reason, detail := gitstore.CheckTimelineEntry(e, raw, k.device, key, signer); reason != "" {
@@ -214,11 +234,7 @@ func planSnapshots(st *gitstore.Store, local, remote *gitstore.View, sc *snapsho
 		}
 		for seg := n / gitstore.SegmentLines; seg*gitstore.SegmentLines < accepted; seg++ {
 			end := min((seg+1)*gitstore.SegmentLines, accepted)
-			data, err := gitstore.MarshalTimeline(rt[seg*gitstore.SegmentLines : end])
-			if err != nil {
-				return err
-			}
-			h, err := st.WriteBlob(data)
+			h, err := st.WriteBlob(gitstore.MarshalTimeline(rl[seg*gitstore.SegmentLines : end]))
 			if err != nil {
 				return err
 			}

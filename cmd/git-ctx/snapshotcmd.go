@@ -13,7 +13,8 @@ import (
 )
 
 // snapshotJSON is a timeline entry as `snapshot list --json` prints it: the
-// reference's TimelineEntry keys plus the device whose timeline holds it.
+// reference's TimelineEntry keys plus the device whose timeline holds it and
+// whether that device vouches for the entry with a timeline line signature.
 type snapshotJSON struct {
 	SnapshotID  string  `json:"snapshot_id"`
 	ParentID    *string `json:"parent_id"`
@@ -23,10 +24,11 @@ type snapshotJSON struct {
 	TokensSaved uint64  `json:"tokens_saved"`
 	Signed      bool    `json:"signed"`
 	Device      string  `json:"device"`
+	LineSigned  bool    `json:"line_signed"`
 }
 
-func toSnapshotJSON(device string, e snapshot.TimelineEntry) snapshotJSON {
-	return snapshotJSON{e.SnapshotID, e.ParentID, e.CreatedAt, e.GitCommit, e.GitBranch, e.TokensSaved, e.Signed, device}
+func toSnapshotJSON(device string, e snapshot.TimelineEntry, lineSigned bool) snapshotJSON {
+	return snapshotJSON{e.SnapshotID, e.ParentID, e.CreatedAt, e.GitCommit, e.GitBranch, e.TokensSaved, e.Signed, device, lineSigned}
 }
 
 func short7(p *string) string {
@@ -104,7 +106,7 @@ func cmdSnapshot() *cli.Command {
 					}
 					id, _ := m.Identity()
 					if c.Bool("json") {
-						return printJSON(c.App.Writer, toSnapshotJSON(id.DeviceID, res.Snapshot.TimelineEntry()))
+						return printJSON(c.App.Writer, toSnapshotJSON(id.DeviceID, res.Snapshot.TimelineEntry(), true))
 					}
 					signed := ""
 					if res.Snapshot.Signature != nil {
@@ -133,7 +135,7 @@ func cmdSnapshot() *cli.Command {
 					if c.Bool("json") {
 						out := make([]snapshotJSON, 0, len(list))
 						for _, e := range list {
-							out = append(out, toSnapshotJSON(e.Device, e.TimelineEntry))
+							out = append(out, toSnapshotJSON(e.Device, e.TimelineEntry, e.LineSigned))
 						}
 						return printJSON(w, out)
 					}
@@ -146,6 +148,9 @@ func cmdSnapshot() *cli.Command {
 						signed := ""
 						if e.Signed {
 							signed = " [signed]"
+						}
+						if !e.LineSigned {
+							signed += " [unsigned timeline line]"
 						}
 						line := termtext.Line
 						fmt.Fprintf(w, "  %s  %s  %s %s  saved %d tok  %s%s\n", line(snapshot.ShortID(e.SnapshotID)), line(e.CreatedAt),
@@ -183,6 +188,9 @@ func cmdSnapshot() *cli.Command {
 						fmt.Fprintln(w, "Signed:   no")
 					}
 					fmt.Fprintf(w, "Devices:  %s\n", line(fmt.Sprint(sh.Devices)))
+					if len(sh.Unsigned) > 0 {
+						fmt.Fprintf(w, "Unsigned: %s (listed on an unsigned legacy timeline line: not vouched for by that device)\n", line(fmt.Sprint(sh.Unsigned)))
+					}
 					printSession(c, s.Session)
 					return nil
 				},

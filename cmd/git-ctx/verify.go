@@ -66,7 +66,11 @@ func verifyBranch(c *cli.Context) error {
 				fmt.Fprintf(w, "FAIL device %s: snapshot timeline %s\n", line(tl.Device), line(tl.Failure.Error()))
 				continue
 			}
-			fmt.Fprintf(w, "OK   device %s: %d snapshots\n", line(tl.Device), tl.Verified)
+			note := ""
+			if tl.Unsigned > 0 {
+				note = fmt.Sprintf(" (%d on unsigned legacy timeline lines)", tl.Unsigned)
+			}
+			fmt.Fprintf(w, "OK   device %s: %d snapshots%s\n", line(tl.Device), tl.Verified, note)
 		}
 		for _, pk := range rep.Packages {
 			if pk.Reason != "" {
