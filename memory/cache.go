@@ -407,8 +407,8 @@ func computeChain(v *gitstore.View, j *chainJob) {
 			}
 			return b, err
 		},
-		Verified: func(i int, cp *checkpoint.Checkpoint) error {
-			j.rows = append(j.rows, cache.Row{CP: cp, RepoID: j.repoID, Seq: j.count + i, Verified: j.lastVerified})
+		Verified: func(i int, cp *checkpoint.Checkpoint, rule checkpoint.Rule) error {
+			j.rows = append(j.rows, cache.Row{CP: cp, RepoID: j.repoID, Seq: j.count + i, Verified: j.lastVerified, Rule: rule})
 			return nil
 		},
 	}
@@ -432,7 +432,8 @@ func computeChain(v *gitstore.View, j *chainJob) {
 		if err != nil || cp.Hash != entries[i].Hash {
 			break
 		}
-		j.rows = append(j.rows, cache.Row{CP: cp, RepoID: j.repoID, Seq: j.count + i, Verified: false})
+		rule, _ := cp.MatchRule() // "" when neither rule matches
+		j.rows = append(j.rows, cache.Row{CP: cp, RepoID: j.repoID, Seq: j.count + i, Verified: false, Rule: rule})
 	}
 }
 

@@ -383,7 +383,11 @@ func cmdShow() *cli.Command {
 			}
 			w := c.App.Writer
 			if c.Bool("json") {
-				fmt.Fprintf(w, "%s\n", raw)
+				shown, err := memory.ShownFile(cp, raw)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(w, "%s\n", shown)
 				return nil
 			}
 			if !cp.Verified {
@@ -404,7 +408,7 @@ func cmdShow() *cli.Command {
 				fmt.Fprintf(w, "Injections: %s\n", strings.Join(cp.InjectionSig, ", "))
 			}
 			if len(cp.Embedding) > 0 {
-				fmt.Fprintf(w, "Embedding: %d dimensions\n", len(cp.Embedding))
+				fmt.Fprintf(w, "Embedding: %d dimensions%s\n", len(cp.Embedding), unauthNote(cp))
 			}
 			fmt.Fprintf(w, "\n%s\n", indent(cp.Summary))
 			return nil
