@@ -461,7 +461,11 @@ func (m *Memory) applyChain(w *cache.Writer, j *chainJob) error {
 }
 
 func (m *Memory) quarantine(w *cache.Writer, repoID, dev, record string, reason chain.Reason, detail string) error {
-	m.notice("device %s: checkpoint %s failed verification (%s): it is not trusted; see 'git ctx log --unverified'", dev, short(record), reason)
+	hint := ""
+	if dev != "" && dev == m.OwnDeviceID() {
+		hint = "; " + NewChainHint()
+	}
+	m.notice("device %s: checkpoint %s failed verification (%s): it is not trusted; see 'git ctx log --unverified'%s", dev, short(record), reason, hint)
 	return w.AddQuarantine(cache.Quarantined{Ref: gitstore.BranchRef, RepoID: repoID, Device: dev, Record: record, Reason: string(reason), Detail: detail})
 }
 

@@ -392,6 +392,9 @@ func cmdShow() *cli.Command {
 			}
 			if !cp.Verified {
 				fmt.Fprintf(w, "UNVERIFIED: this checkpoint failed verification; see 'git ctx log --unverified'\n")
+				if cp.DeviceID == m.OwnDeviceID() {
+					fmt.Fprintf(w, "UNVERIFIED: %s\n", memory.NewChainHint())
+				}
 			}
 			fmt.Fprintf(w, "checkpoint %s\n", cp.Hash)
 			fmt.Fprintf(w, "Parent:   %s\n", cp.ParentHash)
