@@ -190,6 +190,9 @@ func TestPoisonedChainRecovery(t *testing.T) {
 	if !newIDPattern.MatchString(r.stderr) {
 		t.Fatalf("the UNVERIFIED notice on A's own chain does not name the way forward: %s", r)
 	}
+	if r := a.ctx(t, "log"); r.code != 0 || !strings.Contains(r.stdout, "UNVERIFIED") || !newIDPattern.MatchString(r.stderr) {
+		t.Fatalf("log on A does not name the way forward for its UNVERIFIED records: %s", r)
+	}
 	if out := a.must(t, "show", bad[:16]); !strings.Contains(out, "UNVERIFIED") || !newIDPattern.MatchString(out) {
 		t.Fatalf("show of the poisoned record does not name the way forward:\n%s", out)
 	}

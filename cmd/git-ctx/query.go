@@ -122,8 +122,13 @@ func cmdLog() *cli.Command {
 			for _, q := range quarantine {
 				fmt.Fprintf(w, "REJECTED device %s, %s: %s: %s\n", q.Device, orDash(shortHash(q.Record)), q.Reason, q.Detail)
 			}
+			hint := false
 			for _, e := range entries {
 				printEntryLine(w, e, "")
+				hint = hint || !e.Verified && e.DeviceID == m.OwnDeviceID()
+			}
+			if hint {
+				fmt.Fprintf(c.App.ErrWriter, "git-ctx: UNVERIFIED records of this device: %s\n", memory.NewChainHint())
 			}
 			return nil
 		},
