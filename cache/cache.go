@@ -24,7 +24,7 @@ import (
 
 // SchemaVersion changes whenever the schema or the meaning of a column
 // changes; a cache of another version is rebuilt.
-const SchemaVersion = 4
+const SchemaVersion = 5
 
 // FileName is the cache database inside <git-common-dir>/ctx.
 const FileName = "cache.db"
@@ -70,7 +70,8 @@ CREATE INDEX idx_checkpoints_repo ON checkpoints(repo);
 const extraSchema = `
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 -- Where each checkpoint sits, and the fields the seed's columns lose:
--- the version, v2 fields, nil-vs-empty emb, unknown members.
+-- the version, v2 fields, nil-vs-empty emb, unknown members (only when
+-- the hash covers them), and the hash rule the record matched ('' when none).
 CREATE TABLE records (
     hash         TEXT PRIMARY KEY,
     repo_id      TEXT NOT NULL,
@@ -82,6 +83,7 @@ CREATE TABLE records (
     plan_mode    INTEGER NOT NULL DEFAULT 0,
     resumed_from TEXT,
     extra        TEXT,
+    rule         TEXT NOT NULL DEFAULT '',
     UNIQUE (repo_id, device, seq)
 );
 -- Log order: newest first, then device, then chain position.

@@ -21,11 +21,24 @@ type Entry struct {
 	Seq      int
 	Verified bool
 	Imported int64
+	// Rule is the hash rule the record matched ("" when none did).
+	Rule checkpoint.Rule
+}
+
+// Unauthenticated names the members whose values the record's hash does not
+// cover ("emb" under ghyll's rule; unknown members are not cached then), so
+// that nothing presents them as verified. It is nil for git-ctx's rule and
+// for records that matched no rule (those are not verified at all).
+func (e *Entry) Unauthenticated() []string {
+	if e.Rule == "" || e.Rule.CoversEmbedding() {
+		return nil
+	}
+	return []string{"emb"}
 }
 
 const entryCols = `c.hash, c.parent, c.device, c.author, c.ts, c.repo, c.branch, c.session, c.turn, c.model,
 	c.summary, c.embedding, c.files, c.tools, c.injections, c.sig, c.verified, c.imported,
-	r.repo_id, r.seq, r.v, r.emb_null, r.plan_mode, r.resumed_from, r.extra`
+	r.repo_id, r.seq, r.v, r.emb_null, r.plan_mode, r.resumed_from, r.extra, r.rule`
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -38,10 +51,11 @@ func scanEntry(s scanner, extra ...any) (*Entry, error) {
 		inj, resumed, ext sql.NullString
 		verified          int
 		embNull, plan     int
+		rule              string
 	)
 	dest := []any{&c.Hash, &c.ParentHash, &c.DeviceID, &c.AuthorID, &c.Timestamp, &c.RepoRemote, &c.Branch,
 		&c.SessionID, &c.Turn, &c.ActiveModel, &c.Summary, &emb, &files, &tools, &inj, &c.Signature,
-		&verified, &cp.Imported, &cp.RepoID, &cp.Seq, &c.Version, &embNull, &plan, &resumed, &ext}
+		&verified, &cp.Imported, &cp.RepoID, &cp.Seq, &c.Version, &embNull, &plan, &resumed, &ext, &rule}
 	if err := s.Scan(append(dest, extra...)...); err != nil {
 		return nil, err
 	}
@@ -85,7 +99,7 @@ func scanEntry(s scanner, extra ...any) (*Entry, error) {
 			c.Extra = append(c.Extra, checkpoint.Member{Key: k, Value: p[1]})
 		}
 	}
-	cp.Checkpoint, cp.Verified = &c, verified == 1
+	cp.Checkpoint, cp.Verified, cp.Rule = &c, verified == 1, checkpoint.Rule(rule)
 	return &cp, nil
 }
 
@@ -236,10 +250,11 @@ type Match struct {
 	Score float64 // cosine similarity
 }
 
-// Similar returns the k checkpoints of repoID whose embeddings have the
-// highest cosine similarity to vec (same dimension only), excluding hash
-// except.
-func (d *DB) Similar(ctx context.Context, repoID string, vec []float32, k int, except string) ([]Match, error) {
+// Similar returns the k verified checkpoints of repoID whose embeddings
+// have the highest cosine similarity to vec (same dimension only),
+// excluding hash except. Embeddings the record's hash does not cover are
+// compared only with unauthenticated.
+func (d *DB) Similar(ctx context.Context, repoID string, vec []float32, k int, except string, unauthenticated bool) ([]Match, error) {
 	if len(vec) == 0 {
 		return nil, fmt.Errorf("%w: it is empty", ErrQueryEmbedding)
 	}
@@ -248,7 +263,8 @@ func (d *DB) Similar(ctx context.Context, repoID string, vec []float32, k int, e
 		return nil, fmt.Errorf("%w: it is all zeros", ErrQueryEmbedding)
 	}
 	rows, err := d.db.QueryContext(ctx, `SELECT c.hash, c.embedding FROM checkpoints c JOIN records r ON r.hash = c.hash
-		WHERE r.repo_id = ? AND length(c.embedding) = ? AND c.hash <> ? AND c.verified = 1`, repoID, 4*len(vec), except)
+		WHERE r.repo_id = ? AND length(c.embedding) = ? AND c.hash <> ? AND c.verified = 1 AND (? OR r.rule = ?)`,
+		repoID, 4*len(vec), except, unauthenticated, string(checkpoint.RuleSeedV1))
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/git-ctx/git-ctx/cache"
+	"github.com/git-ctx/git-ctx/formats/checkpoint"
 )
 
 // logFixture: repo1 holds devices a, b, c with ties on ts across devices
@@ -390,10 +391,13 @@ func TestSimilar(t *testing.T) {
 		c := cp(hash, "dev", 1)
 		c.Embedding = emb
 		seq++
-		return cache.Row{CP: c, RepoID: repo, Seq: seq, Verified: verified}
+		return cache.Row{CP: c, RepoID: repo, Seq: seq, Verified: verified, Rule: checkpoint.RuleSeedV1}
 	}
 	s1, s2, s3, s4, s5, s6, s7, s8 := fakeHash("01", 0), fakeHash("02", 0), fakeHash("03", 0), fakeHash("04", 0),
 		fakeHash("05", 0), fakeHash("06", 0), fakeHash("07", 0), fakeHash("08", 0)
+	s9 := fakeHash("09", 0)
+	ghyll := mk(s9, []float32{1, 0, 0}, "repo1", true)
+	ghyll.Rule = checkpoint.RuleGhyllV2
 	db := build(t, dir,
 		mk(s3, []float32{0, 1, 0}, "repo1", true),
 		mk(s1, []float32{1, 0, 0}, "repo1", true),
@@ -403,8 +407,9 @@ func TestSimilar(t *testing.T) {
 		mk(s6, nil, "repo1", true),                   // no embedding
 		mk(s7, []float32{1, 0, 0}, "repo2", true),    // other repository
 		mk(s8, []float32{0, 0, 0}, "repo1", true),    // zero vector: no score
+		ghyll, // emb outside the hash
 	)
-	m, err := db.Similar(ctx, "repo1", []float32{2, 0, 0}, 10, "")
+	m, err := db.Similar(ctx, "repo1", []float32{2, 0, 0}, 10, "", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -428,26 +433,31 @@ func TestSimilar(t *testing.T) {
 	if m[0].Entry == nil || m[0].Checkpoint == nil || len(m[0].Embedding) != 3 {
 		t.Errorf("match entry not filled: %+v", m[0].Entry)
 	}
-	if m, err := db.Similar(ctx, "repo1", []float32{1, 0, 0}, 2, ""); err != nil || len(m) != 2 || m[0].Hash != s1 || m[1].Hash != s2 {
+	if m, err := db.Similar(ctx, "repo1", []float32{1, 0, 0}, 2, "", false); err != nil || len(m) != 2 || m[0].Hash != s1 || m[1].Hash != s2 {
 		t.Errorf("k=2: %v", m)
 	}
-	if m, err := db.Similar(ctx, "repo1", []float32{1, 0, 0}, 10, s1); err != nil || len(m) != 3 || m[0].Hash != s2 {
+	if m, err := db.Similar(ctx, "repo1", []float32{1, 0, 0}, 10, s1, false); err != nil || len(m) != 3 || m[0].Hash != s2 {
 		t.Errorf("except s1: %v %v", m, err)
 	}
-	if m, err := db.Similar(ctx, "repo1", []float32{0, 0, 0, 1}, 10, ""); err != nil || len(m) != 1 || m[0].Hash != s5 || m[0].Score != 0 {
+	if m, err := db.Similar(ctx, "repo1", []float32{0, 0, 0, 1}, 10, "", false); err != nil || len(m) != 1 || m[0].Hash != s5 || m[0].Score != 0 {
 		t.Errorf("4 dimensions: %v %v", m, err)
 	}
-	if m, err := db.Similar(ctx, "repo1", []float32{1, 2}, 10, ""); !errors.Is(err, cache.ErrQueryEmbedding) || len(m) != 0 ||
+	if m, err := db.Similar(ctx, "repo1", []float32{1, 2}, 10, "", false); !errors.Is(err, cache.ErrQueryEmbedding) || len(m) != 0 ||
 		!strings.Contains(err.Error(), "have 3, 4") {
 		t.Errorf("no record of this dimension: %v %v, want cache.ErrQueryEmbedding naming 3, 4", m, err)
 	}
-	if m, err := db.Similar(ctx, "no-such-repo", []float32{1, 2}, 10, ""); err != nil || len(m) != 0 {
+	if m, err := db.Similar(ctx, "no-such-repo", []float32{1, 2}, 10, "", false); err != nil || len(m) != 0 {
 		t.Errorf("no embeddings at all: %v %v, want no match and no error", m, err)
 	}
-	if _, err := db.Similar(ctx, "repo1", []float32{0, 0, 0}, 10, ""); err == nil {
+	if m, err := db.Similar(ctx, "repo1", []float32{1, 0, 0}, 10, "", true); err != nil || len(m) != 5 || m[0].Hash != s1 || m[1].Hash != s9 {
+		t.Errorf("with unauthenticated embeddings: %v %v", m, err)
+	} else if u0, u1 := m[0].Unauthenticated(), m[1].Unauthenticated(); u0 != nil || len(u1) != 1 || u1[0] != "emb" {
+		t.Errorf("marks: seed rule %v (want none), ghyll rule %v (want [emb])", u0, u1)
+	}
+	if _, err := db.Similar(ctx, "repo1", []float32{0, 0, 0}, 10, "", false); err == nil {
 		t.Errorf("zero query vector: no error")
 	}
-	if _, err := db.Similar(ctx, "repo1", nil, 10, ""); err == nil {
+	if _, err := db.Similar(ctx, "repo1", nil, 10, "", false); err == nil {
 		t.Errorf("empty query vector: no error")
 	}
 }

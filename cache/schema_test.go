@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -238,7 +239,7 @@ func TestRoundTripExact(t *testing.T) {
 			set := roundTripSet(t)
 			var rows []cache.Row
 			for i, c := range set {
-				rows = append(rows, cache.Row{CP: c, RepoID: "repo1", Seq: i, Verified: true})
+				rows = append(rows, cache.Row{CP: c, RepoID: "repo1", Seq: i, Verified: true, Rule: checkpoint.RuleSeedV1})
 			}
 			var db *cache.DB
 			if path == "rebuild" {
@@ -343,6 +344,42 @@ func TestRoundTripExact(t *testing.T) {
 				t.Errorf("injections of a nil list: %q, want NULL", inj.String)
 			}
 		})
+	}
+}
+
+// TestUncoveredMembersNotKept: unknown members are cached only when the
+// record's hash covers them (git-ctx's rule); under ghyll's rule, or when no
+// rule matched, they are dropped and the embedding is marked.
+func TestUncoveredMembersNotKept(t *testing.T) {
+	dir := isolate(t)
+	ctx := testCtx(t)
+	set := roundTripSet(t)
+	full := set[len(set)-1]
+	if len(full.Extra) == 0 || len(full.Embedding) == 0 {
+		t.Fatal("setup: the full record has no unknown members or no embedding")
+	}
+	var rows []cache.Row
+	for i, rule := range []checkpoint.Rule{checkpoint.RuleSeedV1, checkpoint.RuleGhyllV2, ""} {
+		c := *full
+		c.Hash = fakeHash(fmt.Sprintf("e%d", i), 0)
+		rows = append(rows, cache.Row{CP: &c, RepoID: "repo1", Seq: i, Verified: rule != "", Rule: rule})
+	}
+	db := build(t, dir, rows...)
+	for i, r := range rows {
+		e, err := db.Get(ctx, r.CP.Hash)
+		if err != nil || e == nil {
+			t.Fatalf("Get: %v %v", e, err)
+		}
+		if e.Rule != r.Rule || len(e.Embedding) != len(full.Embedding) {
+			t.Errorf("row %d: rule %q, %d emb values; want %q, %d", i, e.Rule, len(e.Embedding), r.Rule, len(full.Embedding))
+		}
+		keep := r.Rule == checkpoint.RuleSeedV1
+		if keep != (len(e.Extra) == len(full.Extra)) || !keep && len(e.Extra) != 0 {
+			t.Errorf("row %d (rule %q): %d unknown members cached, want %v", i, r.Rule, len(e.Extra), keep)
+		}
+		if u := e.Unauthenticated(); (r.Rule == checkpoint.RuleGhyllV2) != (len(u) == 1 && u[0] == "emb") {
+			t.Errorf("row %d (rule %q): unauthenticated %v", i, r.Rule, u)
+		}
 	}
 }
 

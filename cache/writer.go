@@ -60,6 +60,9 @@ type Row struct {
 	Seq      int // 0-based position in the device's chain
 	Verified bool
 	Imported int64 // unix seconds when it came from another device (0: written here)
+	// Rule is the hash rule the record matched ("" when none did). Unknown
+	// members are kept only when it covers them.
+	Rule checkpoint.Rule
 }
 
 // AddCheckpoint inserts one checkpoint; a hash already present is left as
@@ -109,7 +112,9 @@ func (w *Writer) AddCheckpoint(r Row) error {
 		b, _ := json.Marshal(cp.ResumedFrom)
 		resumed = string(b)
 	}
-	if len(cp.Extra) > 0 {
+	// Members outside the hash could have been changed by anyone: they are
+	// not kept, so nothing can show them as part of a verified record.
+	if len(cp.Extra) > 0 && r.Rule.CoversUnknown() {
 		pairs := make([][2]json.RawMessage, len(cp.Extra))
 		for i, m := range cp.Extra {
 			k, _ := json.Marshal(m.Key)
@@ -122,8 +127,8 @@ func (w *Writer) AddCheckpoint(r Row) error {
 		extra = string(b)
 	}
 	if _, err := w.exec(`INSERT OR IGNORE INTO records
-		(hash, repo_id, device, seq, ts, v, emb_null, plan_mode, resumed_from, extra) VALUES (?,?,?,?,?,?,?,?,?,?)`,
-		cp.Hash, r.RepoID, cp.DeviceID, r.Seq, cp.Timestamp, cp.Version, boolInt(cp.Embedding == nil), boolInt(cp.PlanMode), resumed, extra); err != nil {
+		(hash, repo_id, device, seq, ts, v, emb_null, plan_mode, resumed_from, extra, rule) VALUES (?,?,?,?,?,?,?,?,?,?,?)`,
+		cp.Hash, r.RepoID, cp.DeviceID, r.Seq, cp.Timestamp, cp.Version, boolInt(cp.Embedding == nil), boolInt(cp.PlanMode), resumed, extra, string(r.Rule)); err != nil {
 		return fmt.Errorf("cache record %s: %w", cp.Hash, err)
 	}
 	if w.fts {

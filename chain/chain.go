@@ -73,8 +73,9 @@ type Input struct {
 	// must start at the genesis (parent = ZeroHash).
 	Trusted *checkpoint.ChainEntry
 	Load    Loader
-	// Verified, if set, receives each record that passed, in chain order.
-	Verified func(i int, cp *checkpoint.Checkpoint) error
+	// Verified, if set, receives each record that passed, in chain order,
+	// with the hash rule it matched (which says what the hash covers).
+	Verified func(i int, cp *checkpoint.Checkpoint, rule checkpoint.Rule) error
 	// Preverified, if set, names records whose hash and signature were
 	// verified moments ago on these exact bytes (a pull, before indexing):
 	// they are parsed, hashed and linked as usual; only the signature is not
@@ -145,7 +146,7 @@ func Verify(in Input) Result {
 			return fail(i, e.Hash, Malformed, "%v", err)
 		}
 		if in.Verified != nil {
-			if err := in.Verified(i, cp); err != nil {
+			if err := in.Verified(i, cp, rule); err != nil {
 				return fail(i, e.Hash, Malformed, "%v", err)
 			}
 		}

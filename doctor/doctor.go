@@ -96,6 +96,7 @@ func Run(ctx context.Context, dir string) (*Report, error) {
 			r.add(Fail, "repository id", fixFor(err), "%v", err)
 		} else {
 			r.add(OK, "repository id", "", "%s (%s)", repoID[:12], orNone(m.Repo.RemoteURL()))
+			checkOwnChain(ctx, r, m)
 		}
 	}
 	checkHooks(ctx, r, m)
@@ -105,6 +106,22 @@ func Run(ctx context.Context, dir string) (*Report, error) {
 	}
 	checkRepo(ctx, r, m)
 	return r, nil
+}
+
+// checkOwnChain: a record of this device that fails verification poisons
+// every later one (they link to it); the fix is a new chain under a new id.
+func checkOwnChain(ctx context.Context, r *Report, m *memory.Memory) {
+	f, err := m.OwnChainFailure(ctx)
+	switch {
+	case err != nil:
+		r.add(Warn, "own chain", "", "cannot verify this device's chain: %v", err)
+	case f != nil:
+		r.add(Fail, "own chain", memory.NewChainCommand(),
+			"this device's chain fails verification at entry %d (%s, checkpoint %s: %s): every later record links to it, so teammates quarantine them all; signed history cannot be repaired in place, start a new chain under a new device id (records that verified stay)",
+			f.Index+1, f.Reason, short(f.Hash), f.Detail)
+	default:
+		r.add(OK, "own chain", "", "this device's records verify")
+	}
 }
 
 func checkGit(ctx context.Context, r *Report) {

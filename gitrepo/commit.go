@@ -33,7 +33,7 @@ func (r *Repo) Commit(ctx context.Context, rev string, maxFiles int) (*CommitInf
 	// commit changed paths) a newline and the NUL-terminated paths. Anything
 	// else (a range, another output shape) takes the two-call path below.
 	out, err := gitexec.Git(ctx, r.Dir, "diff-tree", "--always", "-r", "-z", "--name-only", "--root",
-		"--diff-merges=first-parent", "--no-show-signature", "--format="+commitFormat+"%x00", rev+"^{commit}", "--")
+		"--diff-merges=first-parent", "--no-show-signature", "--encoding=UTF-8", "--format="+commitFormat+"%x00", rev+"^{commit}", "--")
 	if err == nil {
 		if ci, names, ok := splitCommitHeader(out); ok {
 			addFiles(ci, names, maxFiles)
@@ -41,16 +41,16 @@ func (r *Repo) Commit(ctx context.Context, rev string, maxFiles int) (*CommitInf
 		}
 	}
 	// "^{commit}" peels an annotated tag (git show would print the tag too).
-	out, err = gitexec.Git(ctx, r.Dir, "show", "-s", "--no-show-signature", "--format="+commitFormat, rev+"^{commit}", "--")
+	out, err = gitexec.Git(ctx, r.Dir, "show", "-s", "--no-show-signature", "--encoding=UTF-8", "--format="+commitFormat, rev+"^{commit}", "--")
 	if err != nil {
 		return nil, fmt.Errorf("read commit %s: %w", rev, err)
 	}
 	// Exactly one record: a range would list several.
-	parts := strings.Split(string(out), "\x00")
-	if len(parts) != 5 {
+	parts := bytes.Split(out, []byte{0})
+	if len(parts) != 6 {
 		return nil, fmt.Errorf("read commit %s: unexpected output", rev)
 	}
-	ci := &CommitInfo{Hash: parts[0], Tree: parts[1], Parents: strings.Fields(parts[2]), Subject: parts[3], Body: strings.TrimSpace(parts[4])}
+	ci := newCommitInfo(parts)
 	names, err := gitexec.Git(ctx, r.Dir, "diff-tree", "-r", "-z", "--name-only", "--no-commit-id",
 		"--root", "--diff-merges=first-parent", ci.Hash, "--")
 	if err != nil {
@@ -60,17 +60,28 @@ func (r *Repo) Commit(ctx context.Context, rev string, maxFiles int) (*CommitInf
 	return ci, nil
 }
 
-// commitFormat: hash, tree, parents, subject, body, NUL-separated.
-const commitFormat = "%H%x00%T%x00%P%x00%s%x00%b"
+// commitFormat: hash, tree, parents, the encoding header, subject, body,
+// NUL-separated.
+const commitFormat = "%H%x00%T%x00%P%x00%e%x00%s%x00%b"
+
+// newCommitInfo builds a CommitInfo from commitFormat's six fields. The
+// message is asked of git in UTF-8 (--encoding=UTF-8: git re-codes it from
+// the commit's encoding header); whatever git could not re-code is decoded
+// here (decodeText), so subject and body are always valid UTF-8.
+func newCommitInfo(parts [][]byte) *CommitInfo {
+	enc := string(parts[3])
+	return &CommitInfo{Hash: string(parts[0]), Tree: string(parts[1]), Parents: strings.Fields(string(parts[2])),
+		Subject: decodeText(parts[4], enc), Body: strings.TrimSpace(decodeText(parts[5], enc))}
+}
 
 // splitCommitHeader splits diff-tree --always -z output into the commit and
 // the path list; ok is false unless it has exactly the expected shape.
 func splitCommitHeader(out []byte) (*CommitInfo, []byte, bool) {
-	parts := bytes.SplitN(out, []byte{0}, 6)
-	if len(parts) != 6 || len(parts[0]) < 40 || len(parts[1]) < 40 {
+	parts := bytes.SplitN(out, []byte{0}, 7)
+	if len(parts) != 7 || len(parts[0]) < 40 || len(parts[1]) < 40 {
 		return nil, nil, false
 	}
-	rest := parts[5]
+	rest := parts[6]
 	if len(rest) == 0 || rest[0] != 0 {
 		return nil, nil, false
 	}
@@ -81,9 +92,7 @@ func splitCommitHeader(out []byte) (*CommitInfo, []byte, bool) {
 		}
 		rest = rest[1:]
 	}
-	ci := &CommitInfo{Hash: string(parts[0]), Tree: string(parts[1]), Parents: strings.Fields(string(parts[2])),
-		Subject: string(parts[3]), Body: strings.TrimSpace(string(parts[4]))}
-	return ci, rest, true
+	return newCommitInfo(parts[:6]), rest, true
 }
 
 // addFiles records the NUL-separated paths, at most maxFiles (0: all).

@@ -288,6 +288,9 @@ func (s *Store) appendOnce(ctx context.Context, req AppendRequest) (*AppendResul
 		if len(body) > checkpoint.MaxFileSize {
 			return nil, fmt.Errorf("%w: checkpoint is %d bytes (limit %d)", checkpoint.ErrTooLarge, len(body), checkpoint.MaxFileSize)
 		}
+		if err := selfCheck(body, &cp, dev.public()); err != nil {
+			return nil, err
+		}
 		files[v.Layout.CheckpointPath(req.RepoID, cp.Hash)] = body
 		seg.add(cp.Entry())
 		c := cp
@@ -310,6 +313,27 @@ func (s *Store) appendOnce(ctx context.Context, req AppendRequest) (*AppendResul
 	}
 	res.Commit = commit
 	return res, nil
+}
+
+// selfCheck re-reads a sealed record from the exact bytes about to be
+// written and verifies it as any reader would: a record that would fail its
+// own hash or signature is refused (nothing is written) instead of poisoning
+// the device's chain.
+func selfCheck(body []byte, want *checkpoint.Checkpoint, pub ed25519.PublicKey) error {
+	back, err := checkpoint.Parse(body)
+	if err == nil {
+		if back.Hash != want.Hash || back.Signature != want.Signature {
+			err = errors.New("hash or signature changed on re-reading")
+		} else if rule, verr := back.Verify(pub); verr != nil {
+			err = verr
+		} else if rule != checkpoint.RuleSeedV1 {
+			err = fmt.Errorf("matched rule %s, want %s", rule, checkpoint.RuleSeedV1)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("%w: the record does not verify when read back from its own bytes (%v); nothing was written", checkpoint.ErrUnencodable, err)
+	}
+	return nil
 }
 
 // segmentWriter tracks the chain file(s) an append rewrites.

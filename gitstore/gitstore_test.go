@@ -226,6 +226,39 @@ func TestKeyConflict(t *testing.T) {
 	}
 }
 
+// TestAppendRefusesRecordThatWouldNotVerify: a draft whose file would not
+// read back as the record that was signed (here an unknown member "Summary",
+// which readers refuse as a case variant of a known key) is refused before
+// anything is written; text with invalid UTF-8 is made valid and verifies.
+func TestAppendRefusesRecordThatWouldNotVerify(t *testing.T) {
+	isolate(t)
+	s, _ := newStore(t)
+	ctx := context.Background()
+	d := device(t, "d", 1)
+	if _, err := s.Init(ctx, InitOptions{Device: d}); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := s.Tip()
+	bad := drafts(1, "x")
+	bad[0].Extra = []checkpoint.Member{{Key: "Summary", Value: []byte(`"forged"`)}}
+	_, err := s.Append(ctx, AppendRequest{RepoID: repoID, Device: d, Drafts: bad})
+	if !errors.Is(err, checkpoint.ErrUnencodable) || !strings.Contains(err.Error(), "nothing was written") {
+		t.Fatalf("append of a record that does not read back: %v", err)
+	}
+	if after, _ := s.Tip(); after != before {
+		t.Fatalf("the branch moved from %s to %s", before, after)
+	}
+	latin := drafts(1, "caf\xe9")
+	res, err := s.Append(ctx, AppendRequest{RepoID: repoID, Device: d, Drafts: latin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, _ := s.View()
+	if rep, err := v.Verify(); err != nil || !rep.OK || !strings.Contains(res.Checkpoints[0].Summary, "\uFFFD") {
+		t.Fatalf("a record from Latin-1 text: %+v %v %q", rep, err, res.Checkpoints[0].Summary)
+	}
+}
+
 func TestNotInitialized(t *testing.T) {
 	isolate(t)
 	s, _ := newStore(t)

@@ -252,6 +252,20 @@ func shorten(s string) string {
 	return s[:max] + "..."
 }
 
+// CurrentID returns the device id Load would use under home without
+// creating anything: override when it is set, else the id in
+// <home>/device-id; "" when there is none yet or it cannot be read.
+func CurrentID(home, override string) string {
+	if override != "" {
+		return override
+	}
+	id, err := readDeviceID(filepath.Join(home, deviceIDFile))
+	if err != nil {
+		return ""
+	}
+	return id
+}
+
 // ---- device id file ----
 
 // loadOrCreateDeviceID reads the device id at path, or generates and

@@ -416,8 +416,8 @@ func computeChain(v *gitstore.View, j *chainJob) {
 			}
 			return b, err
 		},
-		Verified: func(i int, cp *checkpoint.Checkpoint) error {
-			j.rows = append(j.rows, cache.Row{CP: cp, RepoID: j.repoID, Seq: j.count + i, Verified: j.lastVerified})
+		Verified: func(i int, cp *checkpoint.Checkpoint, rule checkpoint.Rule) error {
+			j.rows = append(j.rows, cache.Row{CP: cp, RepoID: j.repoID, Seq: j.count + i, Verified: j.lastVerified, Rule: rule})
 			return nil
 		},
 	}
@@ -441,7 +441,8 @@ func computeChain(v *gitstore.View, j *chainJob) {
 		if err != nil || cp.Hash != entries[i].Hash {
 			break
 		}
-		j.rows = append(j.rows, cache.Row{CP: cp, RepoID: j.repoID, Seq: j.count + i, Verified: false})
+		rule, _ := cp.MatchRule() // "" when neither rule matches
+		j.rows = append(j.rows, cache.Row{CP: cp, RepoID: j.repoID, Seq: j.count + i, Verified: false, Rule: rule})
 	}
 }
 
@@ -469,7 +470,11 @@ func (m *Memory) applyChain(w *cache.Writer, j *chainJob) error {
 }
 
 func (m *Memory) quarantine(w *cache.Writer, repoID, dev, record string, reason chain.Reason, detail string) error {
-	m.notice("device %s: checkpoint %s failed verification (%s): it is not trusted; see 'git ctx log --unverified'", dev, short(record), reason)
+	hint := ""
+	if dev != "" && dev == m.OwnDeviceID() {
+		hint = "; " + NewChainHint()
+	}
+	m.notice("device %s: checkpoint %s failed verification (%s): it is not trusted; see 'git ctx log --unverified'%s", dev, short(record), reason, hint)
 	return w.AddQuarantine(cache.Quarantined{Ref: gitstore.BranchRef, RepoID: repoID, Device: dev, Record: record, Reason: string(reason), Detail: detail})
 }
 

@@ -73,7 +73,7 @@ func TestCacheConcurrentAppendAndQuery(t *testing.T) {
 				fail(fmt.Errorf("search: no hits"))
 				return
 			}
-			if _, err := reader.Similar(ctx, "", []float32{1, 1, 0}, 3); err != nil {
+			if _, err := reader.Similar(ctx, "", []float32{1, 1, 0}, 3, false); err != nil {
 				fail(fmt.Errorf("similar: %w", err))
 				return
 			}

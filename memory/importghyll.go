@@ -94,7 +94,16 @@ func (m *Memory) ImportGhyllDB(ctx context.Context, dbPath, keysDir string) (*Im
 		origin, _ := json.Marshal("ghyll:" + cp.Hash)
 		d := cp
 		d.Hash, d.Signature, d.ParentHash, d.Version = "", "", "", 0
-		d.Extra = append(append([]checkpoint.Member(nil), cp.Extra...), checkpoint.Member{Key: "imported_from", Value: origin})
+		// Re-signing would vouch for every member: what the ghyll hash did
+		// not cover (ghyll's rule: emb, unknown members) is left out.
+		var keep []checkpoint.Member
+		if rule.CoversUnknown() {
+			keep = cp.Extra
+		}
+		if !rule.CoversEmbedding() {
+			d.Embedding = nil
+		}
+		d.Extra = append(append([]checkpoint.Member(nil), keep...), checkpoint.Member{Key: "imported_from", Value: origin})
 		drafts = append(drafts, d)
 		origins = append(origins, ImportedRecord{From: cp.Hash, Rule: rule})
 		done["ghyll:"+cp.Hash] = true

@@ -190,6 +190,11 @@ func TestImportGhyllDB(t *testing.T) {
 	c5 := next(r4, 9, "seed rule row")
 	c5.Version, c5.Embedding, c5.ToolsUsed = 1, []float32{0.5, 0.25}, []string{"bash"}
 	r5 := ghyllSign(t, c5, checkpoint.RuleSeedV1, alice)
+	// A row hashed under ghyll's rule with an embedding: the hash does not
+	// cover it, so it is not imported (re-signing would vouch for it).
+	c6 := next(r5, 13, "ghyll rule row with an embedding")
+	c6.Embedding = []float32{0.75, 0.5}
+	r6 := ghyllSign(t, c6, checkpoint.RuleGhyllV2, alice)
 	// Bad rows: summary altered after signing; no key for the device;
 	// signed with another key.
 	badSummary := ghyllSign(t, next(r5, 10, "turn 10"), checkpoint.RuleGhyllV2, alice)
@@ -202,11 +207,11 @@ func TestImportGhyllDB(t *testing.T) {
 	keys := filepath.Join(w.root, "ghyll-keys")
 	writeKey(t, keys, dev, alice.Public().(ed25519.PublicKey))
 	writeGhyllDB(t, dbPath, seedTable, []ghyllRow{
-		{cp: r1}, {cp: r2}, {cp: r3}, {cp: r4}, {cp: r5},
+		{cp: r1}, {cp: r2}, {cp: r3}, {cp: r4}, {cp: r5}, {cp: r6},
 		{cp: badSummary, storedSummary: "turn 10, edited"}, {cp: noKey}, {cp: badSig},
 	})
-	good := []checkpoint.Checkpoint{r1, r2, r3, r4, r5}
-	wantRules := []checkpoint.Rule{checkpoint.RuleGhyllV2, checkpoint.RuleGhyllV2, checkpoint.RuleGhyllV2, checkpoint.RuleGhyllV2, checkpoint.RuleSeedV1}
+	good := []checkpoint.Checkpoint{r1, r2, r3, r4, r5, r6}
+	wantRules := []checkpoint.Rule{checkpoint.RuleGhyllV2, checkpoint.RuleGhyllV2, checkpoint.RuleGhyllV2, checkpoint.RuleGhyllV2, checkpoint.RuleSeedV1, checkpoint.RuleGhyllV2}
 
 	res, err := a.ImportGhyllDB(ctx, dbPath, keys)
 	if err != nil {
@@ -248,8 +253,12 @@ func TestImportGhyllDB(t *testing.T) {
 			e.AuthorID != g.AuthorID {
 			t.Errorf("imported %d: %+v", i, e.Checkpoint)
 		}
+		wantEmb := g.Embedding
+		if r.Rule == checkpoint.RuleGhyllV2 {
+			wantEmb = nil
+		}
 		if (e.FilesTouched == nil) != (g.FilesTouched == nil) || (e.ToolsUsed == nil) != (g.ToolsUsed == nil) ||
-			(e.Embedding == nil) != (g.Embedding == nil) {
+			(e.Embedding == nil) != (wantEmb == nil) {
 			t.Errorf("imported %d: nil/empty lists not kept: files %#v tools %#v emb %#v", i, e.FilesTouched, e.ToolsUsed, e.Embedding)
 		}
 		wantOrigin := `"imported_from": "ghyll:` + g.Hash + `"`

@@ -43,6 +43,8 @@ type Memory struct {
 	Store       *gitstore.Store
 	repoID      string
 	ident       *identity.Identity
+	ownID       string // OwnDeviceID, once read
+	ownIDRead   bool
 	indexed     int // records indexed by this process (for Progress)
 }
 
@@ -203,6 +205,10 @@ func (m *Memory) Record(ctx context.Context, in RecordInput) (*checkpoint.Checkp
 	}
 	in.Session = firstNonEmpty(in.Session, os.Getenv("GIT_CTX_SESSION"), m.Repo.Config("ctx.session"))
 	in.Model = firstNonEmpty(in.Model, os.Getenv("GIT_CTX_MODEL"), m.Repo.Config("ctx.model"))
+	// Text is made valid UTF-8 before it is redacted, cut, hashed or signed
+	// (an argument or a file name may hold Latin-1 bytes): JSON cannot carry
+	// invalid bytes, and a record hashed over them would never verify.
+	in = validUTF8(in)
 	if !in.NoRedact {
 		var note string
 		in, note = redactInput(in)
@@ -273,6 +279,23 @@ func nextTurn(prev *checkpoint.Checkpoint, session string, lookup func(string) (
 		prev = p
 	}
 	return 1
+}
+
+// validUTF8 replaces each invalid UTF-8 byte in in's text with U+FFFD.
+func validUTF8(in RecordInput) RecordInput {
+	valid := func(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
+	in.Summary, in.Session, in.Model = valid(in.Summary), valid(in.Session), valid(in.Model)
+	for _, l := range []*[]string{&in.Files, &in.Tools, &in.Injections} {
+		if *l == nil {
+			continue
+		}
+		c := make([]string, len(*l))
+		for i, s := range *l {
+			c[i] = valid(s)
+		}
+		*l = c
+	}
+	return in
 }
 
 func checkInput(in RecordInput) error {

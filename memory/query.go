@@ -1,11 +1,14 @@
 package memory
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 
 	"github.com/git-ctx/git-ctx/cache"
+	"github.com/git-ctx/git-ctx/formats/checkpoint"
 	"github.com/git-ctx/git-ctx/gitstore"
 )
 
@@ -96,6 +99,38 @@ func (m *Memory) Show(ctx context.Context, prefix string) (*cache.Entry, []byte,
 	return e, raw, nil
 }
 
+// ShownFile is what `show --json` prints of the record e read from raw:
+// the file's own bytes when its hash covers every member. Otherwise (ghyll's
+// rule) the record is re-encoded without its unknown members and with an
+// "unauthenticated" member naming "emb", so that nothing outside the hash
+// passes for part of the signed record.
+func ShownFile(e *cache.Entry, raw []byte) ([]byte, error) {
+	uncovered := e.Unauthenticated()
+	if uncovered == nil {
+		return raw, nil
+	}
+	cp, err := checkpoint.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("read checkpoint %s: %w", e.Hash, err)
+	}
+	cp.Extra = nil
+	compact, err := cp.MarshalCompact()
+	if err != nil {
+		return nil, err
+	}
+	mark, err := json.Marshal(uncovered)
+	if err != nil {
+		return nil, err
+	}
+	compact = append(compact[:len(compact)-1], `,"unauthenticated":`...)
+	compact = append(append(compact, mark...), '}')
+	var out bytes.Buffer
+	if err := json.Indent(&out, compact, "", "  "); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
+}
+
 // Search runs a full-text query over this repository's checkpoints.
 func (m *Memory) Search(ctx context.Context, query string, limit int, open, close string) ([]cache.Hit, error) {
 	repoID, err := m.RepoID(ctx)
@@ -115,7 +150,9 @@ func (m *Memory) Search(ctx context.Context, query string, limit int, open, clos
 
 // Similar returns the k checkpoints closest (cosine) to vec, or to the
 // embedding of the checkpoint whose hash starts with to when vec is nil.
-func (m *Memory) Similar(ctx context.Context, to string, vec []float32, k int) ([]cache.Match, error) {
+// Embeddings outside their record's hash (ghyll's rule) are used only with
+// unauthenticated, on either side.
+func (m *Memory) Similar(ctx context.Context, to string, vec []float32, k int, unauthenticated bool) ([]cache.Match, error) {
 	repoID, err := m.RepoID(ctx)
 	if err != nil {
 		return nil, err
@@ -129,6 +166,9 @@ func (m *Memory) Similar(ctx context.Context, to string, vec []float32, k int) (
 		if len(e.Embedding) == 0 {
 			return nil, fmt.Errorf("%w: checkpoint %s has no embedding", ErrNotFound, e.Hash[:12])
 		}
+		if len(e.Unauthenticated()) > 0 && !unauthenticated {
+			return nil, fmt.Errorf("%w: checkpoint %s has no authenticated embedding (its hash, under %s, does not cover emb; --include-unauthenticated uses it anyway)", ErrNotFound, e.Hash[:12], e.Rule)
+		}
 		vec, except = e.Embedding, e.Hash
 	}
 	db, err := m.readCache(ctx)
@@ -136,7 +176,7 @@ func (m *Memory) Similar(ctx context.Context, to string, vec []float32, k int) (
 		return nil, err
 	}
 	defer db.Close()
-	return db.Similar(ctx, repoID, vec, k, except)
+	return db.Similar(ctx, repoID, vec, k, except, unauthenticated)
 }
 
 // readCache is Cache for commands that read the memory: without a memory

@@ -402,11 +402,18 @@ func cmdShow() *cli.Command {
 			}
 			w := c.App.Writer
 			if c.Bool("json") {
-				fmt.Fprintf(w, "%s\n", raw)
+				shown, err := memory.ShownFile(cp, raw)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(w, "%s\n", shown)
 				return nil
 			}
 			if !cp.Verified {
 				fmt.Fprintf(w, "UNVERIFIED: this checkpoint failed verification; see 'git ctx log --unverified'\n")
+				if cp.DeviceID == m.OwnDeviceID() {
+					fmt.Fprintf(w, "UNVERIFIED: %s\n", memory.NewChainHint())
+				}
 			}
 			line := termtext.Line
 			fmt.Fprintf(w, "checkpoint %s\n", line(cp.Hash))
@@ -424,7 +431,7 @@ func cmdShow() *cli.Command {
 				fmt.Fprintf(w, "Injections: %s\n", lineList(cp.InjectionSig))
 			}
 			if len(cp.Embedding) > 0 {
-				fmt.Fprintf(w, "Embedding: %d dimensions\n", len(cp.Embedding))
+				fmt.Fprintf(w, "Embedding: %d dimensions%s\n", len(cp.Embedding), unauthNote(cp))
 			}
 			fmt.Fprintf(w, "\n%s\n", indent(cp.Summary))
 			return nil

@@ -23,12 +23,15 @@ func entryJSON(e *cache.Entry, extra map[string]any) (json.RawMessage, error) {
 	for k, v := range extra {
 		tail[k] = v
 	}
+	if u := e.Unauthenticated(); u != nil {
+		tail["unauthenticated"] = u
+	}
 	// A record's own unknown member must not collide with what is added
 	// here: a forged "verified" would otherwise appear twice.
 	cp := *e.Checkpoint
 	cp.Extra = nil
 	for _, m := range e.Extra {
-		if _, clash := tail[m.Key]; !clash {
+		if _, clash := tail[m.Key]; !clash && m.Key != "unauthenticated" {
 			cp.Extra = append(cp.Extra, m)
 		}
 	}
@@ -42,6 +45,15 @@ func entryJSON(e *cache.Entry, extra map[string]any) (json.RawMessage, error) {
 	}
 	out := append(b[:len(b)-1:len(b)-1], ',')
 	return append(out, t[1:]...), nil
+}
+
+// unauthNote marks, in text output, an embedding the record's hash does
+// not cover.
+func unauthNote(e *cache.Entry) string {
+	if e.Unauthenticated() == nil {
+		return ""
+	}
+	return " (unauthenticated: not covered by the record's hash, rule " + string(e.Rule) + ")"
 }
 
 func cmdLog() *cli.Command {
@@ -112,8 +124,13 @@ func cmdLog() *cli.Command {
 				fmt.Fprintf(w, "REJECTED device %s, %s: %s: %s\n", termtext.Line(q.Device), termtext.Line(orDash(shortHash(q.Record))),
 					termtext.Line(q.Reason), termtext.Line(q.Detail))
 			}
+			hint := false
 			for _, e := range entries {
 				printEntryLine(w, e, "")
+				hint = hint || !e.Verified && e.DeviceID == m.OwnDeviceID()
+			}
+			if hint {
+				fmt.Fprintf(c.App.ErrWriter, "git-ctx: UNVERIFIED records of this device: %s\n", memory.NewChainHint())
 			}
 			return nil
 		},
@@ -237,6 +254,7 @@ func cmdSimilar() *cli.Command {
 			&cli.StringFlag{Name: "to", Usage: "compare with checkpoint `HASH` (a prefix)"},
 			&cli.StringFlag{Name: "emb-file", Usage: "compare with the embedding in `FILE` (JSON array or float32 little-endian)"},
 			&cli.IntFlag{Name: "k", Value: 5, Usage: "at most `N` results"},
+			&cli.BoolFlag{Name: "include-unauthenticated", Usage: "also use embeddings their record's hash does not cover (ghyll's rule)"},
 			jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
@@ -255,7 +273,7 @@ func cmdSimilar() *cli.Command {
 			if err != nil {
 				return err
 			}
-			matches, err := m.Similar(c.Context, c.String("to"), vec, c.Int("k"))
+			matches, err := m.Similar(c.Context, c.String("to"), vec, c.Int("k"), c.Bool("include-unauthenticated"))
 			if err != nil {
 				return err
 			}

@@ -77,6 +77,14 @@ type ResumedFrom struct {
 	Hash    string `json:"hash"`
 }
 
+// CoversEmbedding reports whether a hash under r covers "emb". A value the
+// hash does not cover can be changed in transit without detection, so it is
+// never trusted.
+func (r Rule) CoversEmbedding() bool { return r == RuleSeedV1 }
+
+// CoversUnknown reports whether a hash under r covers unknown members.
+func (r Rule) CoversUnknown() bool { return r == RuleSeedV1 }
+
 // Member is one unknown top-level member of a checkpoint object.
 type Member struct {
 	Key   string

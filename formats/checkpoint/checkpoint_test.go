@@ -352,3 +352,30 @@ func TestChainLine(t *testing.T) {
 		t.Fatal("missing newline accepted")
 	}
 }
+
+// TestSealInvalidUTF8: a record sealed from text holding invalid UTF-8
+// (a Latin-1 byte) verifies when read back from its own file; the old
+// behaviour hashed the raw byte, which the file cannot carry.
+func TestSealInvalidUTF8(t *testing.T) {
+	priv := ed25519.NewKeyFromSeed(bytes.Repeat([]byte{7}, 32))
+	files := []string{"caf\xe9.go"}
+	cp := &Checkpoint{ParentHash: ZeroHash, DeviceID: "dev", Timestamp: 1, Summary: "caf\xe9 \xff",
+		SessionID: "s\xe9", Branch: "b\xe9", FilesTouched: files, ToolsUsed: []string{"t\xe9"}}
+	if err := cp.Seal(priv); err != nil {
+		t.Fatal(err)
+	}
+	if cp.Summary != "caf\uFFFD \uFFFD" || files[0] != "caf\xe9.go" {
+		t.Fatalf("summary %q, caller's list %q", cp.Summary, files)
+	}
+	body, err := cp.MarshalFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := Parse(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rule, err := back.Verify(priv.Public().(ed25519.PublicKey)); err != nil || rule != RuleSeedV1 {
+		t.Fatalf("read back: %v %v\n%s", rule, err, body)
+	}
+}

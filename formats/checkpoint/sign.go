@@ -4,10 +4,16 @@ import (
 	"crypto/ed25519"
 	"encoding/hex"
 	"fmt"
+	"strings"
+	"unicode/utf8"
 )
 
 // Seal sets Version (when zero), Hash under RuleSeedV1 and Signature with
 // priv. It is what git-ctx does to every record it writes.
+//
+// Every string of the record is first made valid UTF-8 (each invalid byte
+// becomes U+FFFD): JSON cannot carry invalid bytes, so a hash over them
+// would never match the record read back from its file.
 func (cp *Checkpoint) Seal(priv ed25519.PrivateKey) error {
 	if len(priv) != ed25519.PrivateKeySize {
 		return fmt.Errorf("%w: private key is %d bytes", ErrBadKey, len(priv))
@@ -15,6 +21,7 @@ func (cp *Checkpoint) Seal(priv ed25519.PrivateKey) error {
 	if cp.Version == 0 {
 		cp.Version = WriteVersion
 	}
+	cp.MakeValidUTF8()
 	h, err := cp.ComputeHash(RuleSeedV1)
 	if err != nil {
 		return err
@@ -85,4 +92,28 @@ func short(h string) string {
 		return h[:12]
 	}
 	return h
+}
+
+// MakeValidUTF8 replaces every invalid UTF-8 byte in the record's strings
+// (lists and resumed_from included) with U+FFFD, which is what a JSON
+// decoder reads back for such a byte. Lists are copied before they change.
+// Unknown members are left as they are.
+func (cp *Checkpoint) MakeValidUTF8() {
+	valid := func(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
+	for _, p := range []*string{&cp.DeviceID, &cp.AuthorID, &cp.RepoRemote, &cp.Branch, &cp.SessionID,
+		&cp.ActiveModel, &cp.Summary} {
+		*p = valid(*p)
+	}
+	for _, l := range []*[]string{&cp.FilesTouched, &cp.ToolsUsed, &cp.InjectionSig} {
+		for i, s := range *l {
+			if !utf8.ValidString(s) {
+				c := append([]string{}, (*l)...)
+				c[i] = valid(s)
+				*l = c
+			}
+		}
+	}
+	if r := cp.ResumedFrom; r != nil && (!utf8.ValidString(r.Session) || !utf8.ValidString(r.Hash)) {
+		cp.ResumedFrom = &ResumedFrom{Session: valid(r.Session), Hash: valid(r.Hash)}
+	}
 }
