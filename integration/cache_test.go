@@ -543,8 +543,10 @@ func TestCacheSearchSimilarShowReindex(t *testing.T) {
 		want("-k 1", similar("--emb-file", q, "-k", "1"), []string{f.front}, []float64{1})
 		q4 := filepath.Join(f.s.root, "q4.json")
 		writeFile(t, q4, "[1,0,0,0]")
-		if ms := similar("--emb-file", q4); len(ms) != 0 {
-			t.Errorf("a 4-dimensional query matched %+v", ms)
+		// A dimension no stored embedding has is a mistake, not "no match".
+		if r := gitCtx(t, f.repo, f.env, "similar", "--json", "--emb-file", q4); r.code != 7 || r.stdout != "" ||
+			!strings.Contains(r.stderr, "it has 4 dimensions; the embeddings stored here have 3") {
+			t.Errorf("a 4-dimensional query: want exit 7 naming both dimensions, got %s", r)
 		}
 		r := gitCtx(t, f.repo, f.env, "similar", "--to", f.jwt[:10])
 		wantCode(t, "similar text", r, 0)
