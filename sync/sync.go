@@ -38,7 +38,11 @@ type PullResult struct {
 	// the remote had already published another file under the same
 	// name@version (the remote's copy was merged in their place).
 	Superseded []Superseded `json:"superseded"`
-	Durations  Timings      `json:"timings_ms"`
+	// SharedKeys lists keys this pull accepted that are also published
+	// under another device id (reported once: by the pull that accepts
+	// them). Such devices are merged; `git ctx devices` keeps showing them.
+	SharedKeys []SharedKey `json:"shared_keys"`
+	Durations  Timings     `json:"timings_ms"`
 
 	verified []string // checkpoints this pull verified and merged
 }
@@ -95,7 +99,7 @@ func fetchAndMerge(ctx context.Context, m *memory.Memory, remote string, opt Opt
 	if err != nil {
 		return nil, err
 	}
-	res := &PullResult{Remote: remote, NewKeys: []string{}, Devices: []DeviceResult{}, Rejected: []Rejection{}, Superseded: []Superseded{}}
+	res := &PullResult{Remote: remote, NewKeys: []string{}, Devices: []DeviceResult{}, Rejected: []Rejection{}, Superseded: []Superseded{}, SharedKeys: []SharedKey{}}
 	// What the remote was before this fetch: a package it held then was
 	// published there, whatever the fetched tip says now.
 	prev, err := st.ResolveRef(TrackingRef(remote))
@@ -195,6 +199,7 @@ func pullOnce(ctx context.Context, m *memory.Memory, remote string, tipR plumbin
 	res.Devices, res.Rejected = p.devices, p.rejected
 	res.Packages, res.PackageConflicts = p.packages, 0
 	res.Superseded = append([]Superseded{}, p.superseded...)
+	res.SharedKeys = append([]SharedKey{}, p.sharedKeys...)
 	for _, r := range p.rejected {
 		if r.Reason == ReasonPackageConflict {
 			res.PackageConflicts++
@@ -468,6 +473,10 @@ func (r *PullResult) Summary() []string {
 	}
 	for _, k := range r.NewKeys {
 		lines = append(lines, fmt.Sprintf("new device %s: key pinned", k))
+	}
+	for _, sk := range r.SharedKeys {
+		lines = append(lines, fmt.Sprintf("warning: one key (%s) is published under several device ids: %s (a copied key, or a device set up again under a new id; see 'git ctx devices')",
+			sk.Fingerprint, strings.Join(sk.Devices, ", ")))
 	}
 	return lines
 }

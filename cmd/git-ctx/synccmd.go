@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
@@ -254,7 +255,11 @@ func cmdDevices() *cli.Command {
 				if d.Unverified > 0 {
 					unv = fmt.Sprintf(", %d unverified", d.Unverified)
 				}
-				fmt.Fprintf(c.App.Writer, "%-32s %-25s %-10s %6d checkpoints%s, last %s%s\n", d.ID, orDash(d.Fingerprint), d.Trust, d.Checkpoints, unv, last, me)
+				same := ""
+				if len(d.SameKeyAs) > 0 {
+					same = ", same key as " + strings.Join(d.SameKeyAs, ", ")
+				}
+				fmt.Fprintf(c.App.Writer, "%-32s %-25s %-10s %6d checkpoints%s, last %s%s%s\n", d.ID, orDash(d.Fingerprint), d.Trust, d.Checkpoints, unv, last, me, same)
 			}
 			return nil
 		},
