@@ -559,3 +559,18 @@ func TestStaleRefLockRecovered(t *testing.T) {
 		t.Fatalf("lock still there: %v", err)
 	}
 }
+
+// TestSignatureClean: a user.name or user.email holding a newline, "<" or
+// ">" cannot break the commit header (git fsck --strict: badName).
+func TestSignatureClean(t *testing.T) {
+	for _, tc := range []struct{ name, email, wantName, wantEmail string }{
+		{"B <evil>\nparent 0000", "b@x>\n", "B evilparent 0000", "b@x"},
+		{" \t\n", "<>", "git-ctx", "git-ctx@localhost"},
+		{"Ann Example", "ann@example.org", "Ann Example", "ann@example.org"},
+	} {
+		sig := Author{Name: tc.name, Email: tc.email}.signature(time.Unix(0, 0))
+		if sig.Name != tc.wantName || sig.Email != tc.wantEmail {
+			t.Errorf("signature(%q, %q) = %q <%q>, want %q <%q>", tc.name, tc.email, sig.Name, sig.Email, tc.wantName, tc.wantEmail)
+		}
+	}
+}

@@ -428,6 +428,10 @@ func TestHostileNamesFsck(t *testing.T) {
 
 	b := syncCloneDevice(t, s, rem, "B")
 	b.git(t, "config", "transfer.fsckObjects", "true")
+	// An identity git itself would clean up: angle brackets and a newline
+	// must not reach a commit header.
+	b.git(t, "config", "user.name", "B <evil>\nparent 0000000000000000000000000000000000000000")
+	b.git(t, "config", "user.email", "b@example.org>\n")
 	b.must(t, "pull")
 	b.must(t, "init")
 	b.cp(t, "b1")
