@@ -265,6 +265,11 @@ func TestHostileNamesDeviceIDs(t *testing.T) {
 		r := w.a.ctx(t, "pull")
 		wantCode(t, "A's pull", r, 1)
 		namesWantRejected(t, w.a, "bad_device_id", ids...)
+		// Names are shown quoted, never raw: a control character in an id
+		// must not reach the terminal.
+		if txt := w.a.must(t, "log", "--unverified"); strings.Contains(r.stdout+txt, "tab\tid") || !strings.Contains(r.stdout+txt, `"tab\tid"`) {
+			t.Errorf("a raw tab reaches the output, or the id is not shown quoted:\n%s\n%s", r.stdout, txt)
+		}
 		devs := namesDevicesOf(t, w.a)
 		for _, id := range ids {
 			if _, ok := devs[id]; ok {

@@ -14,6 +14,7 @@ import (
 	"github.com/git-ctx/git-ctx/cache"
 	"github.com/git-ctx/git-ctx/gitexec"
 	"github.com/git-ctx/git-ctx/gitstore"
+	"github.com/git-ctx/git-ctx/internal/gitname"
 	"github.com/git-ctx/git-ctx/memory"
 )
 
@@ -453,11 +454,11 @@ func (r *PullResult) Summary() []string {
 	for _, d := range devs {
 		switch {
 		case d.Fork:
-			lines = append(lines, fmt.Sprintf("%s: fork: remote %s vs local %s; +%d merged before it", d.Device, short(d.Record), short(d.Local), d.Added))
+			lines = append(lines, fmt.Sprintf("%s: fork: remote %s vs local %s; +%d merged before it", gitname.Display(d.Device), short(d.Record), short(d.Local), d.Added))
 		case d.Rejected:
-			lines = append(lines, fmt.Sprintf("%s: +%d checkpoints, verified; rejected %s: %s", d.Device, d.Added, orDash(short(d.Record)), d.Reason))
+			lines = append(lines, fmt.Sprintf("%s: +%d checkpoints, verified; rejected %s: %s", gitname.Display(d.Device), d.Added, orDash(gitname.Display(short(d.Record))), d.Reason))
 		case d.Added > 0:
-			lines = append(lines, fmt.Sprintf("%s: +%d checkpoints, verified", d.Device, d.Added))
+			lines = append(lines, fmt.Sprintf("%s: +%d checkpoints, verified", gitname.Display(d.Device), d.Added))
 		}
 	}
 	if r.Packages > 0 {
@@ -468,11 +469,11 @@ func (r *PullResult) Summary() []string {
 	}
 	for _, rj := range r.Rejected {
 		if rj.Device == "" {
-			lines = append(lines, fmt.Sprintf("rejected %s: %s: %s", rj.Record, rj.Reason, rj.Detail))
+			lines = append(lines, fmt.Sprintf("rejected %s: %s: %s", gitname.Display(rj.Record), rj.Reason, gitname.Display(rj.Detail)))
 		}
 	}
 	for _, k := range r.NewKeys {
-		lines = append(lines, fmt.Sprintf("new device %s: key pinned", k))
+		lines = append(lines, fmt.Sprintf("new device %s: key pinned", gitname.Display(k)))
 	}
 	for _, sk := range r.SharedKeys {
 		lines = append(lines, fmt.Sprintf("warning: one key (%s) is published under several device ids: %s (a copied key, or a device set up again under a new id; see 'git ctx devices')",

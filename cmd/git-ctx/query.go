@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-ctx/git-ctx/cache"
+	"github.com/git-ctx/git-ctx/internal/gitname"
 	"github.com/git-ctx/git-ctx/memory"
 )
 
@@ -108,7 +109,7 @@ func cmdLog() *cli.Command {
 				return printJSON(w, list)
 			}
 			for _, q := range quarantine {
-				fmt.Fprintf(w, "REJECTED device %s, %s: %s: %s\n", q.Device, orDash(shortHash(q.Record)), q.Reason, q.Detail)
+				fmt.Fprintf(w, "REJECTED device %s, %s: %s: %s\n", gitname.Display(q.Device), orDash(gitname.Display(shortHash(q.Record))), q.Reason, gitname.Display(q.Detail))
 			}
 			for _, e := range entries {
 				printEntryLine(w, e, "")

@@ -17,7 +17,9 @@ package gitname
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -176,4 +178,16 @@ func hfsDot(name, needle string) bool {
 		j++
 	}
 	return j == len(want)
+}
+
+// Display returns name as it may be printed on a terminal: unchanged when
+// every character is printable, else Go-quoted (so that a hostile name's
+// control characters or escape sequences are shown, never interpreted).
+func Display(name string) string {
+	for _, r := range name {
+		if r < 0x20 || r == 0x7f || !unicode.IsPrint(r) {
+			return strconv.Quote(name)
+		}
+	}
+	return name
 }

@@ -154,3 +154,14 @@ func FuzzCheck(f *testing.F) {
 		}
 	})
 }
+
+func TestDisplay(t *testing.T) {
+	for in, want := range map[string]string{
+		"laptop-1": "laptop-1", "Alice-MacBook-Pro.local": "Alice-MacBook-Pro.local", "é": "é",
+		"tab\tid": `"tab\tid"`, "\x1b[2J": `"\x1b[2J"`, "zw\u200bsp": `"zw\u200bsp"`, "a\nb": `"a\nb"`,
+	} {
+		if got := Display(in); got != want {
+			t.Errorf("Display(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
