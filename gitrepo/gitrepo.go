@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/git-ctx/git-ctx/gitexec"
+	"github.com/git-ctx/git-ctx/internal/gitname"
 )
 
 // ErrNotARepo means the directory is not inside a git repository.
@@ -335,7 +336,9 @@ func isWindowsDrive(u string, colon int) bool {
 }
 
 // ValidSegment reports whether s can be one path segment on the memory
-// branch: non-empty, at most 128 bytes, no "/", "\", NUL, no "..", not ".".
+// branch: non-empty, at most 128 bytes, no "/", "\", NUL, no "..", not ".",
+// and nothing git or a checkout would read as .git or .gitmodules (any
+// case, NTFS and HFS+ aliases: gitname.Check).
 func ValidSegment(s string) error {
 	switch {
 	case s == "" || s == ".":
@@ -344,6 +347,9 @@ func ValidSegment(s string) error {
 		return fmt.Errorf("name longer than 128 bytes")
 	case strings.ContainsAny(s, "/\\\x00") || strings.Contains(s, ".."):
 		return fmt.Errorf("%q contains a path separator, NUL or \"..\"", s)
+	}
+	if err := gitname.Check(s); err != nil {
+		return fmt.Errorf("%q: %w", s, err)
 	}
 	return nil
 }

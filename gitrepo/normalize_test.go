@@ -187,6 +187,15 @@ func TestValidSegment(t *testing.T) {
 		{"/abs", false},
 		{`a\b`, false},
 		{"a\x00b", false},
+		{".gitkeep", true},
+		{".git", false},
+		{".Git", false},
+		{"git~1", false},
+		{".git ", false},
+		{".git.", false},
+		{"\u200c.git", false},
+		{".gitmodules", false},
+		{"gi7eba~1", false},
 	}
 	for _, tc := range tests {
 		err := gitrepo.ValidSegment(tc.in)

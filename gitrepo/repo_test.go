@@ -273,7 +273,7 @@ func TestRepoIDIgnoresAddedPushURL(t *testing.T) {
 
 func TestRepoIDInvalidOverride(t *testing.T) {
 	isolateGit(t)
-	for _, v := range []string{"a/b", "..", ".", `a\b`, strings.Repeat("x", 129)} {
+	for _, v := range []string{"a/b", "..", ".", `a\b`, strings.Repeat("x", 129), ".git", ".GIT", "git~1", ".git. ", ".g\u200cit", ".gitmodules", "GITMOD~1"} {
 		dir := newRepo(t)
 		setRemote(t, dir, "origin", "https://github.com/example/app.git")
 		gitOut(t, dir, "config", "ctx.repoId", v)

@@ -22,7 +22,7 @@ import (
 type Author struct{ Name, Email string }
 
 func (a Author) signature(now time.Time) object.Signature {
-	name, email := a.Name, a.Email
+	name, email := identClean(a.Name), identClean(a.Email)
 	if name == "" {
 		name = "git-ctx"
 	}
@@ -30,6 +30,20 @@ func (a Author) signature(now time.Time) object.Signature {
 		email = "git-ctx@localhost"
 	}
 	return object.Signature{Name: name, Email: email, When: now}
+}
+
+// identClean drops from a user.name or user.email what would break the
+// commit header (git's fsck: badName, badEmail, and a newline would start
+// a header line of its own): control characters, "<" and ">", as git does
+// when it makes an ident; then surrounding spaces.
+func identClean(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || r == '<' || r == '>' {
+			return -1
+		}
+		return r
+	}, s)
+	return strings.TrimSpace(s)
 }
 
 // Device is the writing device: its id and private key.

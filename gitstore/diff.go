@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path"
 	"strings"
 	"time"
 
@@ -60,7 +59,12 @@ func (s *Store) diffTrees(a, b plumbing.Hash, prefix string, out *[]Change) erro
 		return err
 	}
 	for _, e := range bt.Entries {
-		p := path.Join(prefix, e.Name)
+		// Not path.Join: it would clean a hostile entry such as ".." or
+		// "" away; the caller must see every name as the tree spells it.
+		p := e.Name
+		if prefix != "" {
+			p = prefix + "/" + e.Name
+		}
 		old, had := aEntries[e.Name]
 		if had && old.Hash == e.Hash && old.Mode == e.Mode {
 			continue

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/git-ctx/git-ctx/chain"
 	"github.com/git-ctx/git-ctx/formats/checkpoint"
@@ -206,6 +208,77 @@ func TestEditTreeMatchesGit(t *testing.T) {
 	// A path through a file is refused.
 	if _, err := s.treeWith(tree, map[string][]byte{"a0/x": []byte("6")}); err == nil {
 		t.Fatal("wrote a path through a file")
+	}
+	// Names git refuses, or reads as .git, are never written.
+	for _, p := range []string{".GIT/x", "a/git~1", "repos/.git. /x", "x/.g\u200cit", "a//b", "../x", ".gitmodules"} {
+		if _, err := s.treeWith(tree, map[string][]byte{p: []byte("7")}); !errors.Is(err, ErrUnsafePath) {
+			t.Errorf("treeWith(%q) = %v, want ErrUnsafePath", p, err)
+		}
+	}
+}
+
+// TestVerifyReportsUnsafeNames: a tree entry git refuses (written here
+// without the tree writer's check) is a verify problem at its path, and a
+// device id breaking the read rule or colliding by case is one too.
+func TestVerifyReportsUnsafeNames(t *testing.T) {
+	isolate(t)
+	s, _ := newStore(t)
+	ctx := context.Background()
+	d := device(t, "d", 1)
+	if _, err := s.Init(ctx, InitOptions{Device: d}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Append(ctx, AppendRequest{RepoID: repoID, Device: d, Drafts: drafts(1, "x")}); err != nil {
+		t.Fatal(err)
+	}
+	good, _ := s.View()
+	root, err := s.readTree(good.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blob, _ := s.writeBlob([]byte("x"))
+	sub, err := s.writeTree([]object.TreeEntry{{Name: "config", Mode: filemode.Regular, Hash: blob}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries := append([]object.TreeEntry{}, root.Entries...)
+	for i, e := range entries {
+		if e.Name == "devices" {
+			devs, _ := s.readTree(e.Hash)
+			key := devs.Entries[0].Hash
+			dt, err := s.writeTree(append(append([]object.TreeEntry{}, devs.Entries...),
+				object.TreeEntry{Name: "D.pub", Mode: filemode.Regular, Hash: key},
+				object.TreeEntry{Name: "a b.pub", Mode: filemode.Regular, Hash: key}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			entries[i].Hash = dt
+		}
+	}
+	entries = append(entries, object.TreeEntry{Name: ".GIT", Mode: filemode.Dir, Hash: sub})
+	tree, err := s.writeTree(entries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := s.writeCommit(tree, nil, Author{}.signature(time.Now()), "tamper")
+	v, err := s.ViewAt(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := v.Verify()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// "D" and "d" collide; whichever is listed second is reported.
+	want := map[string]string{".GIT": "unsafe path", "devices/d.pub": "only in letter case", "devices/a b.pub": "bad device id"}
+	for _, p := range rep.Problems {
+		path := strings.Replace(p.Path, "devices/D.pub", "devices/d.pub", 1)
+		if w, ok := want[path]; ok && strings.Contains(p.Reason, w) {
+			delete(want, path)
+		}
+	}
+	if rep.OK || len(want) > 0 {
+		t.Fatalf("verify misses %v: %+v", want, rep.Problems)
 	}
 }
 
@@ -517,5 +590,20 @@ func TestStaleRefLockRecovered(t *testing.T) {
 	}
 	if _, err := os.Stat(lock); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("lock still there: %v", err)
+	}
+}
+
+// TestSignatureClean: a user.name or user.email holding a newline, "<" or
+// ">" cannot break the commit header (git fsck --strict: badName).
+func TestSignatureClean(t *testing.T) {
+	for _, tc := range []struct{ name, email, wantName, wantEmail string }{
+		{"B <evil>\nparent 0000", "b@x>\n", "B evilparent 0000", "b@x"},
+		{" \t\n", "<>", "git-ctx", "git-ctx@localhost"},
+		{"Ann Example", "ann@example.org", "Ann Example", "ann@example.org"},
+	} {
+		sig := Author{Name: tc.name, Email: tc.email}.signature(time.Unix(0, 0))
+		if sig.Name != tc.wantName || sig.Email != tc.wantEmail {
+			t.Errorf("signature(%q, %q) = %q <%q>, want %q <%q>", tc.name, tc.email, sig.Name, sig.Email, tc.wantName, tc.wantEmail)
+		}
 	}
 }

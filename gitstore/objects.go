@@ -14,6 +14,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/git-ctx/git-ctx/gitexec"
+	"github.com/git-ctx/git-ctx/internal/gitname"
 )
 
 // ErrNotExist means a path is not on the branch.
@@ -21,6 +22,11 @@ var ErrNotExist = errors.New("not on the branch")
 
 // ErrTooLarge means a blob exceeds the limit it was read with.
 var ErrTooLarge = errors.New("object too large")
+
+// ErrUnsafePath: a tree edit names a path component git refuses (empty,
+// ".", "..", or an alias of .git or .gitmodules: gitname.Check). Callers
+// validate names first; this is the last guard before a tree is written.
+var ErrUnsafePath = errors.New("path component git refuses")
 
 func (s *Store) writeBlob(data []byte) (plumbing.Hash, error) {
 	return s.writeLoose(plumbing.BlobObject, data)
@@ -120,8 +126,10 @@ func (s *Store) editTree(base plumbing.Hash, edits map[string]plumbing.Hash) (pl
 	sub := map[string]map[string]plumbing.Hash{}
 	for p, h := range edits {
 		name, rest, deeper := strings.Cut(p, "/")
-		if name == "" {
-			return plumbing.ZeroHash, fmt.Errorf("bad path %q", p)
+		// Every name git-ctx writes passes through here: none may be one
+		// git refuses or a checkout reads as .git (gitname.Check).
+		if err := gitname.Check(name); err != nil {
+			return plumbing.ZeroHash, fmt.Errorf("%w: %q: %v", ErrUnsafePath, p, err)
 		}
 		if !deeper {
 			if i, ok := index[name]; ok {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/git-ctx/git-ctx/formats/checkpoint"
 	"github.com/git-ctx/git-ctx/formats/ctxpkg"
+	"github.com/git-ctx/git-ctx/internal/gitname"
 )
 
 // Published context packages (both layouts; see docs/FORMAT.md):
@@ -47,8 +48,9 @@ func PackagePath(repoID, name, version string) string {
 
 // CheckPackagePath refuses a name or version that is not a safe, unambiguous
 // path: lean-ctx's character rules (Manifest.Validate), ctxpkg.SafeName, and
-// no name segment that is ".git" or ends in ".ctxpkg" or ".lctxpkg" (which
-// could collide with a version file).
+// no name segment that git refuses or reads as .git or .gitmodules (any
+// case, NTFS and HFS+ aliases: gitname.Check) or that ends in ".ctxpkg" or
+// ".lctxpkg" (which could collide with a version file).
 func CheckPackagePath(name, version string) error {
 	m := ctxpkg.Manifest{SchemaVersion: 1, Name: name, Version: version}
 	if err := m.Validate(); err != nil {
@@ -68,10 +70,12 @@ func CheckPackagePath(name, version string) error {
 		return fmt.Errorf("%w: unsafe name %q", ErrPackagePath, name)
 	}
 	for _, seg := range strings.Split(name, "/") {
-		low := strings.ToLower(seg)
-		if low == ".git" || strings.HasSuffix(seg, ctxpkg.Extension) || strings.HasSuffix(seg, ctxpkg.LegacyExtension) {
+		if gitname.Check(seg) != nil || strings.HasSuffix(seg, ctxpkg.Extension) || strings.HasSuffix(seg, ctxpkg.LegacyExtension) {
 			return fmt.Errorf("%w: name segment %q is not allowed", ErrPackagePath, seg)
 		}
+	}
+	if err := gitname.Check(version + ctxpkg.Extension); err != nil {
+		return fmt.Errorf("%w: version %q: %v", ErrPackagePath, version, err)
 	}
 	return nil
 }

@@ -10,10 +10,13 @@ import (
 	"strings"
 	gosync "sync"
 
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 
 	"github.com/git-ctx/git-ctx/chain"
 	"github.com/git-ctx/git-ctx/formats/checkpoint"
+	"github.com/git-ctx/git-ctx/identity"
+	"github.com/git-ctx/git-ctx/internal/gitname"
 )
 
 // Problem is something wrong on the branch that is not one device's chain:
@@ -99,7 +102,11 @@ func (v *View) Verify() (*Report, error) {
 			problem(e.Name, "not part of the %s layout", v.Layout)
 		}
 	}
+	if err := v.unsafeNames(v.Root, "", problem); err != nil {
+		return nil, err
+	}
 	keys := map[string]ed25519.PublicKey{}
+	folded := map[string]string{} // identity.DeviceIDFoldKey → the first id
 	devEntries, err := v.List("devices")
 	if err != nil {
 		return nil, err
@@ -113,6 +120,13 @@ func (v *View) Verify() (*Report, error) {
 			continue
 		}
 		rep.Devices = append(rep.Devices, id)
+		if err := identity.ValidBranchDeviceID(id); err != nil {
+			problem(DeviceKeyPath(id), "bad device id: %v", err)
+		} else if other, dup := folded[identity.DeviceIDFoldKey(id)]; dup {
+			problem(DeviceKeyPath(id), "bad device id: %q differs from device %q only in letter case or trailing dots", id, other)
+		} else {
+			folded[identity.DeviceIDFoldKey(id)] = id
+		}
 		pub, _, err := v.DeviceKey(id)
 		if err != nil {
 			problem(DeviceKeyPath(id), "%v", err)
@@ -129,6 +143,9 @@ func (v *View) Verify() (*Report, error) {
 			problem("repos/"+r.Name, "not a repository directory")
 			continue
 		}
+		if gitname.Check(r.Name) != nil {
+			continue // reported by unsafeNames
+		}
 		if err := v.verifyRepo(r.Name, keys, rep, problem); err != nil {
 			return nil, err
 		}
@@ -143,6 +160,32 @@ func (v *View) Verify() (*Report, error) {
 	})
 	rep.OK = rep.ok()
 	return rep, nil
+}
+
+// unsafeNames reports every entry of the tree (walked whole) whose name
+// git refuses or a checkout would read as .git or .gitmodules
+// (gitname.Check), without descending below it.
+func (v *View) unsafeNames(tree plumbing.Hash, prefix string, problem func(string, string, ...any)) error {
+	t, err := v.s.readTree(tree)
+	if err != nil {
+		return err
+	}
+	for _, e := range t.Entries {
+		p := e.Name
+		if prefix != "" {
+			p = prefix + "/" + e.Name
+		}
+		if err := gitname.Check(e.Name); err != nil {
+			problem(p, "unsafe path: %v", err)
+			continue
+		}
+		if e.Mode == filemode.Dir {
+			if err := v.unsafeNames(e.Hash, p, problem); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func (v *View) verifyRepo(repoID string, keys map[string]ed25519.PublicKey, rep *Report, problem func(string, string, ...any)) error {

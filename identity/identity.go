@@ -36,6 +36,7 @@ import (
 	"strings"
 
 	"github.com/git-ctx/git-ctx/formats/checkpoint"
+	"github.com/git-ctx/git-ctx/internal/gitname"
 )
 
 // Errors callers branch on; the errors Load returns wrap one of them when
@@ -196,6 +197,72 @@ func ValidDeviceID(id string) error {
 		}
 	}
 	return nil
+}
+
+// MaxBranchDeviceIDLen bounds a device id read from a memory branch.
+const MaxBranchDeviceIDLen = 128
+
+// windowsDeviceNames are names Windows opens as devices whatever their
+// extension ("con.pub" is the console).
+var windowsDeviceNames = map[string]bool{"con": true, "prn": true, "aux": true, "nul": true}
+
+// ValidBranchDeviceID is the rule for a device id that arrives from another
+// clone (a devices/<id>.pub, chain or timeline path a pull brings). It is
+// wider than ValidDeviceID, so that ghyll's ids (the host name, which may
+// hold capitals, e.g. "Alice-MacBook-Pro.local") are read, and strict about
+// what could mislead or escape: 1 to 128 characters from A-Z a-z 0-9 . _ -
+// (printable ASCII only: no whitespace, control or look-alike characters),
+// starting with a letter or digit, without "..", not ending in a reserved
+// suffix (any case), not a Windows device name, and a safe path component
+// for git (gitname.Check). Errors wrap ErrInvalidID.
+func ValidBranchDeviceID(id string) error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w %q: %s", ErrInvalidID, shorten(id), fmt.Sprintf(format, args...))
+	}
+	if id == "" {
+		return fmt.Errorf("%w: it is empty", ErrInvalidID)
+	}
+	if len(id) > MaxBranchDeviceIDLen {
+		return bad("it is %d bytes long, the limit is %d", len(id), MaxBranchDeviceIDLen)
+	}
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; !isASCIIAlnum(c) && c != '.' && c != '_' && c != '-' {
+			return bad("it contains byte 0x%02x; only A-Z, a-z, 0-9, '.', '_' and '-' are allowed", c)
+		}
+	}
+	if !isASCIIAlnum(id[0]) {
+		return bad("it must start with a letter or digit")
+	}
+	if strings.Contains(id, "..") {
+		return bad(`it must not contain ".."`)
+	}
+	low := strings.ToLower(id)
+	for _, s := range reservedSuffixes {
+		if strings.HasSuffix(low, s) {
+			return bad("it must not end with %q", s)
+		}
+	}
+	stem, _, _ := strings.Cut(low, ".")
+	if windowsDeviceNames[stem] || len(stem) == 4 && (strings.HasPrefix(stem, "com") || strings.HasPrefix(stem, "lpt")) && stem[3] >= '0' && stem[3] <= '9' {
+		return bad("it is a Windows device name")
+	}
+	for _, name := range []string{id, id + ".pub", id + ".jsonl"} {
+		if err := gitname.Check(name); err != nil {
+			return bad("%v", err)
+		}
+	}
+	return nil
+}
+
+// DeviceIDFoldKey is what two device ids must not share unless they are
+// equal: the id in lower case without trailing dots, the name a
+// case-insensitive file system (NTFS, APFS, HFS+) would open for it.
+func DeviceIDFoldKey(id string) string {
+	return strings.TrimRight(strings.ToLower(id), ".")
+}
+
+func isASCIIAlnum(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
 }
 
 // NewDeviceID returns a fresh device id: the sanitized short hostname (or

@@ -779,3 +779,60 @@ func TestHostPart(t *testing.T) {
 		}
 	}
 }
+
+func TestValidBranchDeviceID(t *testing.T) {
+	valid := []string{"a", "laptop-3f2a9c1d", "Alice-MacBook-Pro.local", "DESKTOP-1A2B3C4", "build_agent.example.org",
+		strings.Repeat("A", MaxBranchDeviceIDLen), "console", "com10", "lpt", "x.locks"}
+	for _, id := range valid {
+		if err := ValidBranchDeviceID(id); err != nil {
+			t.Errorf("ValidBranchDeviceID(%q) = %v, want nil", id, err)
+		}
+		if ValidDeviceID(strings.ToLower(id)) == nil && ValidBranchDeviceID(strings.ToLower(id)) != nil {
+			t.Errorf("a locally valid id %q is refused on read", strings.ToLower(id))
+		}
+	}
+	invalid := []struct{ id, reason string }{
+		{"", "empty"},
+		{strings.Repeat("a", MaxBranchDeviceIDLen+1), "limit is 128"},
+		{"a b", "0x20"},
+		{"a\tb", "0x09"},
+		{"a\nb", "0x0a"},
+		{"a\x7f", "0x7f"},
+		{"l\u0430ptop", "0xd0"}, // Cyrillic a
+		{"laptop\u200b", "0xe2"},
+		{"a/b", "0x2f"},
+		{`a\b`, "0x5c"},
+		{"a:b", "0x3a"},
+		{"git~1", "0x7e"},
+		{".git", "must start"},
+		{"-rf", "must start"},
+		{"a..b", `".."`},
+		{"X.PUB", `".pub"`},
+		{"x.Lock", `".lock"`},
+		{"CON", "Windows"},
+		{"nul.local", "Windows"},
+		{"Com1", "Windows"},
+		{"lpt9.x", "Windows"},
+	}
+	for _, tc := range invalid {
+		err := ValidBranchDeviceID(tc.id)
+		if !errors.Is(err, ErrInvalidID) {
+			t.Errorf("ValidBranchDeviceID(%q) = %v, want ErrInvalidID", tc.id, err)
+			continue
+		}
+		if !strings.Contains(err.Error(), tc.reason) {
+			t.Errorf("ValidBranchDeviceID(%q) = %q, want it to mention %q", tc.id, err, tc.reason)
+		}
+		if strings.ContainsAny(err.Error(), "\n\t") {
+			t.Errorf("ValidBranchDeviceID(%q): error %q holds a control character", tc.id, err)
+		}
+	}
+	for a, b := range map[string]string{"Laptop-1": "laptop-1", "LAPTOP-1.": "laptop-1", "a.b..": "A.B"} {
+		if DeviceIDFoldKey(a) != DeviceIDFoldKey(b) {
+			t.Errorf("DeviceIDFoldKey(%q) != DeviceIDFoldKey(%q)", a, b)
+		}
+	}
+	if DeviceIDFoldKey("laptop-1") == DeviceIDFoldKey("laptop-2") {
+		t.Error("DeviceIDFoldKey folds different ids together")
+	}
+}

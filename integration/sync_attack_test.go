@@ -318,7 +318,7 @@ func TestSyncAttacks(t *testing.T) {
 				gitlink := f.cpPath(strings.Repeat("e", 64))
 				at.publishOddTree(t, link, gitlink)
 				return []syncWantQ{
-					{"", []string{"unexpected_path"}, "../x"},
+					{"", []string{"unsafe_path"}, "../x"},
 					{"", []string{"unexpected_path"}, link},
 					{"", []string{"unexpected_path"}, gitlink},
 				}

@@ -21,6 +21,10 @@ type DeviceInfo struct {
 	Checkpoints int    `json:"checkpoints"`
 	Unverified  int    `json:"unverified"`
 	LastSeen    int64  `json:"last_seen"` // ts of its newest checkpoint (unix ns), 0 if none
+	// SameKeyAs lists the other device ids on the branch that publish the
+	// very same public key (sorted; empty for almost every device): a
+	// copied key, or a device set up again under a new id.
+	SameKeyAs []string `json:"same_key_as"`
 }
 
 // Devices lists every device with a key on the local branch, plus devices
@@ -57,26 +61,36 @@ func Devices(ctx context.Context, m *memory.Memory) ([]DeviceInfo, error) {
 	}
 	seen := map[string]bool{}
 	var out []DeviceInfo
+	holders := map[string][]string{} // fingerprint → ids
 	for _, d := range ids {
 		seen[d] = true
-		info := DeviceInfo{ID: d, This: d == id.DeviceID}
+		info := DeviceInfo{ID: d, This: d == id.DeviceID, SameKeyAs: []string{}}
 		if pub, _, err := v.DeviceKey(d); err == nil {
 			info.Fingerprint = checkpoint.Fingerprint(pub)
+			holders[info.Fingerprint] = append(holders[info.Fingerprint], d)
 		}
 		info.Trust = pol.Label(d, true)
 		s := stats[d]
 		info.Checkpoints, info.Unverified, info.LastSeen = s.Count, s.Count-s.Verified, s.LastSeen
 		out = append(out, info)
 	}
+	for i := range out {
+		for _, other := range holders[out[i].Fingerprint] {
+			if other != out[i].ID {
+				out[i].SameKeyAs = append(out[i].SameKeyAs, other)
+			}
+		}
+		sort.Strings(out[i].SameKeyAs)
+	}
 	for d := range pol.Trusted {
 		if !seen[d] {
-			out = append(out, DeviceInfo{ID: d, Trust: "trusted"})
+			out = append(out, DeviceInfo{ID: d, Trust: "trusted", SameKeyAs: []string{}})
 			seen[d] = true
 		}
 	}
 	for d := range pol.Untrusted {
 		if !seen[d] {
-			out = append(out, DeviceInfo{ID: d, Trust: "untrusted"})
+			out = append(out, DeviceInfo{ID: d, Trust: "untrusted", SameKeyAs: []string{}})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })

@@ -17,6 +17,8 @@ import (
 	"github.com/git-ctx/git-ctx/formats/checkpoint"
 	"github.com/git-ctx/git-ctx/gitrepo"
 	"github.com/git-ctx/git-ctx/gitstore"
+	"github.com/git-ctx/git-ctx/identity"
+	"github.com/git-ctx/git-ctx/internal/gitname"
 )
 
 // Rejection is something a fetch brought that was not merged.
@@ -55,6 +57,19 @@ type plan struct {
 	superseded []Superseded
 	forks      int
 	layoutNew  bool // the local branch did not exist
+	// sharedKeys: keys accepted in this pull that are also published under
+	// another id (pinned here, or arriving in the same pull).
+	sharedKeys []SharedKey
+	// badID reports why a device id from the remote is refused
+	// (ReasonBadDeviceID), or nil.
+	badID func(dev string) error
+}
+
+// SharedKey is one public key published under several device ids.
+type SharedKey struct {
+	Fingerprint string   `json:"fingerprint"`
+	Devices     []string `json:"devices"` // every id holding the key, sorted
+	New         []string `json:"new"`     // those this pull accepted, sorted
 }
 
 // Reasons for rejections that are not chain.Reason values.
@@ -71,6 +86,9 @@ const (
 	ReasonBadDeviceID  = "bad_device_id"
 	ReasonBadRepoID    = "bad_repo_id"
 	ReasonChainMissing = "chain_missing"
+	// ReasonUnsafePath: a fetched path has a component git refuses or a
+	// checkout reads as .git or .gitmodules (gitname.Check).
+	ReasonUnsafePath = "unsafe_path"
 )
 
 type chainKey struct{ repo, device string }
@@ -98,6 +116,12 @@ func makePlan(st *gitstore.Store, local, remote *gitstore.View, pol Policy, publ
 	var snaps snapshotChanges
 	var pkgs packageChanges
 	for _, c := range changes {
+		// Before anything reads it: a path naming .git (any alias) or a
+		// component git's fsck refuses is never merged.
+		if err := gitname.CheckPath(c.Path); err != nil {
+			reject("", "", c.Path, ReasonUnsafePath, "%v: not merged", err)
+			continue
+		}
 		if snaps.classify(remote, c, reject) || pkgs.classify(c, reject) {
 			continue
 		}
@@ -143,12 +167,53 @@ func makePlan(st *gitstore.Store, local, remote *gitstore.View, pol Policy, publ
 		}
 	}
 
+	// Device ids: the branch rule (identity.ValidBranchDeviceID), and no id
+	// that a case-insensitive file system would confuse with a pinned one or
+	// another arriving one (a device pinned here already is exempt).
+	pinned := map[string]bool{}
+	if local != nil {
+		devs, err := local.Devices()
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range devs {
+			pinned[d] = true
+		}
+	}
+	folded := map[string][]string{}
+	for d := range pinned {
+		folded[identity.DeviceIDFoldKey(d)] = append(folded[identity.DeviceIDFoldKey(d)], d)
+	}
+	for d := range keyChanges {
+		if !pinned[d] {
+			folded[identity.DeviceIDFoldKey(d)] = append(folded[identity.DeviceIDFoldKey(d)], d)
+		}
+	}
+	p.badID = func(dev string) error {
+		if err := identity.ValidBranchDeviceID(dev); err != nil {
+			return err
+		}
+		if pinned[dev] {
+			return nil
+		}
+		for _, other := range folded[identity.DeviceIDFoldKey(dev)] {
+			if other == dev {
+				continue
+			}
+			if pinned[other] {
+				return fmt.Errorf("%q differs from the pinned device %q only in letter case or trailing dots", dev, other)
+			}
+			return fmt.Errorf("%q and %q arrive together and differ only in letter case or trailing dots", dev, other)
+		}
+		return nil
+	}
+
 	// Keys: a pinned key never changes; a new one is pinned if trusted.
 	keys := map[string]ed25519.PublicKey{}
 	badDevice := map[string]string{}
 	for dev, c := range keyChanges {
-		if err := gitrepo.ValidSegment(dev); err != nil {
-			reject("", dev, c.Path, ReasonBadDeviceID, "%v", err)
+		if err := p.badID(dev); err != nil {
+			reject("", dev, c.Path, ReasonBadDeviceID, "%v: its key and records are not merged", err)
 			badDevice[dev] = ReasonBadDeviceID
 			continue
 		}
@@ -175,6 +240,9 @@ func makePlan(st *gitstore.Store, local, remote *gitstore.View, pol Policy, publ
 		p.newKeys = append(p.newKeys, dev)
 	}
 	sort.Strings(p.newKeys)
+	if err := p.findSharedKeys(local, keys); err != nil {
+		return nil, err
+	}
 
 	// Chains, verified in parallel, one device at a time each.
 	var work []chainKey
@@ -193,7 +261,7 @@ func makePlan(st *gitstore.Store, local, remote *gitstore.View, pol Policy, publ
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			results[i] = mergeChain(st, local, remote, k, keys, badDevice, pol)
+			results[i] = mergeChain(st, local, remote, k, keys, badDevice, pol, p.badID)
 		}(i, k)
 	}
 	wg.Wait()
@@ -249,7 +317,7 @@ type chainOutcome struct {
 // is validly signed) or tampering, and nothing past the shared prefix is
 // taken.
 func mergeChain(st *gitstore.Store, local, remote *gitstore.View, k chainKey, keys map[string]ed25519.PublicKey,
-	badDevice map[string]string, pol Policy) chainOutcome {
+	badDevice map[string]string, pol Policy, badID func(string) error) chainOutcome {
 	out := chainOutcome{result: DeviceResult{Repo: k.repo, Device: k.device}, edits: map[string]plumbing.Hash{}}
 	reject := func(record, reason, format string, args ...any) chainOutcome {
 		out.result.Rejected, out.result.Reason, out.result.Record = true, reason, record
@@ -259,8 +327,8 @@ func mergeChain(st *gitstore.Store, local, remote *gitstore.View, k chainKey, ke
 	if err := gitrepo.ValidSegment(k.repo); err != nil {
 		return reject("repos/"+k.repo, ReasonBadRepoID, "%v", err)
 	}
-	if err := gitrepo.ValidSegment(k.device); err != nil {
-		return reject("", ReasonBadDeviceID, "%v", err)
+	if err := badID(k.device); err != nil {
+		return reject("", ReasonBadDeviceID, "%v: none of its records are merged", err)
 	}
 	rc, rcErr := remote.Chain(k.repo, k.device)
 	for _, e := range rc {
@@ -377,6 +445,54 @@ func chainEdits(st *gitstore.Store, layout gitstore.Layout, k chainKey, accepted
 			return err
 		}
 	}
+	return nil
+}
+
+// findSharedKeys records each key accepted in this pull that is also
+// published under another id: pinned on the local branch, or another key
+// accepted in the same pull. Such a device is still merged (its records
+// must carry its own id and be signed by the key, so nothing is forged);
+// the pull reports it once, and `git ctx devices` shows it for good.
+func (p *plan) findSharedKeys(local *gitstore.View, accepted map[string]ed25519.PublicKey) error {
+	if len(accepted) == 0 {
+		return nil
+	}
+	holders := map[string][]string{} // fingerprint → ids
+	isNew := map[string]bool{}
+	for dev, pub := range accepted {
+		fp := checkpoint.Fingerprint(pub)
+		holders[fp] = append(holders[fp], dev)
+		isNew[dev] = true
+	}
+	if local != nil {
+		devs, err := local.Devices()
+		if err != nil {
+			return err
+		}
+		for _, d := range devs {
+			pub, _, err := local.DeviceKey(d)
+			if err != nil || isNew[d] {
+				continue
+			}
+			if fp := checkpoint.Fingerprint(pub); holders[fp] != nil {
+				holders[fp] = append(holders[fp], d)
+			}
+		}
+	}
+	for fp, ids := range holders {
+		if len(ids) < 2 {
+			continue
+		}
+		sort.Strings(ids)
+		sk := SharedKey{Fingerprint: fp, Devices: ids}
+		for _, d := range ids {
+			if isNew[d] {
+				sk.New = append(sk.New, d)
+			}
+		}
+		p.sharedKeys = append(p.sharedKeys, sk)
+	}
+	sort.Slice(p.sharedKeys, func(i, j int) bool { return p.sharedKeys[i].Devices[0] < p.sharedKeys[j].Devices[0] })
 	return nil
 }
 

@@ -119,8 +119,8 @@ func planSnapshots(st *gitstore.Store, local, remote *gitstore.View, sc *snapsho
 			reject(k.repo, k.device, "repos/"+k.repo, ReasonBadRepoID, "%v", err)
 			continue
 		}
-		if err := gitrepo.ValidSegment(k.device); err != nil {
-			reject(k.repo, k.device, "", ReasonBadDeviceID, "%v", err)
+		if err := p.badID(k.device); err != nil {
+			reject(k.repo, k.device, "", ReasonBadDeviceID, "%v: none of its snapshots are merged", err)
 			continue
 		}
 		rl, rtErr := remote.TimelineLines(k.repo, k.device)

@@ -14,6 +14,7 @@ import (
 	"github.com/git-ctx/git-ctx/cache"
 	"github.com/git-ctx/git-ctx/gitexec"
 	"github.com/git-ctx/git-ctx/gitstore"
+	"github.com/git-ctx/git-ctx/internal/gitname"
 	"github.com/git-ctx/git-ctx/internal/termtext"
 	"github.com/git-ctx/git-ctx/memory"
 )
@@ -39,7 +40,11 @@ type PullResult struct {
 	// the remote had already published another file under the same
 	// name@version (the remote's copy was merged in their place).
 	Superseded []Superseded `json:"superseded"`
-	Durations  Timings      `json:"timings_ms"`
+	// SharedKeys lists keys this pull accepted that are also published
+	// under another device id (reported once: by the pull that accepts
+	// them). Such devices are merged; `git ctx devices` keeps showing them.
+	SharedKeys []SharedKey `json:"shared_keys"`
+	Durations  Timings     `json:"timings_ms"`
 
 	verified []string // checkpoints this pull verified and merged
 }
@@ -96,7 +101,7 @@ func fetchAndMerge(ctx context.Context, m *memory.Memory, remote string, opt Opt
 	if err != nil {
 		return nil, err
 	}
-	res := &PullResult{Remote: remote, NewKeys: []string{}, Devices: []DeviceResult{}, Rejected: []Rejection{}, Superseded: []Superseded{}}
+	res := &PullResult{Remote: remote, NewKeys: []string{}, Devices: []DeviceResult{}, Rejected: []Rejection{}, Superseded: []Superseded{}, SharedKeys: []SharedKey{}}
 	// What the remote was before this fetch: a package it held then was
 	// published there, whatever the fetched tip says now.
 	prev, err := st.ResolveRef(TrackingRef(remote))
@@ -196,6 +201,7 @@ func pullOnce(ctx context.Context, m *memory.Memory, remote string, tipR plumbin
 	res.Devices, res.Rejected = p.devices, p.rejected
 	res.Packages, res.PackageConflicts = p.packages, 0
 	res.Superseded = append([]Superseded{}, p.superseded...)
+	res.SharedKeys = append([]SharedKey{}, p.sharedKeys...)
 	for _, r := range p.rejected {
 		if r.Reason == ReasonPackageConflict {
 			res.PackageConflicts++
@@ -455,11 +461,11 @@ func (r *PullResult) Summary() []string {
 	for _, d := range devs {
 		switch {
 		case d.Fork:
-			lines = append(lines, fmt.Sprintf("%s: fork: remote %s vs local %s; +%d merged before it", d.Device, short(d.Record), short(d.Local), d.Added))
+			lines = append(lines, fmt.Sprintf("%s: fork: remote %s vs local %s; +%d merged before it", gitname.Display(d.Device), short(d.Record), short(d.Local), d.Added))
 		case d.Rejected:
-			lines = append(lines, fmt.Sprintf("%s: +%d checkpoints, verified; rejected %s: %s", d.Device, d.Added, orDash(short(d.Record)), d.Reason))
+			lines = append(lines, fmt.Sprintf("%s: +%d checkpoints, verified; rejected %s: %s", gitname.Display(d.Device), d.Added, orDash(gitname.Display(short(d.Record))), d.Reason))
 		case d.Added > 0:
-			lines = append(lines, fmt.Sprintf("%s: +%d checkpoints, verified", d.Device, d.Added))
+			lines = append(lines, fmt.Sprintf("%s: +%d checkpoints, verified", gitname.Display(d.Device), d.Added))
 		}
 	}
 	if r.Packages > 0 {
@@ -470,11 +476,15 @@ func (r *PullResult) Summary() []string {
 	}
 	for _, rj := range r.Rejected {
 		if rj.Device == "" {
-			lines = append(lines, fmt.Sprintf("rejected %s: %s: %s", rj.Record, rj.Reason, rj.Detail))
+			lines = append(lines, fmt.Sprintf("rejected %s: %s: %s", gitname.Display(rj.Record), rj.Reason, gitname.Display(rj.Detail)))
 		}
 	}
 	for _, k := range r.NewKeys {
-		lines = append(lines, fmt.Sprintf("new device %s: key pinned", k))
+		lines = append(lines, fmt.Sprintf("new device %s: key pinned", gitname.Display(k)))
+	}
+	for _, sk := range r.SharedKeys {
+		lines = append(lines, fmt.Sprintf("warning: one key (%s) is published under several device ids: %s (a copied key, or a device set up again under a new id; see 'git ctx devices')",
+			sk.Fingerprint, strings.Join(sk.Devices, ", ")))
 	}
 	return lines
 }

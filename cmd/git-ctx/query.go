@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-ctx/git-ctx/cache"
+	"github.com/git-ctx/git-ctx/internal/gitname"
 	"github.com/git-ctx/git-ctx/internal/termtext"
 	"github.com/git-ctx/git-ctx/memory"
 )
@@ -121,8 +122,10 @@ func cmdLog() *cli.Command {
 				return printJSON(w, list)
 			}
 			for _, q := range quarantine {
-				fmt.Fprintf(w, "REJECTED device %s, %s: %s: %s\n", termtext.Line(q.Device), termtext.Line(orDash(shortHash(q.Record))),
-					termtext.Line(q.Reason), termtext.Line(q.Detail))
+				// Names a pull refused may hide characters: quoted when not all printable, then escaped.
+				name := func(s string) string { return termtext.Line(gitname.Display(s)) }
+				fmt.Fprintf(w, "REJECTED device %s, %s: %s: %s\n", name(q.Device), name(orDash(shortHash(q.Record))),
+					termtext.Line(q.Reason), name(q.Detail))
 			}
 			hint := false
 			for _, e := range entries {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
@@ -264,8 +265,12 @@ func cmdDevices() *cli.Command {
 				if d.Unverified > 0 {
 					unv = fmt.Sprintf(", %d unverified", d.Unverified)
 				}
-				fmt.Fprintf(c.App.Writer, "%-32s %-25s %-10s %6d checkpoints%s, last %s%s\n", termtext.Line(d.ID), termtext.Line(orDash(d.Fingerprint)),
-					termtext.Line(d.Trust), d.Checkpoints, unv, last, me)
+				same := ""
+				if len(d.SameKeyAs) > 0 {
+					same = ", same key as " + termtext.Line(strings.Join(d.SameKeyAs, ", "))
+				}
+				fmt.Fprintf(c.App.Writer, "%-32s %-25s %-10s %6d checkpoints%s, last %s%s%s\n", termtext.Line(d.ID), termtext.Line(orDash(d.Fingerprint)),
+					termtext.Line(d.Trust), d.Checkpoints, unv, last, me, same)
 			}
 			return nil
 		},
