@@ -48,6 +48,9 @@ type Memory struct {
 	repoID      string
 	ident       *identity.Identity
 	indexed     int // records indexed by this process (for Progress)
+	// cacheUnwritable: the cache directory could not be written; this
+	// process builds temporary caches.
+	cacheUnwritable bool
 }
 
 // Open finds the repository containing dir.
