@@ -136,9 +136,10 @@ CREATE VIRTUAL TABLE checkpoints_fts USING fts5(
 
 // DB is an open cache. It holds the cache lock shared until Close.
 type DB struct {
-	db   *sql.DB
-	dir  string
-	lock *os.File
+	db      *sql.DB
+	dir     string
+	lock    *os.File
+	discard bool // Close removes dir
 	// FTS reports whether full-text search is available in this file.
 	FTS bool
 }
@@ -221,14 +222,25 @@ func openFile(path string) (*DB, error) {
 	return d, nil
 }
 
-// Close releases the database and the lock.
+// Close releases the database and the lock (and, after DiscardOnClose,
+// removes the cache's directory).
 func (d *DB) Close() error {
 	err := d.db.Close()
 	if d.lock != nil {
 		d.lock.Close()
 	}
+	if d.discard {
+		if rerr := os.RemoveAll(d.dir); err == nil {
+			err = rerr
+		}
+	}
 	return err
 }
+
+// DiscardOnClose makes Close remove the directory the cache was opened in:
+// for a cache built in a temporary directory because the repository's own
+// cannot be written.
+func (d *DB) DiscardOnClose() { d.discard = true }
 
 // Rebuild replaces the cache in dir with a new file filled by fill. It takes
 // the cache lock exclusively (so no process is reading the old file), builds
@@ -325,6 +337,13 @@ func (d *DB) Update(ctx context.Context, fn func(w *Writer) error) error {
 	}
 	w.close()
 	return tx.Commit()
+}
+
+// IsUnwritable reports whether err says the cache directory or a file in it
+// could not be created or written: a read-only file system, or no
+// permission.
+func IsUnwritable(err error) bool {
+	return errors.Is(err, syscall.EROFS) || errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EPERM)
 }
 
 // IsCorrupt reports whether err says the database file is damaged.

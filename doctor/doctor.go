@@ -203,6 +203,10 @@ func checkCache(ctx context.Context, r *Report, m *memory.Memory, v *gitstore.Vi
 		r.add(OK, "cache", "", "not built yet (the next read builds it)")
 		return
 	}
+	if cache.IsUnwritable(err) {
+		r.add(Warn, "cache", "make the repository writable to keep one", "%s is read-only: the cache is not kept (each read builds a temporary one from the branch)", m.CacheDir())
+		return
+	}
 	if err != nil {
 		r.add(Fail, "cache", "run git ctx reindex", "%v", err)
 		return

@@ -152,7 +152,7 @@ func TestPkgRoundTrip(t *testing.T) {
 	if string(readFile(t, got)) != raw {
 		t.Fatal("pkg get returned other bytes than were published")
 	}
-	out = a.must(t, "pkg", "get", "@team/auth", "-o", got)
+	out = a.must(t, "pkg", "get", "@team/auth", "-o", got, "--force") // got exists: replacing it needs --force
 	if !strings.Contains(out, "@team/auth@2.0.0-rc.1") {
 		t.Fatalf("pkg get without a version: %s", out)
 	}

@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -29,21 +30,50 @@ func (m *Memory) CacheDir() string { return filepath.Join(m.Repo.CommonDir, "ctx
 // when the tip moved forward (whoever moved it), by a rebuild when the cache
 // is missing, corrupt, of another schema, or the branch was rewritten. The
 // caller must Close it.
+//
+// When the cache directory cannot be written (a read-only file system or
+// repository), the cache is built from the branch in a new temporary
+// directory instead, which Close removes, and a notice says once that the
+// cache is not kept.
 func (m *Memory) Cache(ctx context.Context) (*cache.DB, error) {
 	if m.Progress != nil {
 		defer m.Progress(-1) // done: a progress line may be cleared
 	}
+	if !m.cacheUnwritable {
+		db, err := m.cacheIn(ctx, m.CacheDir(), false)
+		if err == nil || !cache.IsUnwritable(err) {
+			return db, err
+		}
+		m.cacheUnwritable = true
+		m.notice("%s is read-only: the cache is not kept (built in a temporary directory for this command)", m.CacheDir())
+	}
+	dir, err := os.MkdirTemp("", "git-ctx-cache-*")
+	if err != nil {
+		return nil, fmt.Errorf("temporary cache: %w", err)
+	}
+	db, err := m.cacheIn(ctx, dir, true)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	db.DiscardOnClose()
+	return db, nil
+}
+
+// cacheIn opens the cache in dir and brings it up to the branch tip; temp:
+// dir is a new temporary directory (no notice of a first build).
+func (m *Memory) cacheIn(ctx context.Context, dir string, temp bool) (*cache.DB, error) {
 	for attempt := 0; attempt < 3; attempt++ {
-		db, err := cache.Open(ctx, m.CacheDir())
+		db, err := cache.Open(ctx, dir)
 		if errors.Is(err, cache.ErrNeedRebuild) || cache.IsCorrupt(err) {
 			why := err
 			if errors.Is(err, cache.ErrMissing) {
 				why = nil // a first build, or after 'rm cache.db': nothing went wrong
-				if tip, _ := m.Store.Tip(); !tip.IsZero() {
+				if tip, _ := m.Store.Tip(); !tip.IsZero() && !temp {
 					m.notice("building the cache of the memory branch")
 				}
 			}
-			if err := m.rebuild(ctx, why); err != nil {
+			if err := m.rebuild(ctx, dir, why); err != nil {
 				return nil, err
 			}
 			continue
@@ -57,7 +87,7 @@ func (m *Memory) Cache(ctx context.Context) (*cache.DB, error) {
 		}
 		db.Close()
 		if errors.Is(err, errRewritten) || cache.IsCorrupt(err) {
-			if err := m.rebuild(ctx, err); err != nil {
+			if err := m.rebuild(ctx, dir, err); err != nil {
 				return nil, err
 			}
 			continue
@@ -78,10 +108,10 @@ func (m *Memory) Reindex(ctx context.Context) error {
 	if m.Progress != nil {
 		defer m.Progress(-1)
 	}
-	return m.rebuild(ctx, nil)
+	return m.rebuild(ctx, m.CacheDir(), nil)
 }
 
-func (m *Memory) rebuild(ctx context.Context, why error) error {
+func (m *Memory) rebuild(ctx context.Context, dir string, why error) error {
 	if why != nil {
 		m.notice("rebuilding the cache (%v)", why)
 	}
@@ -89,7 +119,7 @@ func (m *Memory) rebuild(ctx context.Context, why error) error {
 	if err != nil {
 		return err
 	}
-	return cache.Rebuild(ctx, m.CacheDir(), func(w *cache.Writer) error {
+	return cache.Rebuild(ctx, dir, func(w *cache.Writer) error {
 		if !tip.IsZero() {
 			v, err := m.Store.ViewAt(tip)
 			if err != nil {

@@ -26,6 +26,10 @@ var ErrNotFound = errors.New("not found")
 // ErrLayoutMismatch means --layout asked for a layout the existing branch does not use.
 var ErrLayoutMismatch = errors.New("layout mismatch")
 
+// ErrOutputExists means a file to write already exists and replacing it was
+// not asked for.
+var ErrOutputExists = errors.New("output file exists")
+
 // ErrAmbiguous means a prefix matched several records.
 var ErrAmbiguous = errors.New("ambiguous")
 
@@ -46,6 +50,9 @@ type Memory struct {
 	ownID       string // OwnDeviceID, once read
 	ownIDRead   bool
 	indexed     int // records indexed by this process (for Progress)
+	// cacheUnwritable: the cache directory could not be written; this
+	// process builds temporary caches.
+	cacheUnwritable bool
 }
 
 // Open finds the repository containing dir.

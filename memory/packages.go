@@ -617,9 +617,13 @@ func (m *Memory) GetPackage(ctx context.Context, spec string) (*PackageInfo, []b
 	return pick, pick.raw, nil
 }
 
-// WriteFileAtomic writes data to path through a temporary file in the same
-// directory and a rename, so path is never half-written.
-func WriteFileAtomic(path string, data []byte) error { return writeAtomic(path, data) }
+// WriteFileAtomic writes data to path (mode 0600) through a fsynced temporary
+// file in the same directory, so path is never half-written. With replace it
+// takes the place of whatever path was; without, an existing path (or one
+// created meanwhile) is left untouched and the error wraps ErrOutputExists.
+func WriteFileAtomic(path string, data []byte, replace bool) error {
+	return writeAtomic(path, data, replace)
+}
 
 // EnvelopeFile is what UnwrapEnvelope found.
 type EnvelopeFile struct {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -400,9 +401,21 @@ func (m *Memory) VerifySnapshot(ctx context.Context, prefix string) (*snapshot.S
 	return s, SnapshotOK, nil
 }
 
-// writeAtomic writes data to path (mode 0600) through a temporary file,
-// creating parent directories.
-func writeAtomic(path string, data []byte) error {
+// writeAtomic writes data to path (mode 0600) through a temporary file in
+// the same directory (created if missing), fsynced before it is published,
+// so path is never half-written. With replace, a rename puts it in place of
+// whatever path was (a symbolic link is replaced, never written through).
+// Without, path must not exist: link(2) publishes the file only while the
+// name is free, so a file created meanwhile is never clobbered, and an
+// existing path is an error wrapping ErrOutputExists that names it. Where
+// hard links are not supported the name is claimed with O_EXCL and the
+// complete file renamed over the claim.
+func writeAtomic(path string, data []byte, replace bool) error {
+	if !replace {
+		if _, err := os.Lstat(path); err == nil {
+			return outputExists(path) // early answer; the publish below decides
+		}
+	}
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -411,26 +424,72 @@ func writeAtomic(path string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	defer os.Remove(f.Name())
-	if err := f.Chmod(0o600); err != nil {
-		f.Close()
+	tmp := f.Name()
+	defer os.Remove(tmp)
+	err = f.Chmod(0o600)
+	if err == nil {
+		_, err = f.Write(data)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		return err
 	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
+	if replace {
+		err = os.Rename(tmp, path)
+	} else {
+		err = publishNew(tmp, path)
+	}
+	if err != nil {
 		return err
 	}
-	if err := f.Close(); err != nil {
+	if d, err := os.Open(dir); err == nil { // make the new name durable
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// publishNew makes the complete file tmp appear at path only if path does
+// not exist.
+func publishNew(tmp, path string) error {
+	err := os.Link(tmp, path)
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, fs.ErrExist) {
+		return outputExists(path)
+	}
+	// No hard links here (some network and FAT file systems): claim the
+	// name, then rename the complete file over our own claim.
+	claim, cerr := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if cerr != nil {
+		if errors.Is(cerr, fs.ErrExist) {
+			return outputExists(path)
+		}
 		return err
 	}
-	return os.Rename(f.Name(), path)
+	claim.Close()
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(path)
+		return err
+	}
+	return nil
+}
+
+func outputExists(path string) error {
+	return tagged(fmt.Errorf("%s already exists: not replaced (--force replaces it)", path), ErrOutputExists)
 }
 
 // PublishSnapshot writes the snapshot named by prefix as a pretty file at
 // out (default ./<id12>.ctxsnapshot.json), signed with the device key when
 // the stored copy is unsigned (a signed one is written as is). It returns
 // the path and the written snapshot.
-func (m *Memory) PublishSnapshot(ctx context.Context, prefix, out string) (string, *snapshot.Snapshot, error) {
+func (m *Memory) PublishSnapshot(ctx context.Context, prefix, out string, replace bool) (string, *snapshot.Snapshot, error) {
 	sh, err := m.ShowSnapshot(ctx, prefix)
 	if err != nil {
 		return "", nil, err
@@ -452,7 +511,7 @@ func (m *Memory) PublishSnapshot(ctx context.Context, prefix, out string) (strin
 	if err != nil {
 		return "", nil, err
 	}
-	return out, &s, writeAtomic(out, data)
+	return out, &s, writeAtomic(out, data, replace)
 }
 
 // SnapshotImport says what ImportSnapshot did.
@@ -557,7 +616,7 @@ type RestoreResult struct {
 // RestoreSnapshot returns the session slice of the snapshot named by prefix,
 // writes it as JSON to out when out is set, and with checkout checks out
 // the git anchor (detached) only when `git status --porcelain` is empty.
-func (m *Memory) RestoreSnapshot(ctx context.Context, prefix string, checkout bool, out string) (*RestoreResult, error) {
+func (m *Memory) RestoreSnapshot(ctx context.Context, prefix string, checkout bool, out string, replace bool) (*RestoreResult, error) {
 	sh, err := m.ShowSnapshot(ctx, prefix)
 	if err != nil {
 		return nil, err
@@ -591,7 +650,7 @@ func (m *Memory) RestoreSnapshot(ctx context.Context, prefix string, checkout bo
 		if err != nil {
 			return nil, err
 		}
-		if err := writeAtomic(out, data); err != nil {
+		if err := writeAtomic(out, data, replace); err != nil {
 			return nil, err
 		}
 	}

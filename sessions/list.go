@@ -156,7 +156,7 @@ func (c *Client) Status(ctx context.Context) (*Status, error) {
 	if c.Profile != "" {
 		keys, err := c.Store.List(ctx, "profiles/"+c.Profile+"/")
 		if err != nil {
-			return nil, fmt.Errorf("%w: list %s: %w", ErrStore, c.Store.Describe(), err)
+			return nil, fmt.Errorf("%w: list %s: %w", storeClass(err), c.Store.Describe(), err)
 		}
 		for _, k := range keys {
 			switch {

@@ -146,7 +146,7 @@ func (c *Client) restore(ctx context.Context, e session.ManifestEntry, keepBoth 
 		return nil, fmt.Errorf("%w: snapshot %s named by the manifest is missing from %s", ErrVerification, e.SnapshotID, c.Store.Describe())
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: download snapshot %s: %w", ErrStore, e.SnapshotID, err)
+		return nil, fmt.Errorf("%w: download snapshot %s: %w", storeClass(err), e.SnapshotID, err)
 	}
 	defer rc.Close()
 	plain, err := session.Decrypt(rc, c.Passphrase)

@@ -31,7 +31,7 @@ func (c *Client) readManifest(ctx context.Context) (m *session.Manifest, v store
 		return session.NewManifest(), "", false, nil
 	}
 	if err != nil {
-		return nil, "", false, fmt.Errorf("%w: read the manifest from %s: %w", ErrStore, c.Store.Describe(), err)
+		return nil, "", false, fmt.Errorf("%w: read the manifest from %s: %w", storeClass(err), c.Store.Describe(), err)
 	}
 	defer rc.Close()
 	pr, err := session.Decrypt(rc, c.Passphrase)
@@ -319,6 +319,10 @@ func (c *countWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// errUploadStopped is what the encrypting writer of an upload meets once the
+// store no longer reads.
+var errUploadStopped = errors.New("upload stopped")
+
 // upload streams age(envelope "\n" TAR) into a create-if-absent write.
 func (c *Client) upload(ctx context.Context, snapID string, env session.Envelope, tarFile io.Reader, size int64) error {
 	var opts []session.EncryptOption
@@ -342,8 +346,11 @@ func (c *Client) upload(ctx context.Context, snapID string, env session.Envelope
 		done <- err
 	}()
 	_, err := c.Store.Create(ctx, c.snapshotKey(snapID), pr)
-	pr.CloseWithError(errors.New("upload stopped"))
+	pr.CloseWithError(errUploadStopped)
 	encErr := <-done
+	if err != nil && errors.Is(encErr, errUploadStopped) {
+		encErr = nil // the store stopped reading: its error says why
+	}
 	if encErr != nil && !errors.Is(encErr, io.ErrClosedPipe) {
 		if errors.Is(encErr, session.ErrWeakWorkFactor) || errors.Is(encErr, session.ErrWorkFactorTooHigh) ||
 			errors.Is(encErr, session.ErrEmptyPassphrase) || errors.Is(encErr, session.ErrPassphraseTooLong) {
@@ -352,7 +359,7 @@ func (c *Client) upload(ctx context.Context, snapID string, env session.Envelope
 		return fmt.Errorf("encrypt snapshot: %w", encErr)
 	}
 	if err != nil {
-		return fmt.Errorf("%w: upload snapshot to %s: %w", ErrStore, c.Store.Describe(), err)
+		return fmt.Errorf("%w: upload snapshot to %s: %w", storeClass(err), c.Store.Describe(), err)
 	}
 	return nil
 }
@@ -399,7 +406,7 @@ func (c *Client) updateManifest(ctx context.Context, key, parent string, entry s
 		case errors.Is(err, store.ErrVersionMismatch), errors.Is(err, store.ErrExists), errors.Is(err, store.ErrNotFound):
 			continue
 		default:
-			return fmt.Errorf("%w: write the manifest to %s: %w", ErrStore, c.Store.Describe(), err)
+			return fmt.Errorf("%w: write the manifest to %s: %w", storeClass(err), c.Store.Describe(), err)
 		}
 	}
 	return fmt.Errorf("%w: the manifest changed %d times while updating it: try again", ErrConflict, manifestAttempts)

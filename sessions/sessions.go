@@ -38,7 +38,8 @@ var (
 	// local copy has changes that a restore would overwrite (exit 6).
 	ErrConflict = errors.New("session conflict")
 	// ErrRefused: refused for safety: a credential-looking file, an unsafe
-	// path, a symlink or other non-regular TAR entry, a size limit (exit 7).
+	// path, a symlink or other non-regular TAR entry, a size limit, a
+	// symbolic link in a directory store (exit 7).
 	ErrRefused = errors.New("refused for safety")
 	// ErrVerification: an object failed decryption or verification (exit 1).
 	ErrVerification = errors.New("verification failed")
@@ -222,7 +223,7 @@ func ResolveProfile(ctx context.Context, st store.Store, explicit, configured st
 	}
 	keys, err := st.List(ctx, "profiles/")
 	if err != nil {
-		return "", false, fmt.Errorf("%w: list profiles in %s: %w", ErrStore, st.Describe(), err)
+		return "", false, fmt.Errorf("%w: list profiles in %s: %w", storeClass(err), st.Describe(), err)
 	}
 	seen := map[string]bool{}
 	var found []string
@@ -248,6 +249,15 @@ func ResolveProfile(ctx context.Context, st store.Store, explicit, configured st
 		return id, err == nil, err
 	}
 	return "", false, fmt.Errorf("%w: no session profile in %s yet: push a session first with 'git ctx session push'", ErrNotFound, st.Describe())
+}
+
+// storeClass is the class of a failed store operation: ErrRefused for a
+// symbolic link met in a directory store, else ErrStore.
+func storeClass(err error) error {
+	if errors.Is(err, store.ErrSymlink) {
+		return ErrRefused
+	}
+	return ErrStore
 }
 
 // classify wraps a format error with ErrRefused (unsafe input) or

@@ -41,7 +41,7 @@ func manPage(app *cli.App) (string, error) {
 	}
 	extra := `
 .SH EXIT STATUS
-0 ok; 1 verification failed, something was rejected, or not found; 2 usage; 3 not initialised or bad configuration; 4 remote or transport failure; 6 conflict or fork; 7 refused for safety (bad input, size limit, unsafe path).
+0 ok; 1 verification failed, something was rejected, or not found; 2 usage; 3 not initialised or bad configuration; 4 remote or transport failure; 6 conflict or fork; 7 refused for safety (bad input, size limit, unsafe path, an output file that exists without --force).
 .SH ENVIRONMENT
 .TP
 .B GIT_CTX_HOME

@@ -47,6 +47,8 @@ func classify(err error) int {
 		return exitConfig
 	case errors.Is(err, ctxsync.ErrEmptyRemote):
 		return exitRefused
+	case errors.Is(err, memory.ErrOutputExists):
+		return exitRefused
 	case errors.Is(err, memory.ErrInput), errors.Is(err, checkpoint.ErrTooLarge),
 		errors.Is(err, checkpoint.ErrUnencodable), errors.Is(err, gitstore.ErrTooLarge),
 		errors.Is(err, gitstore.ErrPackagePath), errors.Is(err, ctxpkg.ErrTooLarge), errors.Is(err, ctxpkg.ErrEnvelopeTooLarge):

@@ -28,7 +28,7 @@ const (
 	exitConfig   = 3 // not initialised or bad configuration
 	exitRemote   = 4
 	exitConflict = 6
-	exitRefused  = 7 // refused for safety: bad input, size limit, unsafe path
+	exitRefused  = 7 // refused for safety: bad input, size limit, unsafe path, existing output file
 )
 
 // exitError carries an exit code and a one-line message.

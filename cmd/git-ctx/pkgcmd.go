@@ -134,6 +134,7 @@ func pkgBuild() *cli.Command {
 			&cli.StringFlag{Name: "description", Usage: "manifest description `TEXT`"},
 			&cli.BoolFlag{Name: "sign", Usage: "sign with this device's key (ctxpkg-sign-v1)"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to `FILE` (default <name>-<version>.ctxpkg, '/' in the name as '_')"},
+			forceFlag,
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 0 {
@@ -168,8 +169,8 @@ func pkgBuild() *cli.Command {
 			if out == "" {
 				out = strings.ReplaceAll(p.Manifest.Name, "/", "_") + "-" + p.Manifest.Version + ctxpkg.Extension
 			}
-			if err := memory.WriteFileAtomic(out, data); err != nil {
-				return fmt.Errorf("write %s: %w", out, err)
+			if err := writeOutput(c, out, data); err != nil {
+				return err
 			}
 			signed := ""
 			if p.Manifest.Signature != nil {
@@ -412,6 +413,19 @@ func pkgList() *cli.Command {
 	}
 }
 
+// forceFlag lets a command replace its output file.
+var forceFlag = &cli.BoolFlag{Name: "force", Usage: "replace the output file if it exists (without it an existing file is refused, exit 7)"}
+
+// writeOutput writes a file the user named (or its default name) atomically:
+// an existing path is refused unless --force.
+func writeOutput(c *cli.Context, path string, data []byte) error {
+	err := memory.WriteFileAtomic(path, data, c.Bool("force"))
+	if err != nil && !errors.Is(err, memory.ErrOutputExists) {
+		err = fmt.Errorf("write %s: %w", path, err)
+	}
+	return err
+}
+
 func pkgGet() *cli.Command {
 	return &cli.Command{
 		Name: "get", Usage: "write a published package to a file (default: the highest version that verifies)",
@@ -421,6 +435,7 @@ func pkgGet() *cli.Command {
 			"build metadata (\"+build\") only breaks ties.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to `FILE` (default <name>-<version>.ctxpkg, '/' as '_'; '-' for standard output)"},
+			forceFlag,
 		},
 		Action: func(c *cli.Context) error {
 			spec, err := pkgArg(c, "NAME[@VERSION]")
@@ -443,8 +458,8 @@ func pkgGet() *cli.Command {
 			if out == "" {
 				out = strings.ReplaceAll(info.Name, "/", "_") + "-" + info.Version + ctxpkg.Extension
 			}
-			if err := memory.WriteFileAtomic(out, data); err != nil {
-				return fmt.Errorf("write %s: %w", out, err)
+			if err := writeOutput(c, out, data); err != nil {
+				return err
 			}
 			fmt.Fprintf(c.App.Writer, "%s@%s -> %s (%d bytes, verified)\n", termtext.Line(info.Name), termtext.Line(info.Version), termtext.Line(out), len(data))
 			return nil
@@ -462,6 +477,7 @@ func pkgWrap() *cli.Command {
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "to", Usage: "recipient `AGENT` id"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to `FILE` (default FILE.envelope.json)"},
+			forceFlag,
 		}, secretFlags...),
 		Action: func(c *cli.Context) error {
 			file, err := pkgArg(c, "FILE")
@@ -493,8 +509,8 @@ func pkgWrap() *cli.Command {
 			if out == "" {
 				out = file + ".envelope.json"
 			}
-			if err := memory.WriteFileAtomic(out, env); err != nil {
-				return fmt.Errorf("write %s: %w", out, err)
+			if err := writeOutput(c, out, env); err != nil {
+				return err
 			}
 			fmt.Fprintf(c.App.Writer, "wrapped %s@%s -> %s (%d bytes, HMAC-SHA256)\n", termtext.Line(pc.Name), termtext.Line(pc.Version), termtext.Line(out), len(env))
 			return nil
@@ -511,6 +527,7 @@ func pkgUnwrap() *cli.Command {
 			"7 when the envelope is over 2,000,000 bytes or carries something other than a package.",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the package to `FILE` (default <name>-<version>.ctxpkg, '/' as '_')"},
+			forceFlag,
 		}, secretFlags...),
 		Action: func(c *cli.Context) error {
 			file, err := pkgArg(c, "FILE")
@@ -541,8 +558,8 @@ func pkgUnwrap() *cli.Command {
 			if out == "" {
 				out = filepath.Base(strings.ReplaceAll(pc.Name, "/", "_") + "-" + pc.Version + ctxpkg.Extension)
 			}
-			if err := memory.WriteFileAtomic(out, []byte(ef.Envelope.PayloadJSON)); err != nil {
-				return fmt.Errorf("write %s: %w", out, err)
+			if err := writeOutput(c, out, []byte(ef.Envelope.PayloadJSON)); err != nil {
+				return err
 			}
 			fmt.Fprintf(c.App.Writer, "HMAC ok (%s form); package %s@%s verified -> %s\n", ef.Form, termtext.Line(pc.Name), termtext.Line(pc.Version), termtext.Line(out))
 			return nil

@@ -229,13 +229,14 @@ func cmdSnapshot() *cli.Command {
 				Flags: []cli.Flag{
 					&cli.BoolFlag{Name: "git", Usage: "check out the snapshot's commit (only on a clean tree)"},
 					&cli.StringFlag{Name: "out", Usage: "write the session slice as JSON to `FILE`"},
+					forceFlag,
 				},
 				Action: func(c *cli.Context) error {
 					prefix, m, err := argAndMemory(c, "snapshot id")
 					if err != nil {
 						return err
 					}
-					res, err := m.RestoreSnapshot(c.Context, prefix, c.Bool("git"), c.String("out"))
+					res, err := m.RestoreSnapshot(c.Context, prefix, c.Bool("git"), c.String("out"), c.Bool("force"))
 					if err != nil {
 						return err
 					}
@@ -289,13 +290,13 @@ func cmdSnapshot() *cli.Command {
 			},
 			{
 				Name: "publish", Usage: "write a signed, pretty snapshot file to share", ArgsUsage: "<id-prefix>",
-				Flags: []cli.Flag{&cli.StringFlag{Name: "out", Usage: "output `FILE` (default ./<id12>.ctxsnapshot.json)"}},
+				Flags: []cli.Flag{&cli.StringFlag{Name: "out", Usage: "output `FILE` (default ./<id12>.ctxsnapshot.json)"}, forceFlag},
 				Action: func(c *cli.Context) error {
 					prefix, m, err := argAndMemory(c, "snapshot id")
 					if err != nil {
 						return err
 					}
-					path, s, err := m.PublishSnapshot(c.Context, prefix, c.String("out"))
+					path, s, err := m.PublishSnapshot(c.Context, prefix, c.String("out"), c.Bool("force"))
 					if err != nil {
 						return err
 					}

@@ -2,15 +2,16 @@ package store
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash"
 	"io"
-	"io/fs"
 	"net/url"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -31,8 +32,18 @@ var DirHashLimit int64 = 64 << 20
 // key. Keys cannot start with '.', so it never collides with a key.
 const lockDirName = ".ctx-locks"
 
+// ErrSymlink is wrapped, after the path of the link, by the error of any
+// directory-store operation that met a symbolic link below the store's root.
+// The store follows no link there: whoever can write to a shared store
+// directory could otherwise make a push write, and a pull read, anywhere the
+// user can.
+var ErrSymlink = errors.New("is a symbolic link: a directory store follows no link (refused)")
+
 // dirStore is the directory store: each object is the plain file
-// <root>/<key>.
+// <root>/<key>. Every path below the root is reached one component at a
+// time, each opened relative to its parent's descriptor without following a
+// symbolic link (O_NOFOLLOW, openat and friends), so no entry planted in the
+// store can lead outside it.
 type dirStore struct {
 	root      string
 	hashLimit int64
@@ -79,23 +90,122 @@ func parseFileURL(spec string) (string, error) {
 
 func (d *dirStore) Describe() string { return "directory store " + d.root }
 
-func (d *dirStore) path(key string) string {
-	return filepath.Join(d.root, filepath.FromSlash(key))
+// full is the path of the store entry rel (a slash path below the root), for
+// messages only: the store never opens an entry by its full path.
+func (d *dirStore) full(rel string) string {
+	return filepath.Join(d.root, filepath.FromSlash(rel))
 }
 
-// openObject opens the object file without following a symlink in its last
-// component and checks it is a regular file.
-func openObject(p string) (*os.File, os.FileInfo, error) {
-	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+// linkError names the store entry rel as a symbolic link.
+func (d *dirStore) linkError(rel string) error {
+	return fmt.Errorf("%s %w", d.full(rel), ErrSymlink)
+}
+
+// dirFlags open a directory below the root: never through a link.
+const dirFlags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW
+
+// openat opens name relative to the directory dirfd (close-on-exec),
+// retrying when interrupted.
+func openat(dirfd int, name string, flags int, mode uint32) (int, error) {
+	for {
+		fd, err := unix.Openat(dirfd, name, flags|unix.O_CLOEXEC, mode)
+		if err != unix.EINTR {
+			return fd, err
+		}
+	}
+}
+
+// isLinkAt reports whether name in the directory dirfd is a symbolic link.
+func isLinkAt(dirfd int, name string) bool {
+	var st unix.Stat_t
+	return unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK
+}
+
+// existsAt reports whether name in the directory dirfd exists (a link
+// counts; it is not followed).
+func existsAt(dirfd int, name string) bool {
+	var st unix.Stat_t
+	return unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil
+}
+
+// missing reports whether err says a path component does not exist or is not
+// a directory.
+func missing(err error) bool {
+	return errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR)
+}
+
+// splitKey splits a key into its directory ("" for a top-level key) and its
+// last segment.
+func splitKey(key string) (dir, base string) {
+	if i := strings.LastIndexByte(key, '/'); i >= 0 {
+		return key[:i], key[i+1:]
+	}
+	return "", key
+}
+
+// openDir opens the directory rel below the root ("" for the root itself)
+// one component at a time, each relative to its parent's descriptor and
+// without following a symbolic link, so that no link planted in the store
+// can lead outside it; with create, missing components are made (mode 0700).
+// A component that is a link is an error wrapping ErrSymlink naming it; one
+// that is missing or not a directory is an *os.PathError wrapping ENOENT or
+// ENOTDIR. The caller closes the descriptor.
+func (d *dirStore) openDir(rel string, create bool) (int, error) {
+	// The root itself is the configured path: it may be reached through
+	// links the user made.
+	fd, err := openat(unix.AT_FDCWD, d.root, unix.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		return -1, &os.PathError{Op: "open", Path: d.root, Err: err}
+	}
+	if rel == "" {
+		return fd, nil
+	}
+	done := ""
+	for _, name := range strings.Split(rel, "/") {
+		done = path.Join(done, name)
+		op := "open"
+		next, err := openat(fd, name, dirFlags, 0)
+		if err == unix.ENOENT && create {
+			op = "mkdir"
+			if err = unix.Mkdirat(fd, name, 0o700); err == nil || err == unix.EEXIST {
+				op = "open"
+				next, err = openat(fd, name, dirFlags, 0)
+			}
+		}
+		if err != nil {
+			if isLinkAt(fd, name) {
+				err = d.linkError(done)
+			} else {
+				err = &os.PathError{Op: op, Path: d.full(done), Err: err}
+			}
+			unix.Close(fd)
+			return -1, err
+		}
+		unix.Close(fd)
+		fd = next
+	}
+	return fd, nil
+}
+
+// openObjectAt opens the object base in the directory dirfd (the store entry
+// rel) without following a link and checks it is a regular file. It opens
+// without blocking, so that a FIFO planted in the store cannot hang a read.
+func (d *dirStore) openObjectAt(dirfd int, rel, base string) (*os.File, os.FileInfo, error) {
+	fd, err := openat(dirfd, base, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	if err != nil {
+		switch {
+		case isLinkAt(dirfd, base):
+			return nil, nil, d.linkError(rel)
+		case missing(err):
 			return nil, nil, ErrNotFound
 		}
-		if errors.Is(err, syscall.ELOOP) {
-			return nil, nil, errors.New("object is a symbolic link (refused)")
-		}
-		return nil, nil, err
+		return nil, nil, &os.PathError{Op: "open", Path: d.full(rel), Err: err}
 	}
+	if err := unix.SetNonblock(fd, false); err != nil {
+		unix.Close(fd)
+		return nil, nil, &os.PathError{Op: "open", Path: d.full(rel), Err: err}
+	}
+	f := os.NewFile(uintptr(fd), d.full(rel))
 	fi, err := f.Stat()
 	if err != nil {
 		f.Close()
@@ -149,7 +259,16 @@ func (d *dirStore) Get(ctx context.Context, key string) (io.ReadCloser, Version,
 	if err := ValidKey(key); err != nil {
 		return nil, "", fmt.Errorf("store: get: %w", err)
 	}
-	f, fi, err := openObject(d.path(key))
+	dir, base := splitKey(key)
+	dfd, err := d.openDir(dir, false)
+	if err != nil {
+		if missing(err) {
+			err = ErrNotFound
+		}
+		return nil, "", fmt.Errorf("store: get %s: %w", key, err)
+	}
+	f, fi, err := d.openObjectAt(dfd, key, base)
+	unix.Close(dfd)
 	if err != nil {
 		return nil, "", fmt.Errorf("store: get %s: %w", key, err)
 	}
@@ -181,21 +300,30 @@ func (s *sizedReader) Read(p []byte) (int, error) {
 
 func (s *sizedReader) Close() error { return s.f.Close() }
 
-// writeTemp streams body into a new temp file in the key's directory (created
-// if needed), fsyncs it and returns it open, with the SHA-256 of what it
-// wrote.
-func (d *dirStore) writeTemp(ctx context.Context, key string, body io.Reader) (*os.File, hash.Hash, error) {
-	dir := filepath.Dir(d.path(key))
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		if errors.Is(err, syscall.ENOTDIR) {
-			return nil, nil, fmt.Errorf("a parent of the key is an object: %w", err)
+// writeTemp streams body into a new temp file in the directory dirfd (the
+// store directory dir), fsyncs it and returns it open, with its name in dirfd
+// and the SHA-256 of what it wrote.
+func (d *dirStore) writeTemp(ctx context.Context, dirfd int, dir string, body io.Reader) (*os.File, string, hash.Hash, error) {
+	var (
+		fd   int
+		name string
+		err  error
+	)
+	for range 100 {
+		var rnd [8]byte
+		if _, err := rand.Read(rnd[:]); err != nil {
+			return nil, "", nil, err
 		}
-		return nil, nil, err
+		name = ".ctx-tmp-" + hex.EncodeToString(rnd[:])
+		fd, err = openat(dirfd, name, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW, 0o600)
+		if err != unix.EEXIST {
+			break
+		}
 	}
-	f, err := os.CreateTemp(dir, ".ctx-tmp-*")
 	if err != nil {
-		return nil, nil, err
+		return nil, "", nil, &os.PathError{Op: "create", Path: d.full(path.Join(dir, name)), Err: err}
 	}
+	f := os.NewFile(uintptr(fd), d.full(path.Join(dir, name)))
 	h := sha256.New()
 	_, err = io.Copy(io.MultiWriter(f, h), ctxReader{ctx, body})
 	if err == nil {
@@ -203,23 +331,19 @@ func (d *dirStore) writeTemp(ctx context.Context, key string, body io.Reader) (*
 	}
 	if err != nil {
 		f.Close()
-		os.Remove(f.Name())
-		return nil, nil, err
+		unix.Unlinkat(dirfd, name, 0)
+		return nil, "", nil, err
 	}
-	return f, h, nil
+	return f, name, h, nil
 }
 
-// syncDir fsyncs a directory so a rename or link in it is durable.
-func syncDir(dir string) error {
-	f, err := os.Open(dir)
-	if err != nil {
-		return err
+// syncDirFd fsyncs the open directory dirfd (the store directory dir) so a
+// rename or link in it is durable.
+func (d *dirStore) syncDirFd(dirfd int, dir string) error {
+	if err := unix.Fsync(dirfd); err != nil {
+		return &os.PathError{Op: "sync", Path: d.full(dir), Err: err}
 	}
-	err = f.Sync()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return nil
 }
 
 // newVersion is the Version of a file we just published through f.
@@ -246,46 +370,54 @@ func (d *dirStore) Create(ctx context.Context, key string, body io.Reader) (Vers
 }
 
 func (d *dirStore) create(ctx context.Context, key string, body io.Reader) (Version, error) {
-	final := d.path(key)
-	if _, err := os.Lstat(final); err == nil {
+	dir, base := splitKey(key)
+	dfd, err := d.openDir(dir, true)
+	if err != nil {
+		if errors.Is(err, unix.ENOTDIR) {
+			return "", fmt.Errorf("a parent of the key is an object: %w", err)
+		}
+		return "", err
+	}
+	defer unix.Close(dfd)
+	if existsAt(dfd, base) {
 		return "", ErrExists // early answer; the publish below decides
 	}
-	f, h, err := d.writeTemp(ctx, key, body)
+	f, tmp, h, err := d.writeTemp(ctx, dfd, dir, body)
 	if err != nil {
 		return "", err
 	}
 	defer f.Close()
-	tmp := f.Name()
-	defer os.Remove(tmp)
+	defer unix.Unlinkat(dfd, tmp, 0)
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
-	if err := publishNoReplace(ctx, d, key, tmp, final); err != nil {
+	if err := d.publishNoReplace(ctx, key, dfd, tmp, base); err != nil {
 		return "", err
 	}
-	os.Remove(tmp) // before the fstat: the link count is part of the ctime
-	if err := syncDir(filepath.Dir(final)); err != nil {
+	unix.Unlinkat(dfd, tmp, 0) // before the fstat: the link count is part of the ctime
+	if err := d.syncDirFd(dfd, dir); err != nil {
 		return "", err
 	}
 	return d.newVersion(f, h)
 }
 
-// publishNoReplace makes tmp appear at final only if final does not exist,
-// atomically even between processes: link(2) fails with EEXIST when the name
-// exists. Where hard links are not supported it uses renameat2 with
-// RENAME_NOREPLACE, and failing that a check-and-rename under the key's lock.
-func publishNoReplace(ctx context.Context, d *dirStore, key, tmp, final string) error {
-	err := os.Link(tmp, final)
+// publishNoReplace makes tmp appear as base (both in the directory dirfd)
+// only if base does not exist, atomically even between processes: link(2)
+// fails with EEXIST when the name exists. Where hard links are not supported
+// it uses renameat2 with RENAME_NOREPLACE, and failing that a check-and-rename
+// under the key's lock.
+func (d *dirStore) publishNoReplace(ctx context.Context, key string, dirfd int, tmp, base string) error {
+	err := unix.Linkat(dirfd, tmp, dirfd, base, 0)
 	if err == nil {
 		return nil
 	}
-	if errors.Is(err, fs.ErrExist) {
+	if err == unix.EEXIST {
 		return ErrExists
 	}
 	if !isUnsupported(err) {
-		return err
+		return &os.LinkError{Op: "link", Old: tmp, New: d.full(key), Err: err}
 	}
-	err = renameNoReplace(tmp, final)
+	err = renameNoReplace(dirfd, tmp, dirfd, base)
 	if err == nil {
 		return nil
 	}
@@ -293,17 +425,20 @@ func publishNoReplace(ctx context.Context, d *dirStore, key, tmp, final string) 
 		return ErrExists
 	}
 	if !isUnsupported(err) {
-		return err
+		return &os.LinkError{Op: "rename", Old: tmp, New: d.full(key), Err: err}
 	}
 	unlock, err := d.lock(ctx, key)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	if _, err := os.Lstat(final); err == nil {
+	if existsAt(dirfd, base) {
 		return ErrExists
 	}
-	return os.Rename(tmp, final)
+	if err := unix.Renameat(dirfd, tmp, dirfd, base); err != nil {
+		return &os.LinkError{Op: "rename", Old: tmp, New: d.full(key), Err: err}
+	}
+	return nil
 }
 
 func isUnsupported(err error) bool {
@@ -312,14 +447,29 @@ func isUnsupported(err error) bool {
 }
 
 // lock takes the key's lock file (flock, exclusive), waiting until it is free
-// or ctx ends. Lock files live in <root>/.ctx-locks/ and are never removed.
+// or ctx ends. Lock files live in <root>/.ctx-locks/ and are never removed;
+// neither the directory nor the file is opened through a link.
 func (d *dirStore) lock(ctx context.Context, key string) (func(), error) {
-	dir := filepath.Join(d.root, lockDirName)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, err
+	lfd, err := d.openDir(lockDirName, true)
+	if err != nil {
+		return nil, fmt.Errorf("lock: %w", err)
 	}
+	defer unix.Close(lfd)
 	sum := sha256.Sum256([]byte(key))
-	return flockFile(ctx, filepath.Join(dir, hex.EncodeToString(sum[:16])+".lock"))
+	name := hex.EncodeToString(sum[:16]) + ".lock"
+	rel := lockDirName + "/" + name
+	fd, err := openat(lfd, name, unix.O_RDWR|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0o600)
+	if err != nil {
+		if isLinkAt(lfd, name) {
+			return nil, fmt.Errorf("lock: %w", d.linkError(rel))
+		}
+		return nil, fmt.Errorf("lock: %w", &os.PathError{Op: "open", Path: d.full(rel), Err: err})
+	}
+	if err := unix.SetNonblock(fd, false); err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("lock: %w", err)
+	}
+	return flockWait(ctx, os.NewFile(uintptr(fd), d.full(rel)))
 }
 
 // flockFile takes an exclusive flock on path (created if missing), polling so
@@ -329,6 +479,12 @@ func flockFile(ctx context.Context, path string) (func(), error) {
 	if err != nil {
 		return nil, fmt.Errorf("lock: %w", err)
 	}
+	return flockWait(ctx, f)
+}
+
+// flockWait takes an exclusive flock on the open file f, polling so the wait
+// ends with ctx; f is closed when the lock is released or not taken.
+func flockWait(ctx context.Context, f *os.File) (func(), error) {
 	wait := time.Millisecond
 	for {
 		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
@@ -340,7 +496,7 @@ func flockFile(ctx context.Context, path string) (func(), error) {
 		}
 		if !errors.Is(err, unix.EWOULDBLOCK) && !errors.Is(err, unix.EINTR) {
 			f.Close()
-			return nil, fmt.Errorf("lock %s: %w", filepath.Base(path), err)
+			return nil, fmt.Errorf("lock %s: %w", filepath.Base(f.Name()), err)
 		}
 		t := time.NewTimer(wait)
 		select {
@@ -371,20 +527,27 @@ func (d *dirStore) update(ctx context.Context, key string, body io.Reader, v Ver
 	if v == "" {
 		return "", fmt.Errorf("%w: empty version", ErrVersionMismatch)
 	}
-	f, h, err := d.writeTemp(ctx, key, body)
+	dir, base := splitKey(key)
+	dfd, err := d.openDir(dir, false)
+	if err != nil {
+		if missing(err) {
+			return "", fmt.Errorf("%w: %w", ErrVersionMismatch, ErrNotFound)
+		}
+		return "", err
+	}
+	defer unix.Close(dfd)
+	f, tmp, h, err := d.writeTemp(ctx, dfd, dir, body)
 	if err != nil {
 		return "", err
 	}
 	defer f.Close()
-	tmp := f.Name()
-	defer os.Remove(tmp)
+	defer unix.Unlinkat(dfd, tmp, 0)
 	unlock, err := d.lock(ctx, key)
 	if err != nil {
 		return "", err
 	}
 	defer unlock()
-	final := d.path(key)
-	cur, fi, err := openObject(final)
+	cur, fi, err := d.openObjectAt(dfd, key, base)
 	if errors.Is(err, ErrNotFound) {
 		return "", fmt.Errorf("%w: %w", ErrVersionMismatch, ErrNotFound)
 	}
@@ -402,10 +565,12 @@ func (d *dirStore) update(ctx context.Context, key string, body io.Reader, v Ver
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
-	if err := os.Rename(tmp, final); err != nil {
-		return "", err
+	// Renaming over base replaces the directory entry: were it a link, the
+	// link would go, never its target.
+	if err := unix.Renameat(dfd, tmp, dfd, base); err != nil {
+		return "", &os.LinkError{Op: "rename", Old: tmp, New: d.full(key), Err: err}
 	}
-	if err := syncDir(filepath.Dir(final)); err != nil {
+	if err := d.syncDirFd(dfd, dir); err != nil {
 		return "", err
 	}
 	return d.newVersion(f, h)
@@ -415,49 +580,75 @@ func (d *dirStore) List(ctx context.Context, prefix string) ([]string, error) {
 	if err := validPrefix(prefix); err != nil {
 		return nil, fmt.Errorf("store: list: %w", err)
 	}
-	start := d.root
-	if prefix != "" {
-		start = d.path(strings.TrimSuffix(prefix, "/"))
+	start := strings.TrimSuffix(prefix, "/")
+	fd, err := d.openDir(start, false)
+	if err != nil {
+		if missing(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("store: list %s: %w", prefix, err)
 	}
 	var keys []string
-	err := filepath.WalkDir(start, func(p string, e fs.DirEntry, err error) error {
-		if err != nil {
-			if p == start && (errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)) {
-				return fs.SkipAll
-			}
-			return err
-		}
-		if cerr := ctx.Err(); cerr != nil {
-			return cerr
-		}
-		if p == start {
-			if !e.IsDir() {
-				return fs.SkipAll
-			}
-			return nil
-		}
-		if strings.HasPrefix(e.Name(), ".") {
-			if e.IsDir() {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		if e.IsDir() || !e.Type().IsRegular() {
-			return nil
-		}
-		rel, err := filepath.Rel(d.root, p)
-		if err != nil {
-			return err
-		}
-		key := filepath.ToSlash(rel)
-		if ValidKey(key) == nil {
-			keys = append(keys, key)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := d.walk(ctx, fd, start, &keys); err != nil {
 		return nil, fmt.Errorf("store: list %s: %w", prefix, err)
 	}
 	sort.Strings(keys)
 	return keys, nil
+}
+
+// walk adds to keys the keys of the regular files below the open directory
+// fd (the store directory rel), then closes fd. Names starting with '.'
+// (temp files, the lock directory, .DS_Store) are skipped; a symbolic link
+// anywhere else is an error naming it; directories are opened relative to
+// their parent without following links.
+func (d *dirStore) walk(ctx context.Context, fd int, rel string, keys *[]string) error {
+	dir := os.NewFile(uintptr(fd), d.full(rel))
+	defer dir.Close()
+	names, err := dir.Readdirnames(-1)
+	if err != nil {
+		return err
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if strings.HasPrefix(name, ".") {
+			continue
+		}
+		key := path.Join(rel, name)
+		if len(key) > maxKeyLen {
+			continue // nothing at or below it is a key
+		}
+		var st unix.Stat_t
+		if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			if err == unix.ENOENT {
+				continue // removed meanwhile
+			}
+			return &os.PathError{Op: "stat", Path: d.full(key), Err: err}
+		}
+		switch st.Mode & unix.S_IFMT {
+		case unix.S_IFLNK:
+			return d.linkError(key)
+		case unix.S_IFREG:
+			if ValidKey(key) == nil {
+				*keys = append(*keys, key)
+			}
+		case unix.S_IFDIR:
+			child, err := openat(fd, name, dirFlags, 0)
+			if err != nil {
+				if isLinkAt(fd, name) {
+					return d.linkError(key)
+				}
+				if missing(err) {
+					continue
+				}
+				return &os.PathError{Op: "open", Path: d.full(key), Err: err}
+			}
+			if err := d.walk(ctx, child, key, keys); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

@@ -11,6 +11,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 func dirHarness() harness {
@@ -137,12 +140,155 @@ func TestDirRefusesSymlink(t *testing.T) {
 	secret := filepath.Join(t.TempDir(), "secret")
 	os.WriteFile(secret, []byte("secret"), 0o600)
 	os.MkdirAll(filepath.Join(root, "profiles", "p"), 0o700)
-	os.Symlink(secret, filepath.Join(root, "profiles", "p", "manifest.age"))
-	if _, _, err := s.Get(ctx, "profiles/p/manifest.age"); err == nil || errors.Is(err, ErrNotFound) {
+	link := filepath.Join(root, "profiles", "p", "manifest.age")
+	os.Symlink(secret, link)
+	if _, _, err := s.Get(ctx, "profiles/p/manifest.age"); !errors.Is(err, ErrSymlink) || !strings.Contains(err.Error(), link) {
 		t.Fatalf("get of a symlink: %v", err)
 	}
-	if keys, _ := s.List(ctx, ""); len(keys) != 0 {
-		t.Fatalf("list shows a symlink: %q", keys)
+	if keys, err := s.List(ctx, ""); !errors.Is(err, ErrSymlink) || len(keys) != 0 {
+		t.Fatalf("list over a symlink: %q %v", keys, err)
+	}
+}
+
+// treeOf lists every path under dir with its type and content, to assert
+// that nothing outside a store changed.
+func treeOf(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	filepath.WalkDir(dir, func(p string, e os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(&b, "%s %v", p, e.Type())
+		if e.Type().IsRegular() {
+			data, _ := os.ReadFile(p)
+			fmt.Fprintf(&b, " %q", data)
+		}
+		b.WriteByte('\n')
+		return nil
+	})
+	return b.String()
+}
+
+// TestDirConfinedLinks: a symbolic link planted anywhere below the root (a
+// directory on the way to a key, the key itself, the lock directory) makes
+// every operation through it fail with ErrSymlink naming the link, and
+// nothing outside the store is read or written.
+func TestDirConfinedLinks(t *testing.T) {
+	ctx := context.Background()
+	const (
+		manifest = "profiles/p/manifest.age"
+		snap     = "profiles/p/snapshots/s1.age"
+		newSnap  = "profiles/p/snapshots/s2.age"
+	)
+	for _, rel := range []string{"profiles", "profiles/p", "profiles/p/snapshots", manifest, snap, lockDirName} {
+		t.Run(strings.ReplaceAll(rel, "/", "_"), func(t *testing.T) {
+			root := filepath.Join(t.TempDir(), "store")
+			s, err := OpenDir(root)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mv, err := s.Create(ctx, manifest, strings.NewReader("manifest"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Create(ctx, snap, strings.NewReader("snapshot")); err != nil {
+				t.Fatal(err)
+			}
+			// The lock directory exists once an update ran.
+			if mv, err = s.Update(ctx, manifest, strings.NewReader("manifest 2"), mv); err != nil {
+				t.Fatal(err)
+			}
+			// Move the entry outside and link to it: the link leads to
+			// exactly what the store held.
+			outside := filepath.Join(t.TempDir(), "outside")
+			link := filepath.Join(root, filepath.FromSlash(rel))
+			if err := os.Rename(link, outside); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(outside, link); err != nil {
+				t.Fatal(err)
+			}
+			before := treeOf(t, filepath.Dir(outside))
+			wantLink := func(what string, err error) {
+				t.Helper()
+				if !errors.Is(err, ErrSymlink) || !strings.Contains(err.Error(), link+" ") {
+					t.Fatalf("%s: want an ErrSymlink naming %s, got %v", what, link, err)
+				}
+			}
+			below := func(key string) bool { return key == rel || strings.HasPrefix(key, rel+"/") }
+			for _, key := range []string{manifest, snap} {
+				if !below(key) {
+					continue
+				}
+				_, _, err := s.Get(ctx, key)
+				wantLink("get "+key, err)
+			}
+			if below(newSnap) {
+				_, err := s.Create(ctx, newSnap, strings.NewReader("new"))
+				wantLink("create", err)
+			}
+			if below(manifest) || rel == lockDirName {
+				_, err := s.Update(ctx, manifest, strings.NewReader("manifest 3"), mv)
+				wantLink("update", err)
+			}
+			if rel != lockDirName {
+				_, err := s.List(ctx, "")
+				wantLink("list", err)
+				_, err = s.List(ctx, "profiles/")
+				wantLink("list profiles/", err)
+			}
+			if after := treeOf(t, filepath.Dir(outside)); after != before {
+				t.Fatalf("outside the store changed:\nbefore:\n%s\nafter:\n%s", before, after)
+			}
+			// The link replaced by what it pointed to: everything works.
+			os.Remove(link)
+			if err := os.Rename(outside, link); err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := mustGet(t, s, snap); string(got) != "snapshot" {
+				t.Fatalf("snapshot after the link went: %q", got)
+			}
+			if _, err := s.Update(ctx, manifest, strings.NewReader("manifest 3"), mv); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Create(ctx, newSnap, strings.NewReader("new")); err != nil {
+				t.Fatal(err)
+			}
+			if keys, err := s.List(ctx, ""); err != nil || len(keys) != 3 {
+				t.Fatalf("list after the link went: %q %v", keys, err)
+			}
+		})
+	}
+}
+
+// TestDirRefusesSpecialFiles: a FIFO where an object should be is refused at
+// once (it would block a reader opening it), and a dangling link is refused
+// as a link rather than reported missing.
+func TestDirRefusesSpecialFiles(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	root := t.TempDir()
+	s, _ := OpenDir(root)
+	os.MkdirAll(filepath.Join(root, "profiles", "p"), 0o700)
+	if err := unix.Mkfifo(filepath.Join(root, "profiles", "p", "manifest.age"), 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	if _, _, err := s.Get(ctx, "profiles/p/manifest.age"); err == nil || errors.Is(err, ErrNotFound) {
+		t.Fatalf("get of a FIFO: %v", err)
+	}
+	if _, err := s.Create(ctx, "profiles/p/manifest.age", strings.NewReader("x")); !errors.Is(err, ErrExists) {
+		t.Fatalf("create over a FIFO: %v", err)
+	}
+	os.Symlink(filepath.Join(root, "nowhere"), filepath.Join(root, "profiles", "p", "dangling.age"))
+	if _, _, err := s.Get(ctx, "profiles/p/dangling.age"); !errors.Is(err, ErrSymlink) {
+		t.Fatalf("get of a dangling link: %v", err)
+	}
+	if _, err := s.Create(ctx, "profiles/p/dangling.age", strings.NewReader("x")); !errors.Is(err, ErrExists) {
+		t.Fatalf("create over a dangling link: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "nowhere")); !os.IsNotExist(err) {
+		t.Fatalf("create followed a dangling link: %v", err)
 	}
 }
 

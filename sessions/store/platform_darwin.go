@@ -11,4 +11,6 @@ func changeTimeNanos(st *syscall.Stat_t) int64 { return st.Ctimespec.Sec*1e9 + s
 
 // renameNoReplace is not available here: the caller falls back to a
 // check-and-rename under the key's lock.
-func renameNoReplace(oldpath, newpath string) error { return unix.ENOTSUP }
+func renameNoReplace(olddirfd int, oldpath string, newdirfd int, newpath string) error {
+	return unix.ENOTSUP
+}

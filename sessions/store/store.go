@@ -110,12 +110,15 @@ func redactSpec(spec string) string {
 	return spec
 }
 
+// maxKeyLen is the longest key, in bytes.
+const maxKeyLen = 1024
+
 // ValidKey reports whether key is a safe object key: a relative slash path of
 // one or more segments, each non-empty, not starting with "." (which also
 // excludes "." and ".."), without backslashes, control characters or NUL,
 // at most 1024 bytes. It returns an error wrapping ErrInvalidKey when not.
 func ValidKey(key string) error {
-	if key == "" || len(key) > 1024 {
+	if key == "" || len(key) > maxKeyLen {
 		return fmt.Errorf("%w: %q", ErrInvalidKey, key)
 	}
 	for _, seg := range strings.Split(key, "/") {
