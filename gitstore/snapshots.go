@@ -100,7 +100,7 @@ func (v *View) Timeline(repoID, device string) ([]snapshot.TimelineEntry, error)
 	var out []snapshot.TimelineEntry
 	seen := map[string]bool{}
 	for i, h := range segs {
-		b, err := v.s.readBlob(h, MaxBlob)
+		b, err := v.readPath(TimelineSegmentPath(repoID, device, i), h, MaxBlob)
 		if err != nil {
 			return nil, err
 		}
