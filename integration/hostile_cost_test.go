@@ -125,6 +125,10 @@ func costRun(t *testing.T, d *syncDevice, args ...string) (result, int64, time.D
 	defer cancel()
 	cmd := exec.CommandContext(c, gitPath, append([]string{"ctx"}, args...)...)
 	cmd.Dir, cmd.Env = d.dir, d.env
+	// git runs git-ctx as its child: the guard ends the whole group.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 10 * time.Second
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
