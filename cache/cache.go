@@ -24,7 +24,7 @@ import (
 
 // SchemaVersion changes whenever the schema or the meaning of a column
 // changes; a cache of another version is rebuilt.
-const SchemaVersion = 5
+const SchemaVersion = 6
 
 // FileName is the cache database inside <git-common-dir>/ctx.
 const FileName = "cache.db"
@@ -126,6 +126,9 @@ CREATE TABLE quarantine (
     detail   TEXT NOT NULL,
     seen     INTEGER NOT NULL
 );
+-- One row per ref, repository, device, record and reason: a pull adds its
+-- rejections by this key (a lookup, not a scan: one may add 200,000).
+CREATE UNIQUE INDEX idx_quarantine_key ON quarantine(ref, repo_id, device, record, reason);
 `
 
 const ftsSchema = `

@@ -248,10 +248,9 @@ func (w *Writer) AddQuarantine(q Quarantined) error {
 	if q.Seen == 0 {
 		q.Seen = time.Now().Unix()
 	}
-	_, err := w.exec(`INSERT INTO quarantine(ref, repo_id, device, record, reason, detail, seen)
-		SELECT ?,?,?,?,?,?,? WHERE NOT EXISTS (
-			SELECT 1 FROM quarantine WHERE ref = ? AND repo_id = ? AND device = ? AND record = ? AND reason = ?)`,
-		q.Ref, q.RepoID, q.Device, q.Record, q.Reason, q.Detail, q.Seen, q.Ref, q.RepoID, q.Device, q.Record, q.Reason)
+	// The unique index on the key makes this a lookup (idx_quarantine_key).
+	_, err := w.exec(`INSERT OR IGNORE INTO quarantine(ref, repo_id, device, record, reason, detail, seen) VALUES (?,?,?,?,?,?,?)`,
+		q.Ref, q.RepoID, q.Device, q.Record, q.Reason, q.Detail, q.Seen)
 	return err
 }
 

@@ -26,6 +26,9 @@ const (
 	WrongDevice       Reason = "wrong_device"
 	EntryMismatch     Reason = "entry_mismatch"
 	Duplicate         Reason = "duplicate_entry"
+	// TooLarge: the checkpoint file's object is larger than
+	// checkpoint.MaxFileSize (told by its header; never inflated).
+	TooLarge Reason = "too_large"
 )
 
 // Failure is the first bad record of one device.
@@ -62,6 +65,10 @@ type Loader func(hash string) ([]byte, error)
 
 // ErrMissing is returned by loaders when a checkpoint file does not exist.
 var ErrMissing = errors.New("checkpoint file missing")
+
+// ErrTooLarge is returned (wrapped) by loaders when a checkpoint file is
+// larger than checkpoint.MaxFileSize.
+var ErrTooLarge = errors.New("checkpoint file too large")
 
 // Input is everything Verify needs about one device.
 type Input struct {
@@ -115,6 +122,9 @@ func Verify(in Input) Result {
 		if err != nil {
 			if errors.Is(err, ErrMissing) {
 				return fail(i, e.Hash, MissingCheckpoint, "chain names a checkpoint file that is not on the branch")
+			}
+			if errors.Is(err, ErrTooLarge) {
+				return fail(i, e.Hash, TooLarge, "%v", err)
 			}
 			return fail(i, e.Hash, Malformed, "%v", err)
 		}

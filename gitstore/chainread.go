@@ -48,7 +48,7 @@ func (v *View) ChainFrom(repoID, device string, start int) ([]checkpoint.ChainEn
 	first := start / SegmentLines
 	var out []checkpoint.ChainEntry
 	for i := first; i < len(segs); i++ {
-		b, err := v.s.readBlob(segs[i], MaxBlob)
+		b, err := v.readPath(SegmentPath(repoID, device, i), segs[i], MaxBlob)
 		if err != nil {
 			return nil, err
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -28,25 +29,95 @@ var ErrTooLarge = errors.New("object too large")
 // validate names first; this is the last guard before a tree is written.
 var ErrUnsafePath = errors.New("path component git refuses")
 
+// TooLargeError is the ErrTooLarge of one blob: its size as its object
+// header states it (the body was never inflated). Base is set when the blob
+// is stored as a delta of an object larger than any file of the branch may
+// be (reading the delta would mean inflating that object whole).
+type TooLargeError struct {
+	Path  string // the file on the branch ("" when read by id)
+	Blob  plumbing.Hash
+	Size  int64
+	Limit int64
+	Base  bool
+}
+
+func (e *TooLargeError) Error() string {
+	what := "blob " + e.Blob.String()
+	if e.Path != "" {
+		what = e.Path + " (" + what + ")"
+	}
+	if e.Base {
+		return fmt.Sprintf("%v: %s is stored as a delta of a %d-byte object (limit %d)", ErrTooLarge, what, e.Size, e.Limit)
+	}
+	return fmt.Sprintf("%v: %s is %d bytes (limit %d)", ErrTooLarge, what, e.Size, e.Limit)
+}
+
+// Is makes a TooLargeError match ErrTooLarge.
+func (e *TooLargeError) Is(target error) bool { return target == ErrTooLarge }
+
 func (s *Store) writeBlob(data []byte) (plumbing.Hash, error) {
 	return s.writeLoose(plumbing.BlobObject, data)
 }
 
-// readBlob reads a blob, refusing it before reading when it exceeds max.
-func (s *Store) readBlob(h plumbing.Hash, max int64) ([]byte, error) {
+// readBlob reads a blob, refusing it when it exceeds limit before its body is
+// inflated: the size comes from the object's header (a loose object's first
+// bytes, a pack entry's header and, for a delta, the delta's first bytes).
+// Every object a packed delta is built on must be at most MaxBlob (or limit)
+// bytes too: applying the delta would hold it whole.
+func (s *Store) readBlob(h plumbing.Hash, limit int64) ([]byte, error) {
+	size, err := s.blobSize(h, max(limit, MaxBlob))
+	var tl *TooLargeError
+	if errors.As(err, &tl) {
+		tl.Blob = h
+		return nil, tl
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read blob %s: %w", h, err)
+	}
+	if size > limit {
+		return nil, &TooLargeError{Blob: h, Size: size, Limit: limit}
+	}
 	obj, err := s.object(plumbing.BlobObject, h)
 	if err != nil {
 		return nil, fmt.Errorf("read blob %s: %w", h, err)
 	}
-	if obj.Size() > max {
-		return nil, fmt.Errorf("%w: blob %s is %d bytes (limit %d)", ErrTooLarge, h, obj.Size(), max)
+	if obj.Size() > limit {
+		return nil, &TooLargeError{Blob: h, Size: obj.Size(), Limit: limit}
 	}
 	r, err := obj.Reader()
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
-	return io.ReadAll(io.LimitReader(r, max+1))
+	return io.ReadAll(io.LimitReader(r, limit+1))
+}
+
+// blobSize returns the size of blob h from its header, without inflating
+// its body (see readBlob); a packed delta's bases must be at most maxBase
+// bytes. What the direct reader cannot tell, git does (`cat-file -s` reads
+// headers only).
+func (s *Store) blobSize(h plumbing.Hash, maxBase int64) (int64, error) {
+	s.mu.Lock()
+	t, size, err := s.direct.probe(h, maxBase)
+	s.mu.Unlock()
+	if err == nil {
+		if t != plumbing.BlobObject {
+			return 0, plumbing.ErrObjectNotFound
+		}
+		return size, nil
+	}
+	if !errors.Is(err, errDirect) {
+		return 0, err
+	}
+	out, gerr := gitexec.Git(context.Background(), s.Repo.CommonDir, "cat-file", "-s", h.String())
+	if gerr != nil {
+		return 0, plumbing.ErrObjectNotFound
+	}
+	size, err = strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("size of blob %s: %w", h, err)
+	}
+	return size, nil
 }
 
 // Decoded trees are kept (trees never change for a given id): resolving

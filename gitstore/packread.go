@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -40,6 +41,7 @@ var errDirect = errors.New("direct object read not possible")
 const maxDirectObject = 64 << 20
 
 type packIndex struct {
+	name      string // the .idx file
 	idx, pack *os.File
 	count     uint32
 	fanout    [256]uint32
@@ -67,10 +69,8 @@ func (d *directReader) read(id plumbing.Hash) (plumbing.ObjectType, []byte, erro
 		return t, data, nil
 	}
 	if d.reads >= directReadLimit {
-		if d.opened {
-			d.close() // go-git takes over; keep the descriptor count low
-			d.opened = true
-		}
+		// go-git takes over the reads; the indexes stay open for size
+		// probes (probe), which touch a few pages of them.
 		return 0, nil, errDirect
 	}
 	d.reads++
@@ -127,16 +127,175 @@ func (d *directReader) readLoose(id plumbing.Hash) (plumbing.ObjectType, []byte,
 	return t, data, nil
 }
 
-// openPacks opens every version-2 index with its pack.
+// openPacks opens every version-2 index with its pack that is not open
+// yet (a fetch or a repack adds packs while a Store is in use).
 func (d *directReader) openPacks() {
 	d.opened = true
 	idxs, _ := filepath.Glob(filepath.Join(d.objects, "pack", "pack-*.idx"))
 	for _, name := range idxs {
+		if slices.ContainsFunc(d.packs, func(p *packIndex) bool { return p.name == name }) {
+			continue
+		}
 		p, err := openPackIndex(name)
 		if err == nil {
 			d.packs = append(d.packs, p)
 		}
 	}
+}
+
+// probe returns the type and size of object id from its header alone: the
+// loose object's first bytes, or the pack entry's header (for a delta, the
+// first bytes of the delta, which give the result's size). Every object a
+// packed delta is built on must be at most maxBase bytes (reading the
+// delta means holding its base whole), else the error is a *TooLargeError
+// for the base. errDirect: the reader cannot tell (the caller asks git).
+func (d *directReader) probe(id plumbing.Hash, maxBase int64) (plumbing.ObjectType, int64, error) {
+	if t, size, err := d.probeLoose(id); err == nil {
+		return t, size, nil
+	}
+	if !d.opened {
+		d.openPacks()
+	}
+	for attempt := 0; attempt < 2; attempt++ {
+		for _, p := range d.packs {
+			if off, ok := p.find(id); ok {
+				return d.probePacked(p, off, maxBase, 0)
+			}
+		}
+		d.openPacks() // the object may be in a pack that arrived since
+	}
+	return 0, 0, errDirect
+}
+
+// probeLoose reads the header of objects/xx/yyyy.
+func (d *directReader) probeLoose(id plumbing.Hash) (plumbing.ObjectType, int64, error) {
+	hexID := id.String()
+	f, err := os.Open(filepath.Join(d.objects, hexID[:2], hexID[2:]))
+	if err != nil {
+		return 0, 0, errDirect
+	}
+	defer f.Close()
+	zr, err := zlib.NewReader(bufio.NewReaderSize(f, 512))
+	if err != nil {
+		return 0, 0, errDirect
+	}
+	defer zr.Close()
+	var head [32]byte
+	n, _ := io.ReadFull(zr, head[:])
+	typeName, rest, ok := bytes.Cut(head[:n], []byte{' '})
+	sizeText, _, ok2 := bytes.Cut(rest, []byte{0})
+	t, terr := plumbing.ParseObjectType(string(typeName))
+	size, serr := strconv.ParseInt(string(sizeText), 10, 64)
+	if !ok || !ok2 || terr != nil || serr != nil || size < 0 {
+		return 0, 0, errDirect
+	}
+	return t, size, nil
+}
+
+// probePacked reads the header of the pack entry at off (and of the
+// entries a delta is built on).
+func (d *directReader) probePacked(p *packIndex, off, maxBase int64, depth int) (plumbing.ObjectType, int64, error) {
+	if depth > 64 || off < 12 {
+		return 0, 0, errDirect
+	}
+	br := bufio.NewReaderSize(io.NewSectionReader(p.pack, off, 1<<62), 64)
+	kind, size, err := entryHeader(br)
+	if err != nil {
+		return 0, 0, err
+	}
+	var baseOff int64
+	switch kind {
+	case 1, 2, 3, 4:
+		return plumbing.ObjectType(kind), int64(size), nil
+	case packOfsDelta:
+		rel, err := ofsDeltaDistance(br)
+		if err != nil {
+			return 0, 0, err
+		}
+		baseOff = off - rel
+	case packRefDelta:
+		var baseID plumbing.Hash
+		if _, err := io.ReadFull(br, baseID[:]); err != nil {
+			return 0, 0, errDirect
+		}
+		boff, ok := p.find(baseID)
+		if !ok {
+			return 0, 0, errDirect // a base in another pack: git answers
+		}
+		baseOff = boff
+	default:
+		return 0, 0, errDirect
+	}
+	// The delta's own first bytes: the base's size and the result's.
+	zr, err := zlib.NewReader(br)
+	if err != nil {
+		return 0, 0, errDirect
+	}
+	defer zr.Close()
+	var head [20]byte
+	n, _ := io.ReadFull(zr, head[:])
+	_, used, ok := uvarint(head[:n])
+	if !ok {
+		return 0, 0, errDirect
+	}
+	dst, _, ok := uvarint(head[used:n])
+	if !ok || dst > 1<<62 {
+		return 0, 0, errDirect
+	}
+	baseType, baseSize, err := d.probePacked(p, baseOff, maxBase, depth+1)
+	if err != nil {
+		return 0, 0, err
+	}
+	if baseSize > maxBase {
+		return 0, 0, &TooLargeError{Size: baseSize, Limit: maxBase, Base: true}
+	}
+	return baseType, int64(dst), nil
+}
+
+// entryHeader reads a pack entry's type and (inflated) size.
+func entryHeader(br *bufio.Reader) (byte, uint64, error) {
+	c, err := br.ReadByte()
+	if err != nil {
+		return 0, 0, errDirect
+	}
+	kind := (c >> 4) & 7
+	size := uint64(c & 15)
+	for shift := 4; c&0x80 != 0; shift += 7 {
+		if c, err = br.ReadByte(); err != nil || shift > 56 {
+			return 0, 0, errDirect
+		}
+		size |= uint64(c&0x7f) << shift
+	}
+	return kind, size, nil
+}
+
+// ofsDeltaDistance reads an offset delta's distance back to its base.
+func ofsDeltaDistance(br *bufio.Reader) (int64, error) {
+	c, err := br.ReadByte()
+	if err != nil {
+		return 0, errDirect
+	}
+	rel := int64(c & 0x7f)
+	for c&0x80 != 0 {
+		if c, err = br.ReadByte(); err != nil || rel > 1<<48 {
+			return 0, errDirect
+		}
+		rel = (rel+1)<<7 | int64(c&0x7f)
+	}
+	return rel, nil
+}
+
+// uvarint decodes a delta header's little-endian base-128 size.
+func uvarint(b []byte) (v uint64, n int, ok bool) {
+	for shift := 0; n < len(b) && shift < 64; shift += 7 {
+		c := b[n]
+		n++
+		v |= uint64(c&0x7f) << shift
+		if c&0x80 == 0 {
+			return v, n, true
+		}
+	}
+	return 0, 0, false
 }
 
 func openPackIndex(idxName string) (*packIndex, error) {
@@ -154,7 +313,7 @@ func openPackIndex(idxName string) (*packIndex, error) {
 		idx.Close()
 		return nil, err
 	}
-	p := &packIndex{idx: idx, pack: pack}
+	p := &packIndex{name: idxName, idx: idx, pack: pack}
 	for i := range p.fanout {
 		p.fanout[i] = binary.BigEndian.Uint32(head[8+4*i:])
 	}
@@ -224,17 +383,9 @@ func (d *directReader) readPacked(p *packIndex, off int64, depth int) (plumbing.
 		return 0, nil, errDirect
 	}
 	br := bufio.NewReaderSize(io.NewSectionReader(p.pack, off, 1<<62), 4096)
-	c, err := br.ReadByte()
+	kind, size, err := entryHeader(br)
 	if err != nil {
-		return 0, nil, errDirect
-	}
-	kind := (c >> 4) & 7
-	size := uint64(c & 15)
-	for shift := 4; c&0x80 != 0; shift += 7 {
-		if c, err = br.ReadByte(); err != nil || shift > 56 {
-			return 0, nil, errDirect
-		}
-		size |= uint64(c&0x7f) << shift
+		return 0, nil, err
 	}
 	if size > maxDirectObject {
 		return 0, nil, errDirect
@@ -244,16 +395,9 @@ func (d *directReader) readPacked(p *packIndex, off int64, depth int) (plumbing.
 	switch kind {
 	case 1, 2, 3, 4:
 	case packOfsDelta:
-		c, err := br.ReadByte()
+		rel, err := ofsDeltaDistance(br)
 		if err != nil {
-			return 0, nil, errDirect
-		}
-		rel := int64(c & 0x7f)
-		for c&0x80 != 0 {
-			if c, err = br.ReadByte(); err != nil || rel > 1<<48 {
-				return 0, nil, errDirect
-			}
-			rel = (rel+1)<<7 | int64(c&0x7f)
+			return 0, nil, err
 		}
 		if baseType, base, err = d.readPacked(p, off-rel, depth+1); err != nil {
 			return 0, nil, err

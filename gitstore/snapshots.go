@@ -103,7 +103,7 @@ func (v *View) TimelineLines(repoID, device string) ([]snapshot.TimelineLine, er
 	var out []snapshot.TimelineLine
 	seen := map[string]bool{}
 	for i, h := range segs {
-		b, err := v.s.readBlob(h, MaxBlob)
+		b, err := v.readPath(TimelineSegmentPath(repoID, device, i), h, MaxBlob)
 		if err != nil {
 			return nil, err
 		}

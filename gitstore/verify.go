@@ -280,7 +280,11 @@ func (v *View) verifyRepo(repoID string, keys map[string]ed25519.PublicKey, rep 
 					if !ok {
 						return nil, chain.ErrMissing
 					}
-					return v.s.readBlob(f.Blob, checkpoint.MaxFileSize)
+					b, err := v.readPath(f.Path, f.Blob, checkpoint.MaxFileSize)
+					if errors.Is(err, ErrTooLarge) {
+						return nil, fmt.Errorf("%w: %w", chain.ErrTooLarge, err)
+					}
+					return b, err
 				},
 			})
 			t.cr.Verified, t.cr.Rules, t.cr.Failure = res.Verified, res.Rules, res.Failure

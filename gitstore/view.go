@@ -124,7 +124,18 @@ func (v *View) ReadFile(p string, max int64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return v.s.readBlob(h, max)
+	return v.readPath(p, h, max)
+}
+
+// readPath reads blob h, the file at p, refusing more than limit bytes (a
+// TooLargeError names p).
+func (v *View) readPath(p string, h plumbing.Hash, limit int64) ([]byte, error) {
+	b, err := v.s.readBlob(h, limit)
+	var tl *TooLargeError
+	if errors.As(err, &tl) {
+		tl.Path = p
+	}
+	return b, err
 }
 
 // List returns the entries of the directory at p (nil if it does not exist).
@@ -225,7 +236,7 @@ func (v *View) ChainBytes(repoID, device string) ([]byte, error) {
 	}
 	var out []byte
 	for i, h := range segs {
-		b, err := v.s.readBlob(h, MaxBlob)
+		b, err := v.readPath(SegmentPath(repoID, device, i), h, MaxBlob)
 		if err != nil {
 			return nil, err
 		}

@@ -89,6 +89,9 @@ const (
 	// ReasonUnsafePath: a fetched path has a component git refuses or a
 	// checkout reads as .git or .gitmodules (gitname.Check).
 	ReasonUnsafePath = "unsafe_path"
+	// ReasonTooLarge: a file's object header states more bytes than the
+	// limit of its kind; its body was never inflated.
+	ReasonTooLarge = "too_large"
 )
 
 type chainKey struct{ repo, device string }
@@ -225,6 +228,11 @@ func makePlan(st *gitstore.Store, local, remote *gitstore.View, pol Policy, publ
 			}
 		}
 		pub, _, err := remote.DeviceKey(dev)
+		if errors.Is(err, gitstore.ErrTooLarge) {
+			reject("", dev, c.Path, ReasonTooLarge, "%v", err)
+			badDevice[dev] = ReasonTooLarge
+			continue
+		}
 		if err != nil {
 			reject("", dev, c.Path, ReasonBadKey, "%v", err)
 			badDevice[dev] = ReasonBadKey
@@ -354,6 +362,10 @@ func mergeChain(st *gitstore.Store, local, remote *gitstore.View, k chainKey, ke
 		}
 	}
 	if err := rcErr; err != nil {
+		var tl *gitstore.TooLargeError
+		if errors.As(err, &tl) {
+			return reject(tl.Path, ReasonTooLarge, "%v", err)
+		}
 		if errors.Is(err, gitstore.ErrCorrupt) || errors.Is(err, gitstore.ErrTooLarge) {
 			return reject("", ReasonMalformed, "%v", err)
 		}
@@ -378,6 +390,9 @@ func mergeChain(st *gitstore.Store, local, remote *gitstore.View, k chainKey, ke
 		b, err := remote.CheckpointFile(k.repo, hash)
 		if errors.Is(err, gitstore.ErrNotExist) {
 			return nil, chain.ErrMissing
+		}
+		if errors.Is(err, gitstore.ErrTooLarge) {
+			return nil, fmt.Errorf("%w: %w", chain.ErrTooLarge, err)
 		}
 		return b, err
 	}

@@ -101,7 +101,7 @@ func planPackages(remote *gitstore.View, pc *packageChanges, published published
 		}
 		raw, err := remote.ReadBlob(c.Hash, ctxpkg.MaxFileSize)
 		if errors.Is(err, gitstore.ErrTooLarge) {
-			reject("too_large", "%v", err)
+			reject(ReasonTooLarge, "%v", err)
 			return nil, nil
 		} else if err != nil {
 			return nil, fmt.Errorf("read fetched package %s: %w", c.Path, err)

@@ -2,6 +2,7 @@ package sync
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -132,12 +133,18 @@ func Review(ctx context.Context, m *memory.Memory, rng string) ([]ReviewCommit, 
 				}
 				if pub, _, err := view.DeviceKey(rec.Device); err == nil {
 					rec.Hash = checkpoint.Fingerprint(pub)
+				} else if errors.Is(err, gitstore.ErrTooLarge) {
+					rec.Status = ReasonTooLarge
 				}
 			case len(parts) >= 4 && parts[0] == "repos" && parts[2] == "chains":
 				rec.Kind, rec.Device, rec.Status = "chain", strings.TrimSuffix(parts[3], ".jsonl"), "chain update"
 			case len(parts) >= 4 && parts[0] == "repos" && parts[2] == "checkpoints":
 				rec.Kind = "checkpoint"
 				raw, err := st.ReadBlob(ch.Hash, checkpoint.MaxFileSize)
+				if errors.Is(err, gitstore.ErrTooLarge) {
+					rec.Status = ReasonTooLarge
+					break
+				}
 				cp, perr := checkpoint.Parse(raw)
 				if err != nil || perr != nil {
 					rec.Status = "unreadable"
@@ -162,6 +169,10 @@ func Review(ctx context.Context, m *memory.Memory, rng string) ([]ReviewCommit, 
 			case len(parts) >= 5 && parts[0] == "repos" && parts[2] == gitstore.PackagesDirName:
 				rec.Kind, rec.Status = "package", "UNVERIFIED"
 				raw, err := st.ReadBlob(ch.Hash, ctxpkg.MaxFileSize)
+				if errors.Is(err, gitstore.ErrTooLarge) {
+					rec.Status = ReasonTooLarge
+					break
+				}
 				if err != nil {
 					rec.Status = "unreadable"
 					break

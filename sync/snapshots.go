@@ -137,6 +137,11 @@ func planSnapshots(st *gitstore.Store, local, remote *gitstore.View, sc *snapsho
 			continue
 		}
 		if rtErr != nil {
+			var tl *gitstore.TooLargeError
+			if errors.As(rtErr, &tl) {
+				reject(k.repo, k.device, tl.Path, ReasonTooLarge, "%v", rtErr)
+				continue
+			}
 			if errors.Is(rtErr, gitstore.ErrCorrupt) || errors.Is(rtErr, gitstore.ErrTooLarge) {
 				reject(k.repo, k.device, "", ReasonMalformed, "%v", rtErr)
 				continue

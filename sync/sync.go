@@ -2,6 +2,7 @@ package sync
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -47,6 +48,40 @@ type PullResult struct {
 	Durations  Timings     `json:"timings_ms"`
 
 	verified []string // checkpoints this pull verified and merged
+}
+
+// MaxJSONRejections bounds the rejections a pull's JSON lists (the first
+// ones, in the order of Rejected); rejected_total and rejected_by_reason
+// count them all, and the quarantine ('git ctx log --unverified --json')
+// holds them all.
+const MaxJSONRejections = 1000
+
+// maxSummaryPaths bounds the rejected paths Summary lists one by one.
+const maxSummaryPaths = 5
+
+// MarshalJSON writes the result with at most MaxJSONRejections rejections
+// listed, and their counts: rejected_total, rejected_by_reason and
+// rejected_truncated (whether some are not listed).
+func (r *PullResult) MarshalJSON() ([]byte, error) {
+	type plain PullResult
+	byReason := map[string]int{}
+	for _, rj := range r.Rejected {
+		byReason[rj.Reason]++
+	}
+	listed := r.Rejected
+	if listed == nil {
+		listed = []Rejection{}
+	}
+	if len(listed) > MaxJSONRejections {
+		listed = listed[:MaxJSONRejections]
+	}
+	return json.Marshal(struct {
+		*plain
+		Rejected  []Rejection    `json:"rejected"`
+		Total     int            `json:"rejected_total"`
+		ByReason  map[string]int `json:"rejected_by_reason"`
+		Truncated bool           `json:"rejected_truncated"`
+	}{(*plain)(r), listed, len(r.Rejected), byReason, len(listed) < len(r.Rejected)})
 }
 
 // Timings splits a pull's wall time (milliseconds).
@@ -157,6 +192,11 @@ func pullOnce(ctx context.Context, m *memory.Memory, remote string, tipR plumbin
 	}
 	t := time.Now()
 	remoteView, err := st.ViewAt(tipR)
+	if errors.Is(err, gitstore.ErrTooLarge) {
+		// Its LAYOUT cannot be read, so nothing of it can be placed.
+		res.Rejected = []Rejection{{Record: gitstore.LayoutFile, Reason: ReasonTooLarge, Detail: fmt.Sprintf("%v: nothing merged", err)}}
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("read fetched branch: %w", err)
 	}
@@ -301,10 +341,40 @@ func mergeMessage(remote string, p *plan) string {
 	for _, k := range p.newKeys {
 		fmt.Fprintf(&b, "New device key: %s\n", line(k))
 	}
-	for _, r := range p.rejected {
+	for i, r := range p.rejected {
+		if i == maxMessageRejections {
+			fmt.Fprintf(&b, "Rejected: %d more: %s\n", len(p.rejected)-i, reasonCounts(p.rejected))
+			break
+		}
 		fmt.Fprintf(&b, "Rejected: %s %s: %s\n", line(orDash(r.Device)), line(short(r.Record)), line(r.Reason))
 	}
 	return b.String()
+}
+
+// maxMessageRejections bounds the rejections a merge message lists one by
+// one (a single fetched commit may bring 200,000); the rest are counted.
+const maxMessageRejections = 20
+
+// reasonCounts says how many of rs each reason has, the most frequent
+// first: "150000 unexpected_path, 50000 orphan_file".
+func reasonCounts(rs []Rejection) string {
+	counts := map[string]int{}
+	for _, r := range rs {
+		counts[r.Reason]++
+	}
+	reasons := make([]string, 0, len(counts))
+	for r := range counts {
+		reasons = append(reasons, r)
+	}
+	sort.Slice(reasons, func(i, j int) bool {
+		a, b := reasons[i], reasons[j]
+		return counts[a] > counts[b] || counts[a] == counts[b] && a < b
+	})
+	parts := make([]string, len(reasons))
+	for i, r := range reasons {
+		parts[i] = fmt.Sprintf("%d %s", counts[r], r)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // PushOptions configures Push.
@@ -474,10 +544,19 @@ func (r *PullResult) Summary() []string {
 	for _, s := range r.Superseded {
 		lines = append(lines, s.Detail)
 	}
+	var paths []Rejection
 	for _, rj := range r.Rejected {
 		if rj.Device == "" {
-			lines = append(lines, fmt.Sprintf("rejected %s: %s: %s", gitname.Display(rj.Record), rj.Reason, gitname.Display(rj.Detail)))
+			paths = append(paths, rj)
 		}
+	}
+	for i, rj := range paths {
+		if i == maxSummaryPaths && len(paths) > maxSummaryPaths+1 {
+			lines = append(lines, fmt.Sprintf("rejected %d paths: %s (the first %d above; all of them: git ctx log --unverified)",
+				len(paths), reasonCounts(paths), i))
+			break
+		}
+		lines = append(lines, fmt.Sprintf("rejected %s: %s: %s", gitname.Display(rj.Record), rj.Reason, gitname.Display(rj.Detail)))
 	}
 	for _, k := range r.NewKeys {
 		lines = append(lines, fmt.Sprintf("new device %s: key pinned", gitname.Display(k)))

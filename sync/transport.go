@@ -145,7 +145,11 @@ func Fetch(ctx context.Context, st *gitstore.Store, remote string, opt Options) 
 	r := st.Repo
 	ctx, cancel := context.WithTimeout(ctx, timeout(r))
 	defer cancel()
-	args := []string{"fetch", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules"}
+	// A blob past core.bigFileThreshold is streamed to disk by git's
+	// index-pack and unpack-objects instead of being held whole (git's
+	// default, 512 MiB, would let a fetched blob of 500 MB sit in memory);
+	// no file of the branch may be larger than gitstore.MaxBlob.
+	args := []string{"-c", "core.bigFileThreshold=" + strconv.Itoa(gitstore.MaxBlob), "fetch", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules"}
 	if opt.Progress != nil {
 		args = append(args, "--progress")
 	} else {

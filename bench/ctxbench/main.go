@@ -35,6 +35,7 @@ var (
 	binary    = flag.String("bin", "", "git-ctx binary for whole-command timings (required)")
 	work      = flag.String("work", "", "scratch directory (default: a temp dir, removed)")
 	rotSize   = flag.Int("rot", 10000, "single appends in the repository-rot check (0: skip)")
+	junkSize  = flag.Int("junk", 200000, "rejected paths in the junk-pull benchmark (0: skip)")
 	layouts   = flag.String("layouts", "ctx-v1,ghyll-v1", "layouts to measure appends in (the other operations use ctx-v1)")
 )
 
@@ -83,6 +84,80 @@ func main() {
 	if *rotSize > 0 {
 		benchRot(dir, *rotSize)
 	}
+	if *junkSize > 0 {
+		benchJunkPull(dir, *junkSize)
+	}
+}
+
+// benchJunkPull: an attacker's commit adds n paths outside the layout (one
+// small blob at all of them) to a shared remote; a clone holding the honest
+// branch (100 checkpoints, cache built) pulls it, rejecting and
+// quarantining every path.
+func benchJunkPull(dir string, n int) {
+	ctx := context.Background()
+	src, _ := build(dir, gitstore.LayoutCtxV1, 100)
+	bare := filepath.Join(dir, "junk-remote.git")
+	os.RemoveAll(bare)
+	run(dir, "git", "clone", "-q", "--bare", "--no-local", src, bare)
+	run(bare, "git", "fetch", "-q", src, "+refs/heads/ghyll/memory:refs/heads/ghyll/memory")
+	victim := filepath.Join(dir, "junk-victim")
+	os.RemoveAll(victim)
+	run(dir, "git", "clone", "-q", "--no-local", bare, victim)
+	run(victim, "git", "fetch", "-q", "origin", "ghyll/memory:ghyll/memory")
+	m, err := memory.Open(ctx, victim)
+	if err != nil {
+		fatal(err)
+	}
+	db, err := m.Cache(ctx)
+	if err != nil {
+		fatal(err)
+	}
+	db.Close()
+
+	var stream strings.Builder
+	stream.WriteString("blob\nmark :1\ndata 5\njunk\n")
+	msg := "ctx: checkpoint (nothing to see here)"
+	fmt.Fprintf(&stream, "commit refs/heads/ghyll/memory\ncommitter M <m@example.org> 1700000000 +0000\ndata %d\n%s\nfrom refs/heads/ghyll/memory^0\n", len(msg), msg)
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&stream, "M 100644 :1 junk/%03d/%06d.json\n", i/1000, i)
+	}
+	stream.WriteString("done\n")
+	cmd := exec.Command("git", "fast-import", "--quiet", "--done")
+	cmd.Dir, cmd.Stdin = bare, strings.NewReader(stream.String())
+	if out, err := cmd.CombinedOutput(); err != nil {
+		fatal(fmt.Errorf("fast-import: %v\n%s", err, out))
+	}
+
+	rr := max(3, *runs/5)
+	var fetch, verify, merge, cacheT, total []time.Duration
+	for i := 0; i < rr; i++ {
+		clone := filepath.Join(dir, fmt.Sprintf("junk-clone-%d", i))
+		os.RemoveAll(clone)
+		run(dir, "cp", "-a", victim, clone)
+		m, err := memory.Open(ctx, clone)
+		if err != nil {
+			fatal(err)
+		}
+		t := time.Now()
+		res, err := ctxsync.Pull(ctx, m, "origin", ctxsync.Options{})
+		if err != nil {
+			fatal(err)
+		}
+		total = append(total, time.Since(t))
+		if len(res.Rejected) != n {
+			fatal(fmt.Errorf("junk pull rejected %d of %d paths", len(res.Rejected), n))
+		}
+		d := func(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
+		fetch, verify = append(fetch, d(res.Durations.Fetch)), append(verify, d(res.Durations.Verify))
+		merge, cacheT = append(merge, d(res.Durations.Merge)), append(cacheT, d(res.Durations.Cache))
+		os.RemoveAll(clone)
+	}
+	op := fmt.Sprintf("pull of one commit adding %d rejected paths (file remote)", n)
+	row(op+": total", gitstore.LayoutCtxV1, 100, median(total), rr)
+	row(op+": fetch", gitstore.LayoutCtxV1, 100, median(fetch), rr)
+	row(op+": verify (diff and classify)", gitstore.LayoutCtxV1, 100, median(verify), rr)
+	row(op+": merge commit", gitstore.LayoutCtxV1, 100, median(merge), rr)
+	row(op+": cache (quarantine)", gitstore.LayoutCtxV1, 100, median(cacheT), rr)
 }
 
 // benchRot: n single appends (what n post-commit hooks do) into a fresh
