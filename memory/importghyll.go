@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 
 	"github.com/git-ctx/git-ctx/cache"
+	"github.com/git-ctx/git-ctx/chain"
 	"github.com/git-ctx/git-ctx/formats/checkpoint"
 	"github.com/git-ctx/git-ctx/gitstore"
 )
@@ -94,6 +95,10 @@ func (m *Memory) ImportGhyllDB(ctx context.Context, dbPath, keysDir string) (*Im
 		origin, _ := json.Marshal("ghyll:" + cp.Hash)
 		d := cp
 		d.Hash, d.Signature, d.ParentHash, d.Version = "", "", "", 0
+		if !chain.BindsTo(d.RepoRemote, repoID) {
+			// The re-signed copy belongs to this repository (FORMAT §3.3).
+			d.RepoRemote = m.RepoField(repoID)
+		}
 		d.Extra = append(append([]checkpoint.Member(nil), cp.Extra...), checkpoint.Member{Key: "imported_from", Value: origin})
 		drafts = append(drafts, d)
 		origins = append(origins, ImportedRecord{From: cp.Hash, Rule: rule})
@@ -107,7 +112,7 @@ func (m *Memory) ImportGhyllDB(ctx context.Context, dbPath, keysDir string) (*Im
 		return nil, err
 	}
 	ar, err := m.Store.Append(ctx, gitstore.AppendRequest{RepoID: repoID, Device: dev, Author: m.author(),
-		Drafts: drafts, KeepTimestamps: true})
+		Drafts: drafts, KeepTimestamps: true, FixRepoID: true})
 	if err != nil {
 		return nil, err
 	}

@@ -23,7 +23,7 @@ type Filter struct {
 // Log returns this repository's checkpoints from the cache, newest first
 // (ties broken by device, then chain position: a stable order).
 func (m *Memory) Log(ctx context.Context, f Filter) ([]*cache.Entry, error) {
-	repoID, err := m.RepoID(ctx)
+	ids, err := m.repoIDs(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -32,7 +32,7 @@ func (m *Memory) Log(ctx context.Context, f Filter) ([]*cache.Entry, error) {
 		return nil, err
 	}
 	defer db.Close()
-	return db.Log(ctx, cache.Query{RepoID: repoID, Device: f.Device, Session: f.Session, Author: f.Author,
+	return db.Log(ctx, cache.Query{RepoID: ids[0], Also: ids[1:], Device: f.Device, Session: f.Session, Author: f.Author,
 		Since: f.Since, Until: f.Until, Unverified: f.Unverified, Limit: f.Limit})
 }
 
@@ -54,7 +54,7 @@ func (m *Memory) Quarantine(ctx context.Context) ([]cache.Quarantined, error) {
 // repository and returns it with its file bytes from the branch. Several
 // matches give ErrAmbiguous listing them.
 func (m *Memory) Show(ctx context.Context, prefix string) (*cache.Entry, []byte, error) {
-	repoID, err := m.RepoID(ctx)
+	ids, err := m.repoIDs(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -67,9 +67,13 @@ func (m *Memory) Show(ctx context.Context, prefix string) (*cache.Entry, []byte,
 		return nil, nil, err
 	}
 	defer db.Close()
-	matches, err := db.Resolve(ctx, repoID, prefix)
-	if err != nil {
-		return nil, nil, err
+	var matches []string
+	for _, id := range ids {
+		found, err := db.Resolve(ctx, id, prefix)
+		if err != nil {
+			return nil, nil, err
+		}
+		matches = append(matches, found...)
 	}
 	switch len(matches) {
 	case 0:
@@ -89,7 +93,7 @@ func (m *Memory) Show(ctx context.Context, prefix string) (*cache.Entry, []byte,
 	if err != nil {
 		return nil, nil, err
 	}
-	raw, err := v.CheckpointFile(repoID, e.Hash)
+	raw, err := v.CheckpointFile(e.RepoID, e.Hash)
 	if err != nil {
 		return nil, nil, err
 	}
