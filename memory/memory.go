@@ -42,8 +42,10 @@ type Memory struct {
 	Repo        *gitrepo.Repo
 	Store       *gitstore.Store
 	repoID      string
-	ident       *identity.Identity
-	indexed     int // records indexed by this process (for Progress)
+	// branchID caches BranchRepoID for the tip it was read at.
+	branchID struct{ tip, id string }
+	ident    *identity.Identity
+	indexed  int // records indexed by this process (for Progress)
 }
 
 // Open finds the repository containing dir.
@@ -91,21 +93,27 @@ func (m *Memory) RepoID(ctx context.Context) (string, error) {
 // BranchRepoID is the id fixed by the branch's REPO file, "" when there is
 // no branch or no such file.
 func (m *Memory) BranchRepoID() (string, error) {
-	v, err := m.Store.View()
-	if errors.Is(err, gitstore.ErrNotInitialized) {
-		return "", nil
+	tip, err := m.Store.Tip()
+	if err != nil || tip.IsZero() {
+		return "", err
 	}
+	if m.branchID.tip == tip.String() {
+		return m.branchID.id, nil
+	}
+	v, err := m.Store.ViewAt(tip)
 	if err != nil {
 		return "", err
 	}
+	id := ""
 	ids, err := v.RepoIDs()
-	if errors.Is(err, gitstore.ErrNotExist) {
-		return "", nil
-	}
-	if err != nil {
+	switch {
+	case err == nil:
+		id = ids.ID
+	case !errors.Is(err, gitstore.ErrNotExist):
 		return "", err
 	}
-	return ids.ID, nil
+	m.branchID.tip, m.branchID.id = tip.String(), id
+	return id, nil
 }
 
 // DerivedRepoID is the id this clone computes from its configuration
