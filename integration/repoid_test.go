@@ -141,6 +141,13 @@ func TestRepoIDAdoptOlderBranch(t *testing.T) {
 		t.Fatalf("status after adopt: %+v", st)
 	}
 	syncWantHashes(t, "A after adopt", a.hashes(t), want...)
+	var hits []record
+	if out := a.must(t, "search", "--json", "before the remote"); json.Unmarshal([]byte(out), &hits) != nil || len(hits) != 2 {
+		t.Fatalf("search after adopt does not find the adopted records:\n%s", out)
+	}
+	if out := a.must(t, "show", early[0][:12]); !strings.Contains(out, early[0]) {
+		t.Fatalf("show of an adopted record:\n%s", out)
+	}
 	a.wantVerifies(t)
 	a.must(t, "push")
 

@@ -3,6 +3,7 @@ package memory
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/git-ctx/git-ctx/cache"
@@ -102,7 +103,7 @@ func (m *Memory) Show(ctx context.Context, prefix string) (*cache.Entry, []byte,
 
 // Search runs a full-text query over this repository's checkpoints.
 func (m *Memory) Search(ctx context.Context, query string, limit int, open, close string) ([]cache.Hit, error) {
-	repoID, err := m.RepoID(ctx)
+	ids, err := m.repoIDs(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -114,13 +115,31 @@ func (m *Memory) Search(ctx context.Context, query string, limit int, open, clos
 		return nil, err
 	}
 	defer db.Close()
-	return db.Search(ctx, repoID, query, limit, open, close)
+	var hits []cache.Hit
+	for _, id := range ids {
+		h, err := db.Search(ctx, id, query, limit, open, close)
+		if err != nil {
+			return nil, err
+		}
+		hits = append(hits, h...)
+	}
+	if len(ids) > 1 {
+		// One FTS index, so bm25 ranks of the ids compare.
+		sort.SliceStable(hits, func(i, j int) bool { return hits[i].Rank < hits[j].Rank })
+		if limit <= 0 {
+			limit = 20 // the cache's default
+		}
+		if len(hits) > limit {
+			hits = hits[:limit]
+		}
+	}
+	return hits, nil
 }
 
 // Similar returns the k checkpoints closest (cosine) to vec, or to the
 // embedding of the checkpoint whose hash starts with to when vec is nil.
 func (m *Memory) Similar(ctx context.Context, to string, vec []float32, k int) ([]cache.Match, error) {
-	repoID, err := m.RepoID(ctx)
+	ids, err := m.repoIDs(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -140,7 +159,21 @@ func (m *Memory) Similar(ctx context.Context, to string, vec []float32, k int) (
 		return nil, err
 	}
 	defer db.Close()
-	return db.Similar(ctx, repoID, vec, k, except)
+	var out []cache.Match
+	for _, id := range ids {
+		found, err := db.Similar(ctx, id, vec, k, except)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, found...)
+	}
+	if len(ids) > 1 {
+		sort.SliceStable(out, func(i, j int) bool { return out[i].Score > out[j].Score })
+		if k > 0 && len(out) > k {
+			out = out[:k]
+		}
+	}
+	return out, nil
 }
 
 // readCache is Cache for commands that read the memory: without a memory
