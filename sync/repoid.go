@@ -24,8 +24,9 @@ const (
 // file takes the fetched one; two different ids are a repo_mismatch (ours
 // stays); adoptions are merged as a union, each one only when signed by a
 // device whose key this merge holds and the trust policy allows. With no
-// REPO file on either side the id is the one this clone derives
-// (pol.RepoID; nil, no check, when it has none).
+// REPO file on either side: the id this clone derives (pol.RepoID) and the
+// directories the local branch holds; nil (no check) on a first pull or
+// when this clone derives no id.
 func planRepoFile(st *gitstore.Store, local, remote *gitstore.View, changed bool, keys map[string]ed25519.PublicKey, pol Policy, p *plan,
 	reject func(repo, dev, record, reason, format string, args ...any)) (map[string]bool, error) {
 	read := func(v *gitstore.View) (*gitstore.RepoIDs, error) {
@@ -64,10 +65,22 @@ func planRepoFile(st *gitstore.Store, local, remote *gitstore.View, changed bool
 	}
 	switch {
 	case mine == nil && theirs == nil:
-		if pol.RepoID == "" {
+		// A branch of an older git-ctx or of ghyll: a first pull mirrors it
+		// (records still bind, chain.BindsTo); later pulls take records
+		// only under the id this clone derives and the directories this
+		// branch already holds (verified when they were merged).
+		if local == nil || pol.RepoID == "" {
 			return nil, nil
 		}
-		return map[string]bool{pol.RepoID: true}, nil
+		allowed := map[string]bool{pol.RepoID: true}
+		dirs, err := local.Repos()
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range dirs {
+			allowed[d] = true
+		}
+		return allowed, nil
 	case theirs == nil:
 		return mine.Allowed(keyOf), nil
 	case mine != nil && mine.ID != theirs.ID:
