@@ -123,7 +123,7 @@ func TestRepoReplayAttack(t *testing.T) {
 	// quarantined as wrong_repo.
 	for _, d := range []*syncDevice{a, b} {
 		r := d.ctx(t, "pull")
-		if r.code != 1 && r.code != 6 && r.code != 0 {
+		if r.code != 1 { // rejected records
 			t.Fatalf("%s pull: %s", d.name, r)
 		}
 		got := d.hashes(t)
@@ -133,6 +133,11 @@ func TestRepoReplayAttack(t *testing.T) {
 			}
 		}
 		repoidWantQ(t, d.name+" pull", d, idA, "wrong_repo")
+		for _, q := range syncUnverified(t, d) {
+			if q.Reason == "orphan_file" {
+				t.Fatalf("%s: the replayed chains' files are reported orphan_file too: %+v", d.name, q)
+			}
+		}
 		for _, p := range branchPaths(t, d.dir, d.env) {
 			if strings.HasPrefix(p, "repos/"+idQ+"/") || strings.HasPrefix(p, "repos/"+idP+"/chains/"+idA+"/") {
 				t.Fatalf("%s's branch holds %s after the pull", d.name, p)

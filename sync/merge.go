@@ -270,11 +270,11 @@ func mergeChain(st *gitstore.Store, local, remote *gitstore.View, k chainKey, ke
 		return reject("", ReasonBadDeviceID, "%v", err)
 	}
 	rc, rcErr := remote.Chain(k.repo, k.device)
-	if pol.repos != nil && !pol.repos[k.repo] && len(rc) > 0 {
-		return reject(rc[0].Hash, string(chain.WrongRepo), "repos/%s is neither this repository's id nor an adopted one: none of its records are merged", k.repo)
-	}
 	for _, e := range rc {
 		out.mentioned = append(out.mentioned, remote.Layout.CheckpointPath(k.repo, e.Hash))
+	}
+	if pol.repos != nil && !pol.repos[k.repo] && len(rc) > 0 {
+		return reject(rc[0].Hash, string(chain.WrongRepo), "repos/%s is neither this repository's id nor an adopted one: none of its records are merged", k.repo)
 	}
 	if why, bad := badDevice[k.device]; bad {
 		return reject("", why, "the device's key was not accepted, so none of its records are merged")
