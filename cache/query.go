@@ -105,7 +105,10 @@ func scanEntry(s scanner, extra ...any) (*Entry, error) {
 
 // Query selects log entries. Empty fields do not filter.
 type Query struct {
-	RepoID  string
+	RepoID string
+	// Also names more repository ids whose records are listed too (the
+	// ids this repository adopted).
+	Also    []string
 	Device  string
 	Session string
 	Author  string
@@ -122,7 +125,15 @@ func (d *DB) Log(ctx context.Context, q Query) ([]*Entry, error) {
 	var where []string
 	var args []any
 	add := func(cond string, v any) { where = append(where, cond); args = append(args, v) }
-	add("r.repo_id = ?", q.RepoID)
+	if len(q.Also) == 0 {
+		add("r.repo_id = ?", q.RepoID)
+	} else {
+		where = append(where, "r.repo_id IN (?"+strings.Repeat(", ?", len(q.Also))+")")
+		args = append(args, q.RepoID)
+		for _, id := range q.Also {
+			args = append(args, id)
+		}
+	}
 	if q.Device != "" {
 		add("r.device = ?", q.Device)
 	}

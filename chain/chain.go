@@ -6,6 +6,8 @@ package chain
 
 import (
 	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 
@@ -29,7 +31,24 @@ const (
 	// TooLarge: the checkpoint file's object is larger than
 	// checkpoint.MaxFileSize (told by its header; never inflated).
 	TooLarge Reason = "too_large"
+	// WrongRepo: the record's signed repo field does not name the
+	// repository directory it sits in, or that directory is not this
+	// repository's (see BindsTo and docs/FORMAT.md §3).
+	WrongRepo Reason = "wrong_repo"
 )
+
+// BindsTo reports whether a record whose signed repo field is field may sit
+// in the directory repos/<dir>/: field is dir itself, or dir is the
+// lowercase hex SHA-256 of field (the URL an id was derived from). An empty
+// field names no repository (ghyll writes none, nor did git-ctx without a
+// remote before ids were fixed on the branch) and binds to any directory.
+func BindsTo(field, dir string) bool {
+	if field == "" || field == dir {
+		return true
+	}
+	sum := sha256.Sum256([]byte(field))
+	return hex.EncodeToString(sum[:]) == dir
+}
 
 // Failure is the first bad record of one device.
 type Failure struct {
@@ -72,7 +91,10 @@ var ErrTooLarge = errors.New("checkpoint file too large")
 
 // Input is everything Verify needs about one device.
 type Input struct {
-	Device  string
+	Device string
+	// Repo, when set, is the repository directory the chain sits in: every
+	// record's repo field must bind to it (BindsTo).
+	Repo    string
 	Key     ed25519.PublicKey // nil: the device has no key on the branch
 	Entries []checkpoint.ChainEntry
 	// Trusted, when set, is an entry already verified earlier: Entries must
@@ -92,7 +114,8 @@ type Input struct {
 
 // Verify checks every entry in order and stops at the first failure: linkage,
 // no repeated hash, the checkpoint file's hash/sig under Key, the file naming
-// the same device, parent and ts as its chain line.
+// the same device, parent and ts as its chain line and (when Repo is set) a
+// repository that binds to the chain's directory.
 func Verify(in Input) Result {
 	res := Result{Device: in.Device, Rules: map[checkpoint.Rule]int{}}
 	fail := func(i int, hash string, r Reason, format string, args ...any) Result {
@@ -154,6 +177,11 @@ func Verify(in Input) Result {
 			return fail(i, e.Hash, BadSignature, "%v", err)
 		case err != nil:
 			return fail(i, e.Hash, Malformed, "%v", err)
+		}
+		// After the signature: wrong_repo means an authentic record in the
+		// wrong place (replayed from another repository).
+		if in.Repo != "" && !BindsTo(cp.RepoRemote, in.Repo) {
+			return fail(i, e.Hash, WrongRepo, "record names repository %q, which does not bind to repos/%s", cp.RepoRemote, in.Repo)
 		}
 		if in.Verified != nil {
 			if err := in.Verified(i, cp, rule); err != nil {

@@ -97,6 +97,7 @@ func Run(ctx context.Context, dir string) (*Report, error) {
 		} else {
 			r.add(OK, "repository id", "", "%s (%s)", repoID[:12], orNone(m.Repo.RemoteURL()))
 			checkOwnChain(ctx, r, m)
+			checkRepoIDs(ctx, r, m)
 		}
 	}
 	checkHooks(ctx, r, m)
@@ -226,6 +227,24 @@ func checkCache(ctx context.Context, r *Report, m *memory.Memory, v *gitstore.Vi
 		if q, err := db.Quarantine(ctx, repoID); err == nil && len(q) > 0 {
 			r.add(Warn, "unverified records", "see git ctx log --unverified", "%d records failed verification and are not trusted", len(q))
 		}
+	}
+}
+
+// checkRepoIDs reports a ctx.repoId that disagrees with the id fixed on the
+// branch, and records under ids that are neither this one nor adopted.
+func checkRepoIDs(ctx context.Context, r *Report, m *memory.Memory) {
+	if over, err := m.RepoIDOverride(); err == nil && over != "" {
+		r.add(Warn, "repository id override", "unset it: git config --unset ctx.repoId",
+			"git config ctx.repoId (%s) differs from the id fixed on the branch, which is used", over)
+	}
+	others, err := m.OtherRepos(ctx)
+	if err != nil {
+		r.add(Fail, "other repository ids", "run git ctx verify", "%v", err)
+		return
+	}
+	for _, o := range others {
+		r.add(Warn, "other repository id", "if they are this repository's: git ctx adopt "+o.ID,
+			"repos/%s holds %d checkpoints that are not this repository's", o.ID, o.Checkpoints)
 	}
 }
 

@@ -63,6 +63,9 @@ type InitOptions struct {
 	// (e.g. a fetched remote branch) the local branch starts from instead of
 	// a new root.
 	Base plumbing.Hash
+	// RepoID, when set, is written to the REPO file of a new branch (not
+	// one started from Base): every clone then reads the id from there.
+	RepoID string
 }
 
 // InitResult says what Init did.
@@ -127,6 +130,9 @@ func (s *Store) initOnce(ctx context.Context, opt InitOptions) (InitResult, erro
 		edits := map[string][]byte{DeviceKeyPath(opt.Device.ID): keyPEM}
 		if layout == LayoutCtxV1 {
 			edits[LayoutFile] = []byte(string(layout) + "\n")
+		}
+		if opt.RepoID != "" {
+			edits[RepoFile] = (&RepoIDs{ID: opt.RepoID}).Marshal()
 		}
 		tree, err := s.treeWith(plumbing.ZeroHash, edits)
 		if err != nil {
@@ -215,6 +221,10 @@ type AppendRequest struct {
 	// the previous record's (imports of older records); by default a
 	// timestamp that does not move forward is raised to previous+1.
 	KeepTimestamps bool
+	// FixRepoID writes RepoID to the REPO file when the branch has none and
+	// holds no other repository's directory (a branch created before the id
+	// could be derived, or by an older git-ctx).
+	FixRepoID bool
 }
 
 // AppendResult is what one Append wrote.
@@ -253,6 +263,15 @@ func (s *Store) appendOnce(ctx context.Context, req AppendRequest) (*AppendResul
 	}
 	if publish {
 		files[DeviceKeyPath(dev.ID)] = checkpoint.EncodePublicKey(dev.public())
+	}
+	if req.FixRepoID {
+		fix, err := v.needsRepoFile(req.RepoID)
+		if err != nil {
+			return nil, err
+		}
+		if fix {
+			files[RepoFile] = (&RepoIDs{ID: req.RepoID}).Marshal()
+		}
 	}
 	seg, err := v.openSegment(req.RepoID, dev.ID)
 	if err != nil {

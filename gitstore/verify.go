@@ -85,7 +85,13 @@ func (r *Report) Verified() int {
 // from its genesis, every checkpoint it names has a matching file whose hash
 // and signature verify under the device's key, no checkpoint file is outside
 // a chain, and nothing on the branch lies outside the layout.
-func (v *View) Verify() (*Report, error) {
+func (v *View) Verify() (*Report, error) { return v.VerifyFor("") }
+
+// VerifyFor is Verify that also checks every repository directory against
+// this repository's ids (View.AllowedRepos with fallback, the id this
+// clone derives; "" skips the check on a branch without a REPO file): the
+// chains of any other directory fail wrong_repo.
+func (v *View) VerifyFor(fallback string) (*Report, error) {
 	rep := &Report{Commit: v.Commit.String(), Layout: v.Layout, Devices: []string{}, Chains: []ChainReport{}, Timelines: []TimelineReport{}, Packages: []PackageReport{}, Problems: []Problem{}}
 	problem := func(p, format string, args ...any) {
 		rep.Problems = append(rep.Problems, Problem{Path: p, Reason: fmt.Sprintf(format, args...)})
@@ -98,6 +104,7 @@ func (v *View) Verify() (*Report, error) {
 		switch {
 		case e.Name == "devices" && e.Mode == filemode.Dir, e.Name == "repos" && e.Mode == filemode.Dir:
 		case e.Name == LayoutFile && e.Mode == filemode.Regular && v.Layout == LayoutCtxV1:
+		case e.Name == RepoFile && e.Mode == filemode.Regular:
 		default:
 			problem(e.Name, "not part of the %s layout", v.Layout)
 		}
@@ -134,6 +141,18 @@ func (v *View) Verify() (*Report, error) {
 		}
 		keys[id] = pub
 	}
+	var allowed map[string]bool
+	if _, err := v.BlobHash(RepoFile); err == nil || fallback != "" {
+		a, _, err := v.AllowedRepos(fallback)
+		switch {
+		case errors.Is(err, ErrRepoID):
+			problem(RepoFile, "%v", err)
+		case err != nil:
+			return nil, err
+		default:
+			allowed = a
+		}
+	}
 	repos, err := v.List("repos")
 	if err != nil {
 		return nil, err
@@ -146,7 +165,7 @@ func (v *View) Verify() (*Report, error) {
 		if gitname.Check(r.Name) != nil {
 			continue // reported by unsafeNames
 		}
-		if err := v.verifyRepo(r.Name, keys, rep, problem); err != nil {
+		if err := v.verifyRepo(r.Name, allowed == nil || allowed[r.Name], keys, rep, problem); err != nil {
 			return nil, err
 		}
 	}
@@ -188,7 +207,7 @@ func (v *View) unsafeNames(tree plumbing.Hash, prefix string, problem func(strin
 	return nil
 }
 
-func (v *View) verifyRepo(repoID string, keys map[string]ed25519.PublicKey, rep *Report, problem func(string, string, ...any)) error {
+func (v *View) verifyRepo(repoID string, ours bool, keys map[string]ed25519.PublicKey, rep *Report, problem func(string, string, ...any)) error {
 	dir := RepoDir(repoID)
 	entries, err := v.List(dir)
 	if err != nil {
@@ -255,6 +274,10 @@ func (v *View) verifyRepo(repoID string, keys map[string]ed25519.PublicKey, rep 
 			return err
 		}
 		cr.Entries = len(list)
+		if !ours && cr.Failure == nil && len(list) > 0 {
+			cr.Failure = &chain.Failure{Device: device, Index: -1, Reason: chain.WrongRepo,
+				Detail: "repos/" + repoID + " is neither this repository's id nor an adopted one (git ctx adopt)"}
+		}
 		for _, e := range list {
 			chained[e.Hash] = true
 		}
@@ -274,7 +297,7 @@ func (v *View) verifyRepo(repoID string, keys map[string]ed25519.PublicKey, rep 
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			res := chain.Verify(chain.Input{
-				Device: t.cr.Device, Key: keys[t.cr.Device], Entries: t.entries,
+				Device: t.cr.Device, Repo: repoID, Key: keys[t.cr.Device], Entries: t.entries,
 				Load: func(hash string) ([]byte, error) {
 					f, ok := blobs[hash]
 					if !ok {

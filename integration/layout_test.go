@@ -67,11 +67,16 @@ func TestLayoutGhyllV1(t *testing.T) {
 		t.Fatalf("status: %+v", st)
 	}
 	rid, dev := st.RepoID, st.Device
-	want := []string{"devices/" + dev + ".pub", "repos/" + rid + "/chains/" + dev + ".jsonl"}
+	// REPO fixes the repository id (FORMAT §3.3); ghyll never reads the
+	// branch root, so it carries it along.
+	want := []string{"REPO", "devices/" + dev + ".pub", "repos/" + rid + "/chains/" + dev + ".jsonl"}
 	for _, cp := range cps {
 		want = append(want, ghyllV1CheckpointPath(rid, cp.Hash))
 	}
 	wantPaths(t, branchPaths(t, repo, env), want)
+	if got := strings.TrimSpace(branchFile(t, repo, env, "REPO")); got != rid {
+		t.Fatalf("REPO holds %q, want the repository id %s", got, rid)
+	}
 
 	// The published key is this device's public key file, byte for byte.
 	if got, local := branchFile(t, repo, env, "devices/"+dev+".pub"),

@@ -438,7 +438,7 @@ func computeChain(v *gitstore.View, j *chainJob) {
 		return
 	}
 	in := chain.Input{
-		Device: j.dev, Entries: entries, Trusted: trusted,
+		Device: j.dev, Repo: j.repoID, Entries: entries, Trusted: trusted,
 		Load: func(hash string) ([]byte, error) {
 			b, err := v.CheckpointFile(j.repoID, hash)
 			if errors.Is(err, gitstore.ErrNotExist) {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/git-ctx/git-ctx/cache"
+	"github.com/git-ctx/git-ctx/gitrepo"
 	"github.com/git-ctx/git-ctx/gitstore"
 	"github.com/git-ctx/git-ctx/memory"
 )
@@ -43,13 +44,19 @@ func testCacheEqualsBranch(t *testing.T, layout gitstore.Layout) {
 	other := filepath.Join(w.root, "other")
 	git(t, w.root, "clone", "-q", repo, other)
 	git(t, other, "fetch", "-q", "origin", "+"+gitstore.BranchRef+":"+gitstore.BranchRef)
-	// First under the clone's own repository id (the origin URL): the
-	// branch then holds two repositories.
+	// First under another repository id (as an older git-ctx deriving the
+	// id from the clone's origin URL wrote): the branch then holds two
+	// repositories.
 	b0 := open(t, other, w.home("b"))
-	if b0.repoID(t) == a.repoID(t) {
-		t.Fatalf("setup: the clone has the same repository id")
+	id0, err := b0.Identity()
+	if err != nil {
+		t.Fatal(err)
 	}
-	record(t, b0, say("from the clone, its own repository"))
+	if _, err := b0.Store.Append(ctx, gitstore.AppendRequest{RepoID: gitrepo.HashID("another/repository"),
+		Device: gitstore.Device{ID: id0.DeviceID, Key: id0.Private},
+		Drafts: []gitstore.Draft{{Summary: "from the clone, its own repository", RepoRemote: "another/repository"}}}); err != nil {
+		t.Fatal(err)
+	}
 	git(t, other, "config", "ctx.repoId", a.repoID(t))
 	b := open(t, other, w.home("b"))
 	if b.deviceID(t) == a.deviceID(t) || b.repoID(t) != a.repoID(t) {

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 
 	"github.com/git-ctx/git-ctx/cache"
+	"github.com/git-ctx/git-ctx/chain"
 	"github.com/git-ctx/git-ctx/formats/checkpoint"
 	"github.com/git-ctx/git-ctx/gitstore"
 )
@@ -94,6 +95,10 @@ func (m *Memory) ImportGhyllDB(ctx context.Context, dbPath, keysDir string) (*Im
 		origin, _ := json.Marshal("ghyll:" + cp.Hash)
 		d := cp
 		d.Hash, d.Signature, d.ParentHash, d.Version = "", "", "", 0
+		if !chain.BindsTo(d.RepoRemote, repoID) {
+			// The re-signed copy belongs to this repository (FORMAT §3.3).
+			d.RepoRemote = m.RepoField(repoID)
+		}
 		// Re-signing would vouch for every member: what the ghyll hash did
 		// not cover (ghyll's rule: emb, unknown members) is left out.
 		var keep []checkpoint.Member
@@ -116,7 +121,7 @@ func (m *Memory) ImportGhyllDB(ctx context.Context, dbPath, keysDir string) (*Im
 		return nil, err
 	}
 	ar, err := m.Store.Append(ctx, gitstore.AppendRequest{RepoID: repoID, Device: dev, Author: m.author(),
-		Drafts: drafts, KeepTimestamps: true})
+		Drafts: drafts, KeepTimestamps: true, FixRepoID: true})
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/git-ctx/git-ctx/cache"
+	"github.com/git-ctx/git-ctx/chain"
 	"github.com/git-ctx/git-ctx/formats/checkpoint"
 	"github.com/git-ctx/git-ctx/memory"
 )
@@ -349,7 +350,7 @@ func TestImportGhyllDBV2Columns(t *testing.T) {
 	got := wantCacheEqualsBranch(t, a.Memory, nil)
 	e := got[res.Imported[0].Hash]
 	if e == nil || !e.PlanMode || e.ResumedFrom == nil || *e.ResumedFrom != *c.ResumedFrom || e.Summary != c.Summary ||
-		len(e.InjectionSig) != 1 || e.RepoRemote != c.RepoRemote || e.Branch != "main" {
+		len(e.InjectionSig) != 1 || !chain.BindsTo(e.RepoRemote, e.RepoID) || e.Branch != "main" {
 		t.Fatalf("imported record: %+v", e)
 	}
 	if rep, err := a.Verify(ctx); err != nil || !rep.OK {

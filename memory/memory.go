@@ -53,6 +53,8 @@ type Memory struct {
 	// cacheUnwritable: the cache directory could not be written; this
 	// process builds temporary caches.
 	cacheUnwritable bool
+	// branchID caches BranchRepoID for the tip it was read at.
+	branchID struct{ tip, id string }
 }
 
 // Open finds the repository containing dir.
@@ -86,8 +88,47 @@ func (m *Memory) Identity() (*identity.Identity, error) {
 	return id, nil
 }
 
-// RepoID names this repository on the branch (see gitrepo.Repo.RepoID).
+// RepoID names this repository on the branch: the id the branch's REPO
+// file fixes, read by every clone; without one (no branch yet, or a branch
+// of an older git-ctx or of ghyll) the id this clone derives
+// (DerivedRepoID).
 func (m *Memory) RepoID(ctx context.Context) (string, error) {
+	if id, err := m.BranchRepoID(); err != nil || id != "" {
+		return id, err
+	}
+	return m.DerivedRepoID(ctx)
+}
+
+// BranchRepoID is the id fixed by the branch's REPO file, "" when there is
+// no branch or no such file.
+func (m *Memory) BranchRepoID() (string, error) {
+	tip, err := m.Store.Tip()
+	if err != nil || tip.IsZero() {
+		return "", err
+	}
+	if m.branchID.tip == tip.String() {
+		return m.branchID.id, nil
+	}
+	v, err := m.Store.ViewAt(tip)
+	if err != nil {
+		return "", err
+	}
+	id := ""
+	ids, err := v.RepoIDs()
+	switch {
+	case err == nil:
+		id = ids.ID
+	case !errors.Is(err, gitstore.ErrNotExist):
+		return "", err
+	}
+	m.branchID.tip, m.branchID.id = tip.String(), id
+	return id, nil
+}
+
+// DerivedRepoID is the id this clone computes from its configuration
+// (gitrepo.Repo.RepoID: ctx.repoId, the memory remote's URL, the root
+// commit). It names a new branch; an existing branch's REPO file wins.
+func (m *Memory) DerivedRepoID(ctx context.Context) (string, error) {
 	if m.repoID == "" {
 		id, err := m.Repo.RepoID(ctx)
 		if err != nil {
@@ -96,6 +137,17 @@ func (m *Memory) RepoID(ctx context.Context) (string, error) {
 		m.repoID = id
 	}
 	return m.repoID, nil
+}
+
+// RepoField is what a new record of repository repoID carries in its
+// signed repo field: the memory remote's normalised URL when repoID is
+// derived from it (SHA-256), else repoID itself, so that the field always
+// binds to the record's directory (chain.BindsTo).
+func (m *Memory) RepoField(repoID string) string {
+	if u := m.Repo.RemoteURL(); u != "" && gitrepo.HashID(u) == repoID {
+		return u
+	}
+	return repoID
 }
 
 func (m *Memory) author() gitstore.Author {
@@ -118,9 +170,15 @@ func (m *Memory) Init(ctx context.Context, layout gitstore.Layout) (gitstore.Ini
 	if err != nil {
 		return gitstore.InitResult{}, err
 	}
-	// The repo id is not needed yet: a new repository without commits or a
-	// remote gets one at its first checkpoint (its root commit then exists).
+	// A new branch gets the id this clone derives, fixed in its REPO file.
+	// A new repository without commits or a remote has none yet: it is
+	// fixed at its first checkpoint (its root commit then exists).
 	opt := gitstore.InitOptions{Layout: layout, Device: dev, Author: m.author()}
+	if id, err := m.DerivedRepoID(ctx); err == nil {
+		opt.RepoID = id
+	} else if !errors.Is(err, gitrepo.ErrNoRepoID) {
+		return gitstore.InitResult{}, err
+	}
 	if remote := m.Repo.MemoryRemote(); remote != "" {
 		if h, err := m.Store.ResolveRef("refs/remotes/" + remote + "/ghyll/memory"); err == nil {
 			opt.Base = h
@@ -242,12 +300,12 @@ func (m *Memory) Record(ctx context.Context, in RecordInput) (*checkpoint.Checkp
 	}
 	_, email := m.Repo.Identity()
 	draft := gitstore.Draft{
-		AuthorID: email, RepoRemote: m.Repo.RemoteURL(), Branch: m.Repo.CurrentBranch(),
+		AuthorID: email, RepoRemote: m.RepoField(repoID), Branch: m.Repo.CurrentBranch(),
 		SessionID: in.Session, Turn: in.Turn, ActiveModel: in.Model, Summary: in.Summary,
 		Embedding: in.Embedding, FilesTouched: in.Files, ToolsUsed: in.Tools, InjectionSig: in.Injections,
 	}
 	res, err := m.Store.Append(ctx, gitstore.AppendRequest{
-		RepoID: repoID, Device: dev, Author: m.author(), Drafts: []gitstore.Draft{draft},
+		RepoID: repoID, Device: dev, Author: m.author(), Drafts: []gitstore.Draft{draft}, FixRepoID: true,
 		Prepare: func(d *gitstore.Draft, prev *checkpoint.Checkpoint, lookup func(string) (*checkpoint.Checkpoint, error)) error {
 			if in.OncePerCommit && ci != nil && prev != nil && strings.Contains(prev.Summary, commitTrailer+ci.Hash) {
 				return ErrAlreadyRecorded
@@ -349,11 +407,16 @@ func firstNonEmpty(vals ...string) string {
 	return ""
 }
 
-// Verify checks the whole memory branch.
+// Verify checks the whole memory branch, including that every repository
+// directory is this repository's id or an adopted one.
 func (m *Memory) Verify(ctx context.Context) (*gitstore.Report, error) {
 	v, err := m.Store.View()
 	if err != nil {
 		return nil, err
 	}
-	return v.Verify()
+	fallback, err := m.DerivedRepoID(ctx)
+	if err != nil && !errors.Is(err, gitrepo.ErrNoRepoID) {
+		return nil, err
+	}
+	return v.VerifyFor(fallback)
 }

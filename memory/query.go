@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/git-ctx/git-ctx/cache"
@@ -26,7 +28,7 @@ type Filter struct {
 // Log returns this repository's checkpoints from the cache, newest first
 // (ties broken by device, then chain position: a stable order).
 func (m *Memory) Log(ctx context.Context, f Filter) ([]*cache.Entry, error) {
-	repoID, err := m.RepoID(ctx)
+	ids, err := m.repoIDs(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -35,7 +37,7 @@ func (m *Memory) Log(ctx context.Context, f Filter) ([]*cache.Entry, error) {
 		return nil, err
 	}
 	defer db.Close()
-	return db.Log(ctx, cache.Query{RepoID: repoID, Device: f.Device, Session: f.Session, Author: f.Author,
+	return db.Log(ctx, cache.Query{RepoID: ids[0], Also: ids[1:], Device: f.Device, Session: f.Session, Author: f.Author,
 		Since: f.Since, Until: f.Until, Unverified: f.Unverified, Limit: f.Limit})
 }
 
@@ -57,7 +59,7 @@ func (m *Memory) Quarantine(ctx context.Context) ([]cache.Quarantined, error) {
 // repository and returns it with its file bytes from the branch. Several
 // matches give ErrAmbiguous listing them.
 func (m *Memory) Show(ctx context.Context, prefix string) (*cache.Entry, []byte, error) {
-	repoID, err := m.RepoID(ctx)
+	ids, err := m.repoIDs(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -70,9 +72,13 @@ func (m *Memory) Show(ctx context.Context, prefix string) (*cache.Entry, []byte,
 		return nil, nil, err
 	}
 	defer db.Close()
-	matches, err := db.Resolve(ctx, repoID, prefix)
-	if err != nil {
-		return nil, nil, err
+	var matches []string
+	for _, id := range ids {
+		found, err := db.Resolve(ctx, id, prefix)
+		if err != nil {
+			return nil, nil, err
+		}
+		matches = append(matches, found...)
 	}
 	switch len(matches) {
 	case 0:
@@ -92,7 +98,7 @@ func (m *Memory) Show(ctx context.Context, prefix string) (*cache.Entry, []byte,
 	if err != nil {
 		return nil, nil, err
 	}
-	raw, err := v.CheckpointFile(repoID, e.Hash)
+	raw, err := v.CheckpointFile(e.RepoID, e.Hash)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -133,7 +139,7 @@ func ShownFile(e *cache.Entry, raw []byte) ([]byte, error) {
 
 // Search runs a full-text query over this repository's checkpoints.
 func (m *Memory) Search(ctx context.Context, query string, limit int, open, close string) ([]cache.Hit, error) {
-	repoID, err := m.RepoID(ctx)
+	ids, err := m.repoIDs(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -145,7 +151,25 @@ func (m *Memory) Search(ctx context.Context, query string, limit int, open, clos
 		return nil, err
 	}
 	defer db.Close()
-	return db.Search(ctx, repoID, query, limit, open, close)
+	var hits []cache.Hit
+	for _, id := range ids {
+		h, err := db.Search(ctx, id, query, limit, open, close)
+		if err != nil {
+			return nil, err
+		}
+		hits = append(hits, h...)
+	}
+	if len(ids) > 1 {
+		// One FTS index, so bm25 ranks of the ids compare.
+		sort.SliceStable(hits, func(i, j int) bool { return hits[i].Rank < hits[j].Rank })
+		if limit <= 0 {
+			limit = 20 // the cache's default
+		}
+		if len(hits) > limit {
+			hits = hits[:limit]
+		}
+	}
+	return hits, nil
 }
 
 // Similar returns the k checkpoints closest (cosine) to vec, or to the
@@ -153,7 +177,7 @@ func (m *Memory) Search(ctx context.Context, query string, limit int, open, clos
 // Embeddings outside their record's hash (ghyll's rule) are used only with
 // unauthenticated, on either side.
 func (m *Memory) Similar(ctx context.Context, to string, vec []float32, k int, unauthenticated bool) ([]cache.Match, error) {
-	repoID, err := m.RepoID(ctx)
+	ids, err := m.repoIDs(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -176,7 +200,29 @@ func (m *Memory) Similar(ctx context.Context, to string, vec []float32, k int, u
 		return nil, err
 	}
 	defer db.Close()
-	return db.Similar(ctx, repoID, vec, k, except, unauthenticated)
+	var out []cache.Match
+	var dimErr error // a dimension one directory lacks may be another's
+	for _, id := range ids {
+		found, err := db.Similar(ctx, id, vec, k, except, unauthenticated)
+		if errors.Is(err, cache.ErrQueryEmbedding) && len(ids) > 1 {
+			dimErr = err
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, found...)
+	}
+	if len(out) == 0 && dimErr != nil {
+		return nil, dimErr
+	}
+	if len(ids) > 1 {
+		sort.SliceStable(out, func(i, j int) bool { return out[i].Score > out[j].Score })
+		if k > 0 && len(out) > k {
+			out = out[:k]
+		}
+	}
+	return out, nil
 }
 
 // readCache is Cache for commands that read the memory: without a memory

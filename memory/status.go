@@ -19,6 +19,14 @@ type Status struct {
 	DeviceCheckpoints int // in this repository, this device
 	Devices           int // keys on the branch
 	Quarantined       int // records that failed verification
+	// Adopted: other repository ids whose records are this repository's.
+	Adopted []string
+	// OtherRepos: repository directories on the branch that are neither
+	// this id nor adopted ('git ctx adopt ID' takes them).
+	OtherRepos []RepoCount
+	// RepoIDOverride: git config ctx.repoId when it disagrees with the id
+	// fixed on the branch (which wins).
+	RepoIDOverride string
 }
 
 // Status reads the branch tip, the chains of this repository and the keys.
@@ -54,11 +62,22 @@ func (m *Memory) Status(ctx context.Context) (*Status, error) {
 		return nil, err
 	}
 	defer db.Close()
-	total, by, err := db.Counts(ctx, repoID)
-	if err != nil {
+	if st.Adopted, err = m.AdoptedRepos(ctx); err != nil {
 		return nil, err
 	}
-	st.Checkpoints, st.DeviceCheckpoints = total, by[id.DeviceID]
+	for _, rid := range append([]string{repoID}, st.Adopted...) {
+		total, by, err := db.Counts(ctx, rid)
+		if err != nil {
+			return nil, err
+		}
+		st.Checkpoints, st.DeviceCheckpoints = st.Checkpoints+total, st.DeviceCheckpoints+by[id.DeviceID]
+	}
+	if st.OtherRepos, err = m.OtherRepos(ctx); err != nil {
+		return nil, err
+	}
+	if st.RepoIDOverride, err = m.RepoIDOverride(); err != nil {
+		return nil, err
+	}
 	q, err := db.Quarantine(ctx, repoID)
 	if err != nil {
 		return nil, err

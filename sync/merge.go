@@ -116,6 +116,7 @@ func makePlan(st *gitstore.Store, local, remote *gitstore.View, pol Policy, publ
 	keyChanges := map[string]gitstore.Change{}
 	chains := map[chainKey]bool{}
 	cpFiles := map[string]gitstore.Change{}
+	repoFileChanged := false
 	var snaps snapshotChanges
 	var pkgs packageChanges
 	for _, c := range changes {
@@ -134,6 +135,8 @@ func makePlan(st *gitstore.Store, local, remote *gitstore.View, pol Policy, publ
 		case c.Path == gitstore.LayoutFile && regular && local == nil:
 			p.edits[c.Path] = c.Hash
 			p.layoutNew = true
+		case c.Path == gitstore.RepoFile && regular:
+			repoFileChanged = true
 		case len(parts) == 2 && parts[0] == "devices" && regular && strings.HasSuffix(parts[1], ".pub"):
 			keyChanges[strings.TrimSuffix(parts[1], ".pub")] = c
 		case len(parts) == 2 && parts[0] == "devices" && parts[1] == ".gitkeep" && regular:
@@ -251,6 +254,10 @@ func makePlan(st *gitstore.Store, local, remote *gitstore.View, pol Policy, publ
 	if err := p.findSharedKeys(local, keys); err != nil {
 		return nil, err
 	}
+	// Which repository directories hold this repository's records.
+	if pol.repos, err = planRepoFile(st, local, remote, repoFileChanged, keys, pol, p, reject); err != nil {
+		return nil, err
+	}
 
 	// Chains, verified in parallel, one device at a time each.
 	var work []chainKey
@@ -342,6 +349,9 @@ func mergeChain(st *gitstore.Store, local, remote *gitstore.View, k chainKey, ke
 	for _, e := range rc {
 		out.mentioned = append(out.mentioned, remote.Layout.CheckpointPath(k.repo, e.Hash))
 	}
+	if pol.repos != nil && !pol.repos[k.repo] && len(rc) > 0 {
+		return reject(rc[0].Hash, string(chain.WrongRepo), "repos/%s is neither this repository's id nor an adopted one: none of its records are merged", k.repo)
+	}
 	if why, bad := badDevice[k.device]; bad {
 		return reject("", why, "the device's key was not accepted, so none of its records are merged")
 	}
@@ -402,7 +412,7 @@ func mergeChain(st *gitstore.Store, local, remote *gitstore.View, k chainKey, ke
 	}
 	if n < len(lc) {
 		// Divergence: is the remote's record at n validly signed?
-		res := chain.Verify(chain.Input{Device: k.device, Key: key, Entries: rc[n : n+1], Trusted: trusted, Load: load})
+		res := chain.Verify(chain.Input{Device: k.device, Repo: k.repo, Key: key, Entries: rc[n : n+1], Trusted: trusted, Load: load})
 		if res.Failure == nil {
 			out.result.Fork, out.result.Local = true, lc[n].Hash
 			return reject(rc[n].Hash, ReasonFork, "fork at entry %d: the remote has %s, this branch %s; nothing past entry %d merged",
@@ -410,7 +420,7 @@ func mergeChain(st *gitstore.Store, local, remote *gitstore.View, k chainKey, ke
 		}
 		return reject(res.Failure.Hash, string(res.Failure.Reason), "the remote rewrites this device's history at entry %d: %s", n+1, res.Failure.Detail)
 	}
-	res := chain.Verify(chain.Input{Device: k.device, Key: key, Entries: rc[n:], Trusted: trusted, Load: load})
+	res := chain.Verify(chain.Input{Device: k.device, Repo: k.repo, Key: key, Entries: rc[n:], Trusted: trusted, Load: load})
 	accepted := rc[:n+res.Verified]
 	if res.Verified > 0 {
 		for _, e := range rc[n : n+res.Verified] {

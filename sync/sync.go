@@ -13,7 +13,9 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/git-ctx/git-ctx/cache"
+	"github.com/git-ctx/git-ctx/chain"
 	"github.com/git-ctx/git-ctx/gitexec"
+	"github.com/git-ctx/git-ctx/gitrepo"
 	"github.com/git-ctx/git-ctx/gitstore"
 	"github.com/git-ctx/git-ctx/internal/gitname"
 	"github.com/git-ctx/git-ctx/internal/termtext"
@@ -134,6 +136,9 @@ func fetchAndMerge(ctx context.Context, m *memory.Memory, remote string, opt Opt
 	st := m.Store
 	pol, err := LoadPolicy(m.Repo)
 	if err != nil {
+		return nil, err
+	}
+	if pol.RepoID, err = m.DerivedRepoID(ctx); err != nil && !errors.Is(err, gitrepo.ErrNoRepoID) {
 		return nil, err
 	}
 	res := &PullResult{Remote: remote, NewKeys: []string{}, Devices: []DeviceResult{}, Rejected: []Rejection{}, Superseded: []Superseded{}, SharedKeys: []SharedKey{}}
@@ -283,7 +288,11 @@ func recordPull(ctx context.Context, m *memory.Memory, res *PullResult) error {
 			}
 		}
 		for _, r := range res.Rejected {
-			if err := w.AddQuarantine(cache.Quarantined{Ref: TrackingRef(res.Remote), RepoID: r.Repo, Device: r.Device,
+			repo := r.Repo
+			if r.Reason == string(chain.WrongRepo) || r.Reason == ReasonRepoMismatch || r.Reason == ReasonBadAdoption {
+				repo = "" // not this repository's directory: listed from every id
+			}
+			if err := w.AddQuarantine(cache.Quarantined{Ref: TrackingRef(res.Remote), RepoID: repo, Device: r.Device,
 				Record: r.Record, Reason: r.Reason, Detail: r.Detail}); err != nil {
 				return err
 			}

@@ -18,6 +18,12 @@ type Policy struct {
 	Mode      string
 	Trusted   map[string]bool // ctx.trustedDevice
 	Untrusted map[string]bool // ctx.untrustedDevice: never merged
+	// RepoID is the repository id this clone derives, used by a pull only
+	// when neither branch fixes one in its REPO file ("" = no check).
+	RepoID string
+	// repos: the repository ids a merge takes records from (set by
+	// makePlan; nil = every id).
+	repos map[string]bool
 }
 
 // LoadPolicy reads ctx.trust, ctx.trustedDevice and ctx.untrustedDevice.

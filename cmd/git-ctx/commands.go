@@ -137,6 +137,10 @@ type statusJSON struct {
 	DeviceCheckpoints int    `json:"device_checkpoints"`
 	Devices           int    `json:"devices"`
 	Quarantined       int    `json:"quarantined"`
+	// Adopted and OtherRepos: see docs/JSON.md (repository ids).
+	Adopted        []string           `json:"adopted_repos"`
+	OtherRepos     []memory.RepoCount `json:"other_repos"`
+	RepoIDOverride string             `json:"repo_id_override,omitempty"`
 }
 
 func cmdStatus() *cli.Command {
@@ -163,6 +167,8 @@ func cmdStatus() *cli.Command {
 				Fingerprint: checkpoint.Fingerprint(id.Public), KeyPublished: st.KeyPublished,
 				RepoID: st.RepoID, Remote: m.Repo.MemoryRemote(), Checkpoints: st.Checkpoints,
 				DeviceCheckpoints: st.DeviceCheckpoints, Devices: st.Devices, Quarantined: st.Quarantined,
+				Adopted: append([]string{}, st.Adopted...), OtherRepos: append([]memory.RepoCount{}, st.OtherRepos...),
+				RepoIDOverride: st.RepoIDOverride,
 			}
 			if st.Initialized {
 				out.Tip, out.Layout = st.Tip, string(st.Layout)
@@ -186,8 +192,17 @@ func cmdStatus() *cli.Command {
 				remote = "no remote"
 			}
 			fmt.Fprintf(w, "Repository:    %s (%s)\n", st.RepoID[:12], remote)
+			if st.RepoIDOverride != "" {
+				fmt.Fprintf(w, "Note:          git config ctx.repoId (%s) differs from the id fixed on the branch, which is used\n", st.RepoIDOverride)
+			}
+			for _, a := range st.Adopted {
+				fmt.Fprintf(w, "Adopted:       %s\n", a)
+			}
 			fmt.Fprintf(w, "Checkpoints:   %d in this repository, %d by this device, %d devices\n",
 				st.Checkpoints, st.DeviceCheckpoints, st.Devices)
+			for _, o := range st.OtherRepos {
+				fmt.Fprintf(w, "Other id:      %s holds %d checkpoints not counted here (take them with 'git ctx adopt %s')\n", o.ID[:min(12, len(o.ID))], o.Checkpoints, o.ID)
+			}
 			if st.Quarantined > 0 {
 				fmt.Fprintf(w, "Unverified:    %d records failed verification (see 'git ctx log --unverified')\n", st.Quarantined)
 			}

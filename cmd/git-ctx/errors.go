@@ -57,7 +57,7 @@ func classify(err error) int {
 		return exitFailed
 	case errors.Is(err, memory.ErrNotFound):
 		return exitFailed
-	case errors.Is(err, memory.ErrAmbiguous), errors.Is(err, memory.ErrLayoutMismatch):
+	case errors.Is(err, memory.ErrAmbiguous), errors.Is(err, memory.ErrLayoutMismatch), errors.Is(err, gitstore.ErrAdopt):
 		return exitUsage
 	case errors.Is(err, gitstore.ErrConflict):
 		return exitConflict

@@ -1,0 +1,119 @@
+package sync
+
+import (
+	"crypto/ed25519"
+	"errors"
+	"fmt"
+
+	"github.com/git-ctx/git-ctx/gitstore"
+)
+
+// Reasons for rejections about the repository id (FORMAT §3).
+const (
+	// ReasonRepoMismatch: the fetched REPO file fixes another id than
+	// this branch's; its records under that id are not this repository's.
+	ReasonRepoMismatch = "repo_mismatch"
+	// ReasonBadAdoption: a fetched adoption line is not validly signed by
+	// a device this clone accepts.
+	ReasonBadAdoption = "bad_adoption"
+)
+
+// planRepoFile decides the REPO file of the merge and returns the
+// repository ids whose directories this pull may merge records from: the
+// branch's id and its validly signed adoptions. A branch without a REPO
+// file takes the fetched one; two different ids are a repo_mismatch (ours
+// stays); adoptions are merged as a union, each one only when signed by a
+// device whose key this merge holds and the trust policy allows. With no
+// REPO file on either side: the id this clone derives (pol.RepoID) and the
+// directories the local branch holds; nil (no check) on a first pull or
+// when this clone derives no id.
+func planRepoFile(st *gitstore.Store, local, remote *gitstore.View, changed bool, keys map[string]ed25519.PublicKey, pol Policy, p *plan,
+	reject func(repo, dev, record, reason, format string, args ...any)) (map[string]bool, error) {
+	read := func(v *gitstore.View) (*gitstore.RepoIDs, error) {
+		if v == nil {
+			return nil, nil
+		}
+		ids, err := v.RepoIDs()
+		if errors.Is(err, gitstore.ErrNotExist) {
+			return nil, nil
+		}
+		return ids, err
+	}
+	mine, err := read(local)
+	if err != nil {
+		return nil, fmt.Errorf("this branch's %s: %w", gitstore.RepoFile, err)
+	}
+	var theirs *gitstore.RepoIDs
+	if changed {
+		if theirs, err = read(remote); errors.Is(err, gitstore.ErrRepoID) {
+			reject("", "", gitstore.RepoFile, ReasonRepoMismatch, "%v: not merged", err)
+			theirs = nil
+		} else if err != nil {
+			return nil, err
+		}
+	}
+	keyOf := func(dev string) ed25519.PublicKey {
+		if ok, _ := pol.Allows(dev); !ok {
+			return nil
+		}
+		if local != nil {
+			if pub, _, err := local.DeviceKey(dev); err == nil {
+				return pub
+			}
+		}
+		return keys[dev]
+	}
+	switch {
+	case mine == nil && theirs == nil:
+		// A branch of an older git-ctx or of ghyll: a first pull mirrors it
+		// (records still bind, chain.BindsTo); later pulls take records
+		// only under the id this clone derives and the directories this
+		// branch already holds (verified when they were merged).
+		if local == nil || pol.RepoID == "" {
+			return nil, nil
+		}
+		allowed := map[string]bool{pol.RepoID: true}
+		dirs, err := local.Repos()
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range dirs {
+			allowed[d] = true
+		}
+		return allowed, nil
+	case theirs == nil:
+		return mine.Allowed(keyOf), nil
+	case mine != nil && mine.ID != theirs.ID:
+		reject(theirs.ID, "", gitstore.RepoFile, ReasonRepoMismatch,
+			"the remote fixes repository id %s, this branch %s: its records under repos/%s are not merged (git ctx adopt %s takes them)",
+			short(theirs.ID), short(mine.ID), short(theirs.ID), theirs.ID)
+		return mine.Allowed(keyOf), nil
+	}
+	merged := &gitstore.RepoIDs{ID: theirs.ID}
+	have := map[gitstore.Adoption]bool{}
+	if mine != nil {
+		for _, a := range mine.Adoptions {
+			merged.Adoptions = append(merged.Adoptions, a)
+			have[a] = true
+		}
+	}
+	for _, a := range theirs.Adoptions {
+		if have[a] {
+			continue
+		}
+		if pub := keyOf(a.Device); pub == nil || !a.Valid(theirs.ID, pub) {
+			reject(a.ID, a.Device, gitstore.RepoFile, ReasonBadAdoption,
+				"adoption of repos/%s is not validly signed by a device this clone accepts: not merged", short(a.ID))
+			continue
+		}
+		merged.Adoptions = append(merged.Adoptions, a)
+	}
+	if mine == nil || len(merged.Adoptions) != len(mine.Adoptions) {
+		h, err := st.WriteBlob(merged.Marshal())
+		if err != nil {
+			return nil, err
+		}
+		p.edits[gitstore.RepoFile] = h
+	}
+	return merged.Allowed(keyOf), nil
+}
