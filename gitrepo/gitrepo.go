@@ -204,15 +204,26 @@ func (r *Repo) RemoteURL() string {
 	return NormalizeURL(urls[0])
 }
 
+// RepoIDOverride returns git config ctx.repoId ("" when unset), or
+// ErrBadConfig when it is not a safe path segment: a bad value is refused
+// wherever it would count, also when the branch already fixes the id.
+func (r *Repo) RepoIDOverride() (string, error) {
+	v := strings.TrimSpace(r.Config("ctx.repoId"))
+	if v == "" {
+		return "", nil
+	}
+	if err := ValidSegment(v); err != nil {
+		return "", fmt.Errorf("%w: git config ctx.repoId: %v: set one path segment, or unset it with 'git config --unset ctx.repoId'", ErrBadConfig, err)
+	}
+	return v, nil
+}
+
 // RepoID names this repository on the memory branch: ctx.repoId when set,
 // else the SHA-256 of the normalised memory remote URL, else the SHA-256 of
 // the root commit id of HEAD (the smallest, if there are several roots).
 func (r *Repo) RepoID(ctx context.Context) (string, error) {
-	if v := strings.TrimSpace(r.Config("ctx.repoId")); v != "" {
-		if err := ValidSegment(v); err != nil {
-			return "", fmt.Errorf("%w: git config ctx.repoId: %v: set one path segment, or unset it with 'git config --unset ctx.repoId'", ErrBadConfig, err)
-		}
-		return v, nil
+	if v, err := r.RepoIDOverride(); err != nil || v != "" {
+		return v, err
 	}
 	if u := r.RemoteURL(); u != "" {
 		return HashID(u), nil

@@ -93,6 +93,9 @@ func (m *Memory) Identity() (*identity.Identity, error) {
 // of an older git-ctx or of ghyll) the id this clone derives
 // (DerivedRepoID).
 func (m *Memory) RepoID(ctx context.Context) (string, error) {
+	if _, err := m.Repo.RepoIDOverride(); err != nil {
+		return "", err // a bad ctx.repoId is refused even where the branch's id wins
+	}
 	if id, err := m.BranchRepoID(); err != nil || id != "" {
 		return id, err
 	}
