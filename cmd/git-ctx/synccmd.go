@@ -291,26 +291,40 @@ func cmdReview() *cli.Command {
 			if c.Bool("json") {
 				return printJSON(c.App.Writer, commits)
 			}
-			w := c.App.Writer
-			if len(commits) == 0 {
-				fmt.Fprintf(w, "Nothing to review in %s\n", rng)
-			}
-			for _, rc := range commits {
-				fmt.Fprintf(w, "commit %s %s\n", rc.Commit[:12], rc.Subject)
-				for _, r := range rc.Records {
-					switch r.Kind {
-					case "checkpoint":
-						fmt.Fprintf(w, "  + checkpoint %s by %s (%s/%d) %s: %s\n", r.Hash[:12], r.Device, orDash(r.Session), r.Turn, r.Status, r.Summary)
-					case "device_key":
-						fmt.Fprintf(w, "  + device key %s %s: %s\n", r.Device, r.Hash, r.Status)
-					case "package":
-						fmt.Fprintf(w, "  + package %s %s: %s\n", orDash(r.Summary), r.Path, r.Status)
-					default:
-						fmt.Fprintf(w, "  ! %s: %s\n", r.Path, r.Status)
-					}
-				}
-			}
+			printReview(c.App.Writer, rng, commits)
 			return nil
 		},
+	}
+}
+
+// first12 is the first 12 bytes of s (all of a shorter s).
+func first12(s string) string {
+	if len(s) > 12 {
+		return s[:12]
+	}
+	return s
+}
+
+// printReview prints commits as review's text. A checkpoint file that
+// does not parse, or names no hash, is shown by its path: the branch, not
+// git-ctx, decides what a file holds.
+func printReview(w io.Writer, rng string, commits []ctxsync.ReviewCommit) {
+	if len(commits) == 0 {
+		fmt.Fprintf(w, "Nothing to review in %s\n", rng)
+	}
+	for _, rc := range commits {
+		fmt.Fprintf(w, "commit %s %s\n", first12(rc.Commit), rc.Subject)
+		for _, r := range rc.Records {
+			switch {
+			case r.Kind == "checkpoint" && r.Hash != "":
+				fmt.Fprintf(w, "  + checkpoint %s by %s (%s/%d) %s: %s\n", first12(r.Hash), r.Device, orDash(r.Session), r.Turn, r.Status, r.Summary)
+			case r.Kind == "device_key":
+				fmt.Fprintf(w, "  + device key %s %s: %s\n", r.Device, r.Hash, r.Status)
+			case r.Kind == "package":
+				fmt.Fprintf(w, "  + package %s %s: %s\n", orDash(r.Summary), r.Path, r.Status)
+			default:
+				fmt.Fprintf(w, "  ! %s: %s\n", r.Path, r.Status)
+			}
+		}
 	}
 }
