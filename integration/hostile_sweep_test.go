@@ -24,7 +24,7 @@ import (
 // pulled. Every row of sweepCases then edits a copy of the honest tree
 // (or the commit structure) and writes the result as a commit straight
 // into the remote's object database. Each hostile commit reaches a fresh
-// copy of C in two ways:
+// copy of C in two ways, one after the other:
 //
 //	pulled     C runs `git ctx pull` from a remote serving it (the pull
 //	           itself must not panic either), then the reads that can show
@@ -32,14 +32,17 @@ import (
 //	installed  C fetches it and points its own refs/heads/ghyll/memory at
 //	           it with update-ref, bypassing pull (a teammate's direct
 //	           push, or `review` of what pull left in the tracking ref), so
-//	           the read commands face the hostile tree itself.
+//	           the read commands face the hostile tree itself. When git
+//	           refuses to send the history (an empty name in a tree), its
+//	           objects are written into C directly.
 //
 // The installed way then runs every read command of sweepReads, human and
 // --json (but where noted there, to stay within the CPU budget).
 // A run fails on a Go panic or runtime fatal error (stderr text; Go exits
 // 2 on a panic, which is also the usage code, so the text decides), an exit
 // code outside the README's table (0 1 2 3 4 6 7), or a command outliving
-// sweepTimeout.
+// sweepTimeout. The first row is the honest branch itself: there every
+// command must succeed, which keeps the command lines of the sweep honest.
 //
 // Adding a hostile branch is one row in sweepCases: a name, the layouts it
 // applies to, and a function that edits b.tr (path → entry, any bytes in a
