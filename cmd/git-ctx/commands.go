@@ -177,7 +177,7 @@ func cmdStatus() *cli.Command {
 			if remote == "" {
 				remote = "no remote"
 			}
-			fmt.Fprintf(w, "Repository:    %s (%s)\n", st.RepoID[:12], remote)
+			fmt.Fprintf(w, "Repository:    %s (%s)\n", first12(st.RepoID), remote)
 			fmt.Fprintf(w, "Checkpoints:   %d in this repository, %d by this device, %d devices\n",
 				st.Checkpoints, st.DeviceCheckpoints, st.Devices)
 			if st.Quarantined > 0 {
