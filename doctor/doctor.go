@@ -95,7 +95,7 @@ func Run(ctx context.Context, dir string) (*Report, error) {
 		if repoID, err := m.RepoID(ctx); err != nil {
 			r.add(Fail, "repository id", fixFor(err), "%v", err)
 		} else {
-			r.add(OK, "repository id", "", "%s (%s)", repoID[:12], orNone(m.Repo.RemoteURL()))
+			r.add(OK, "repository id", "", "%s (%s)", short(repoID), orNone(m.Repo.RemoteURL()))
 			checkOwnChain(ctx, r, m)
 			checkRepoIDs(ctx, r, m)
 		}

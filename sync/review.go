@@ -146,7 +146,8 @@ func Review(ctx context.Context, m *memory.Memory, rng string) ([]ReviewCommit, 
 					break
 				}
 				cp, perr := checkpoint.Parse(raw)
-				if err != nil || perr != nil {
+				if err != nil || perr != nil || !checkpoint.IsHexHash(cp.Hash) {
+					// Nothing a record could be looked up or named by.
 					rec.Status = "unreadable"
 					break
 				}

@@ -191,17 +191,17 @@ func cmdStatus() *cli.Command {
 			if remote == "" {
 				remote = "no remote"
 			}
-			fmt.Fprintf(w, "Repository:    %s (%s)\n", st.RepoID[:12], remote)
+			fmt.Fprintf(w, "Repository:    %s (%s)\n", cut12(st.RepoID), remote)
 			if st.RepoIDOverride != "" {
-				fmt.Fprintf(w, "Note:          git config ctx.repoId (%s) differs from the id fixed on the branch, which is used\n", st.RepoIDOverride)
+				fmt.Fprintf(w, "Note:          git config ctx.repoId (%s) differs from the id fixed on the branch, which is used\n", termtext.Line(st.RepoIDOverride))
 			}
 			for _, a := range st.Adopted {
-				fmt.Fprintf(w, "Adopted:       %s\n", a)
+				fmt.Fprintf(w, "Adopted:       %s\n", termtext.Line(a))
 			}
 			fmt.Fprintf(w, "Checkpoints:   %d in this repository, %d by this device, %d devices\n",
 				st.Checkpoints, st.DeviceCheckpoints, st.Devices)
 			for _, o := range st.OtherRepos {
-				fmt.Fprintf(w, "Other id:      %s holds %d checkpoints not counted here (take them with 'git ctx adopt %s')\n", o.ID[:min(12, len(o.ID))], o.Checkpoints, o.ID)
+				fmt.Fprintf(w, "Other id:      %s holds %d checkpoints not counted here (take them with 'git ctx adopt %s')\n", termtext.Line(cut12(o.ID)), o.Checkpoints, termtext.Line(o.ID))
 			}
 			if st.Quarantined > 0 {
 				fmt.Fprintf(w, "Unverified:    %d records failed verification (see 'git ctx log --unverified')\n", st.Quarantined)

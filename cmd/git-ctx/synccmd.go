@@ -307,28 +307,34 @@ func cmdReview() *cli.Command {
 			if c.Bool("json") {
 				return printJSON(c.App.Writer, commits)
 			}
-			w, line := c.App.Writer, termtext.Line
-			if len(commits) == 0 {
-				fmt.Fprintf(w, "Nothing to review in %s\n", line(rng))
-			}
-			for _, rc := range commits {
-				fmt.Fprintf(w, "commit %s %s\n", line(cut12(rc.Commit)), line(rc.Subject))
-				for _, r := range rc.Records {
-					switch r.Kind {
-					case "checkpoint":
-						// An unreadable record has no hash.
-						fmt.Fprintf(w, "  + checkpoint %s by %s (%s/%d) %s: %s\n", line(orDash(cut12(r.Hash))), line(orDash(r.Device)),
-							line(orDash(r.Session)), r.Turn, line(r.Status), line(r.Summary))
-					case "device_key":
-						fmt.Fprintf(w, "  + device key %s %s: %s\n", line(r.Device), line(r.Hash), line(r.Status))
-					case "package":
-						fmt.Fprintf(w, "  + package %s %s: %s\n", line(orDash(r.Summary)), line(r.Path), line(r.Status))
-					default:
-						fmt.Fprintf(w, "  ! %s: %s\n", line(r.Path), line(r.Status))
-					}
-				}
-			}
+			printReview(c.App.Writer, rng, commits)
 			return nil
 		},
+	}
+}
+
+// printReview prints commits as review's text. A checkpoint file that
+// does not parse, or names no hash, is shown by its path: the branch, not
+// git-ctx, decides what a file holds.
+func printReview(w io.Writer, rng string, commits []ctxsync.ReviewCommit) {
+	line := termtext.Line
+	if len(commits) == 0 {
+		fmt.Fprintf(w, "Nothing to review in %s\n", line(rng))
+	}
+	for _, rc := range commits {
+		fmt.Fprintf(w, "commit %s %s\n", line(cut12(rc.Commit)), line(rc.Subject))
+		for _, r := range rc.Records {
+			switch {
+			case r.Kind == "checkpoint" && r.Hash != "":
+				fmt.Fprintf(w, "  + checkpoint %s by %s (%s/%d) %s: %s\n", line(cut12(r.Hash)), line(orDash(r.Device)),
+					line(orDash(r.Session)), r.Turn, line(r.Status), line(r.Summary))
+			case r.Kind == "device_key":
+				fmt.Fprintf(w, "  + device key %s %s: %s\n", line(r.Device), line(r.Hash), line(r.Status))
+			case r.Kind == "package":
+				fmt.Fprintf(w, "  + package %s %s: %s\n", line(orDash(r.Summary)), line(r.Path), line(r.Status))
+			default:
+				fmt.Fprintf(w, "  ! %s: %s\n", line(r.Path), line(r.Status))
+			}
+		}
 	}
 }
