@@ -237,10 +237,10 @@ func TestNotInitialisedAndUsage(t *testing.T) {
 		t.Fatalf("git-ctx frobnicate: exit %d, %q", code, se)
 	}
 
-	// No summary: refused for safety.
+	// No summary: a usage mistake.
 	for _, args := range [][]string{{"checkpoint"}, {"checkpoint", "-m", "   \n "}} {
 		r := gitCtx(t, repo, env, args...)
-		wantCode(t, "checkpoint without a summary", r, 7)
+		wantCode(t, "checkpoint without a summary", r, 2)
 		if !strings.Contains(r.stderr, "summary") {
 			t.Fatalf("no-summary stderr: %q", r.stderr)
 		}

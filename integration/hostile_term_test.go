@@ -171,15 +171,15 @@ func TestHostileTerminalText(t *testing.T) {
 	mal := termNewForger(t, "mallory-laptop-0badc0de")
 	evil := termNewForger(t, "evil\x1b[2J\x1b]0;pwned\x07\r\u202eved-\u009b1A")
 	forged := []*cpformat.Checkpoint{
-		mal.sign(t, rem.url, "s\x1b[2J", "m\u202egpt",
+		mal.sign(t, repoID, "s\x1b[2J", "m\u202egpt",
 			"fix zebra login\r"+honestLine,
 			[]string{"a\x1b]0;title\x07.go", "b\u009b31m.go", "c\r\n\x1b[1A.go"}, []string{"edit\rX", "\u2066run\u2069"}),
-		mal.sign(t, rem.url, "s2", "gpt",
+		mal.sign(t, repoID, "s2", "gpt",
 			"refactor zebra\n\x1b[1A"+honestLine+"\n\u2066hidden\u2069 \u202eevil \u2028ls",
 			[]string{"ok.go"}, []string{"edit"}),
-		mal.sign(t, rem.url, "s2", "gpt",
+		mal.sign(t, repoID, "s2", "gpt",
 			"zebra \x1b[31mred\x1b[0m \u009b2J c1 \x7f del", []string{"ok.go"}, []string{"edit"}),
-		evil.sign(t, rem.url, "s\x1b]0;x\x07", "gpt", "zebra from a device named with escapes", []string{"x.go"}, []string{"edit"}),
+		evil.sign(t, repoID, "s\x1b]0;x\x07", "gpt", "zebra from a device named with escapes", []string{"x.go"}, []string{"edit"}),
 	}
 	badPath := "notes\x1b]0;pwned\x07\r\u202eevil\n\x1b[1Aline.txt"
 	orphan := "repos/" + repoID + "/checkpoints/zz/\x1b[2J\rforged.json"

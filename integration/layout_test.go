@@ -163,6 +163,12 @@ func checkCtxV1PastASegment(t *testing.T, repo string, env []string, written map
 	segMid := "repos/" + rid + "/chains/" + dev + "/00000001.jsonl"
 	seg1 := "repos/" + rid + "/chains/" + dev + "/00000002.jsonl"
 	want := []string{"LAYOUT", "devices/" + dev + ".pub", seg0, segMid, seg1}
+	// REPO fixes the repository id (FORMAT §3.3): written by init when an id
+	// can be derived, else by the first checkpoint; it must name this id.
+	if repoFile := branchFile(t, repo, env, "REPO"); strings.SplitN(repoFile, "\n", 2)[0] != rid {
+		t.Fatalf("REPO on the branch: %q, want its first line %s", repoFile, rid)
+	}
+	want = append(want, "REPO")
 	// The checkpoints in chain order.
 	segs := catFiles(t, repo, env, []string{seg0, segMid, seg1})
 	var cps []record

@@ -281,7 +281,7 @@ var tamperKinds = []struct {
 	kind string
 	re   *regexp.Regexp
 }{
-	{"layout", regexp.MustCompile(`^LAYOUT$`)},
+	{"layout", regexp.MustCompile(`^(LAYOUT|REPO)$`)},
 	{"key", regexp.MustCompile(`^devices/[^/]+\.pub$`)},
 	{"checkpoint", regexp.MustCompile(`^repos/[0-9a-f]{64}/checkpoints/[0-9a-f]{2}/[0-9a-f]{64}\.json$`)},
 	{"chain", regexp.MustCompile(`^repos/[0-9a-f]{64}/chains/[^/]+/[0-9]{8}\.jsonl$`)},

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -304,6 +305,10 @@ func readStdinInput(r io.Reader, in *memory.RecordInput, embFile *string) error 
 	var raw map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&raw); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) && strings.Contains(se.Error(), "exceeded max depth") {
+			return withCode(exitRefused, fmt.Errorf("--stdin: %v (JSON nesting is limited)", err)) // a size limit
+		}
 		return usageErr("--stdin wants one JSON object: %v", err)
 	}
 	if dec.More() {

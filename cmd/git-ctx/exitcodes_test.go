@@ -98,6 +98,7 @@ func TestExitCodes(t *testing.T) {
 		{"--stdin two objects", []string{"checkpoint", "--stdin"}, `{"message":"a"} {}`, exitUsage, "exactly one JSON object"},
 		{"--stdin unknown key", []string{"checkpoint", "--stdin"}, `{"bogus":1}`, exitUsage, `unknown key "bogus"`},
 		{"--stdin wrong type", []string{"checkpoint", "--stdin"}, `{"message":"a","turn":"x"}`, exitUsage, `key "turn"`},
+		{"--stdin nested past the JSON depth limit", []string{"checkpoint", "--stdin"}, strings.Repeat("[", 20000), exitRefused, "nesting is limited"},
 		{"--stdin over the limit", []string{"checkpoint", "--stdin"}, `{"message":"` + strings.Repeat("a", maxStdin) + `"}`, exitRefused, "exceeds"},
 		{"bad flag value", []string{"log", "-n", "abc"}, "", exitUsage, "invalid value"},
 		{"unknown flag", []string{"log", "--frobnicate"}, "", exitUsage, ""},
