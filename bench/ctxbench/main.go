@@ -129,35 +129,23 @@ func benchJunkPull(dir string, n int) {
 	}
 
 	rr := max(3, *runs/5)
-	var fetch, verify, merge, cacheT, total []time.Duration
-	for i := 0; i < rr; i++ {
+	p := timePulls(ctx, rr, func(i int) string {
 		clone := filepath.Join(dir, fmt.Sprintf("junk-clone-%d", i))
 		os.RemoveAll(clone)
 		run(dir, "cp", "-a", victim, clone)
-		m, err := memory.Open(ctx, clone)
-		if err != nil {
-			fatal(err)
-		}
-		t := time.Now()
-		res, err := ctxsync.Pull(ctx, m, "origin", ctxsync.Options{})
-		if err != nil {
-			fatal(err)
-		}
-		total = append(total, time.Since(t))
+		return clone
+	}, func(res *ctxsync.PullResult) error {
 		if len(res.Rejected) != n {
-			fatal(fmt.Errorf("junk pull rejected %d of %d paths", len(res.Rejected), n))
+			return fmt.Errorf("junk pull rejected %d of %d paths", len(res.Rejected), n)
 		}
-		d := func(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
-		fetch, verify = append(fetch, d(res.Durations.Fetch)), append(verify, d(res.Durations.Verify))
-		merge, cacheT = append(merge, d(res.Durations.Merge)), append(cacheT, d(res.Durations.Cache))
-		os.RemoveAll(clone)
-	}
+		return nil
+	})
 	op := fmt.Sprintf("pull of one commit adding %d rejected paths (file remote)", n)
-	row(op+": total", gitstore.LayoutCtxV1, 100, median(total), rr)
-	row(op+": fetch", gitstore.LayoutCtxV1, 100, median(fetch), rr)
-	row(op+": verify (diff and classify)", gitstore.LayoutCtxV1, 100, median(verify), rr)
-	row(op+": merge commit", gitstore.LayoutCtxV1, 100, median(merge), rr)
-	row(op+": cache (quarantine)", gitstore.LayoutCtxV1, 100, median(cacheT), rr)
+	row(op+": total", gitstore.LayoutCtxV1, 100, median(p.total), rr)
+	row(op+": fetch", gitstore.LayoutCtxV1, 100, median(p.fetch), rr)
+	row(op+": verify (diff and classify)", gitstore.LayoutCtxV1, 100, median(p.verify), rr)
+	row(op+": merge commit", gitstore.LayoutCtxV1, 100, median(p.merge), rr)
+	row(op+": cache (quarantine)", gitstore.LayoutCtxV1, 100, median(p.cache), rr)
 }
 
 // benchRot: n single appends (what n post-commit hooks do) into a fresh
@@ -264,35 +252,23 @@ func benchPull(dir string, n int) {
 	run(dir, "git", "clone", "-q", "--bare", "--no-local", src, bare)
 	run(bare, "git", "fetch", "-q", src, "+refs/heads/ghyll/memory:refs/heads/ghyll/memory")
 	rr := max(3, *runs/5)
-	var fetch, verify, merge, cacheT, total []time.Duration
-	for i := 0; i < rr; i++ {
+	p := timePulls(ctx, rr, func(i int) string {
 		clone := filepath.Join(dir, fmt.Sprintf("pull-clone-%d", i))
 		os.RemoveAll(clone)
 		run(dir, "git", "clone", "-q", "--no-local", bare, clone)
-		m, err := memory.Open(ctx, clone)
-		if err != nil {
-			fatal(err)
-		}
-		t := time.Now()
-		res, err := ctxsync.Pull(ctx, m, "origin", ctxsync.Options{})
-		if err != nil {
-			fatal(err)
-		}
-		total = append(total, time.Since(t))
+		return clone
+	}, func(res *ctxsync.PullResult) error {
 		if res.Added != n || len(res.Rejected) != 0 {
-			fatal(fmt.Errorf("pull added %d of %d, rejected %d", res.Added, n, len(res.Rejected)))
+			return fmt.Errorf("pull added %d of %d, rejected %d", res.Added, n, len(res.Rejected))
 		}
-		d := func(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
-		fetch, verify = append(fetch, d(res.Durations.Fetch)), append(verify, d(res.Durations.Verify))
-		merge, cacheT = append(merge, d(res.Durations.Merge)), append(cacheT, d(res.Durations.Cache))
-		os.RemoveAll(clone)
-	}
+		return nil
+	})
 	op := fmt.Sprintf("pull %d new checkpoints from 10 devices (file remote)", n)
-	row(op+": total", gitstore.LayoutCtxV1, n, median(total), rr)
-	row(op+": fetch", gitstore.LayoutCtxV1, n, median(fetch), rr)
-	row(op+": verify (both cores)", gitstore.LayoutCtxV1, n, median(verify), rr)
-	row(op+": merge commit", gitstore.LayoutCtxV1, n, median(merge), rr)
-	row(op+": cache (index + quarantine)", gitstore.LayoutCtxV1, n, median(cacheT), rr)
+	row(op+": total", gitstore.LayoutCtxV1, n, median(p.total), rr)
+	row(op+": fetch", gitstore.LayoutCtxV1, n, median(p.fetch), rr)
+	row(op+": verify (both cores)", gitstore.LayoutCtxV1, n, median(p.verify), rr)
+	row(op+": merge commit", gitstore.LayoutCtxV1, n, median(p.merge), rr)
+	row(op+": cache (index + quarantine)", gitstore.LayoutCtxV1, n, median(p.cache), rr)
 
 	// Whole-branch verify, and the per-core rate with one core.
 	m, err := memory.Open(ctx, src)
@@ -622,4 +598,35 @@ func rowText(op string, layout gitstore.Layout, n int, v string, runs int) {
 func fatal(err error) {
 	fmt.Fprintln(os.Stderr, "ctxbench:", err)
 	os.Exit(1)
+}
+
+// pullTimes are the phases of timed pulls, one entry per pull.
+type pullTimes struct{ total, fetch, verify, merge, cache []time.Duration }
+
+// timePulls runs rr pulls from origin, each into the clone prepare(i)
+// makes (removed afterwards), fails the run when check refuses a result,
+// and returns the phases' durations.
+func timePulls(ctx context.Context, rr int, prepare func(i int) string, check func(*ctxsync.PullResult) error) pullTimes {
+	var p pullTimes
+	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
+	for i := 0; i < rr; i++ {
+		clone := prepare(i)
+		m, err := memory.Open(ctx, clone)
+		if err != nil {
+			fatal(err)
+		}
+		t := time.Now()
+		res, err := ctxsync.Pull(ctx, m, "origin", ctxsync.Options{})
+		if err != nil {
+			fatal(err)
+		}
+		p.total = append(p.total, time.Since(t))
+		if err := check(res); err != nil {
+			fatal(err)
+		}
+		p.fetch, p.verify = append(p.fetch, ms(res.Durations.Fetch)), append(p.verify, ms(res.Durations.Verify))
+		p.merge, p.cache = append(p.merge, ms(res.Durations.Merge)), append(p.cache, ms(res.Durations.Cache))
+		os.RemoveAll(clone)
+	}
+	return p
 }
