@@ -6,6 +6,15 @@
 // Rows are only ever inserted: no UPDATE or DELETE touches checkpoints, and a
 // rebuild writes a new file that replaces the old one under an exclusive
 // lock, while every user of the cache holds that lock shared.
+//
+// It also owns the refresh from the branch (refresh.go, Mirror): reading
+// what the branch gained since the cached tip, verifying each new record and
+// timeline entry through chain and gitstore's checks, quarantining what fails
+// and rebuilding when the branch was rewritten. It imports gitstore, chain
+// and formats (all below it) and must not import anything above it
+// (internal/workspace, the capabilities, cmd): those reach it through
+// workspace.Workspace.Cache. It never writes the branch and holds no terminal
+// I/O (notices and progress go to the caller's functions).
 package cache
 
 import (

@@ -1,0 +1,575 @@
+package cache
+
+import (
+	"context"
+	"crypto/ed25519"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	gosync "sync"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/git-ctx/git-ctx/chain"
+	"github.com/git-ctx/git-ctx/formats/checkpoint"
+	"github.com/git-ctx/git-ctx/formats/snapshot"
+	"github.com/git-ctx/git-ctx/gitstore"
+)
+
+// errRewritten means the branch no longer extends what the cache holds.
+var errRewritten = errors.New("memory branch history was rewritten")
+
+// Mirror keeps the cache in Dir the mirror of the memory branch of Store:
+// it opens the cache and refreshes it from the branch (incrementally, or by a
+// rebuild), verifying every record it indexes (chain.Verify, the timeline
+// checks of gitstore) and quarantining what fails. One Mirror serves one
+// repository for the life of a process (it remembers that Dir is
+// unwritable and how many records it indexed).
+type Mirror struct {
+	Store *gitstore.Store
+	Dir   string // <git-common-dir>/ctx
+	// Notice, when set, receives one-line notices (e.g. a cache rebuild).
+	Notice func(string)
+	// Progress, when set, is told how many records an index or rebuild has
+	// processed so far, and -1 when it is over.
+	Progress func(done int)
+	// Preverified names checkpoints whose hash and signature were just
+	// verified on the same bytes (by a pull); indexing skips re-signing them.
+	Preverified map[string]bool
+	// OwnDevice, when set, names this device (its failures get OwnChainHint
+	// in their notice).
+	OwnDevice func() string
+	// OwnChainHint is the advice added to the notice of a failure on this
+	// device's own chain.
+	OwnChainHint func() string
+	indexed      int // records indexed by this process (for Progress)
+	// unwritable: Dir could not be written; this process builds temporary
+	// caches.
+	unwritable bool
+}
+
+// Open opens the cache and brings it up to the branch tip: incrementally
+// when the tip moved forward (whoever moved it), by a rebuild when the cache
+// is missing, corrupt, of another schema, or the branch was rewritten. The
+// caller must Close it.
+//
+// When the cache directory cannot be written (a read-only file system or
+// repository), the cache is built from the branch in a new temporary
+// directory instead, which Close removes, and a notice says once that the
+// cache is not kept.
+func (m *Mirror) Open(ctx context.Context) (*DB, error) {
+	if m.Progress != nil {
+		defer m.Progress(-1) // done: a progress line may be cleared
+	}
+	if !m.unwritable {
+		db, err := m.openIn(ctx, m.Dir, false)
+		if err == nil || !IsUnwritable(err) {
+			return db, err
+		}
+		m.unwritable = true
+		m.notice("%s is read-only: the cache is not kept (built in a temporary directory for this command)", m.Dir)
+	}
+	dir, err := os.MkdirTemp("", "git-ctx-cache-*")
+	if err != nil {
+		return nil, fmt.Errorf("temporary cache: %w", err)
+	}
+	db, err := m.openIn(ctx, dir, true)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	db.DiscardOnClose()
+	return db, nil
+}
+
+// cacheIn opens the cache in dir and brings it up to the branch tip; temp:
+// dir is a new temporary directory (no notice of a first build).
+func (m *Mirror) openIn(ctx context.Context, dir string, temp bool) (*DB, error) {
+	for attempt := 0; attempt < 3; attempt++ {
+		db, err := Open(ctx, dir)
+		if errors.Is(err, ErrNeedRebuild) || IsCorrupt(err) {
+			why := err
+			if errors.Is(err, ErrMissing) {
+				why = nil // a first build, or after 'rm db': nothing went wrong
+				if tip, _ := m.Store.Tip(); !tip.IsZero() && !temp {
+					m.notice("building the cache of the memory branch")
+				}
+			}
+			if err := m.rebuild(ctx, dir, why); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		err = m.refresh(ctx, db)
+		if err == nil {
+			return db, nil
+		}
+		db.Close()
+		if errors.Is(err, errRewritten) || IsCorrupt(err) {
+			if err := m.rebuild(ctx, dir, err); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		return nil, err
+	}
+	return nil, errors.New("cache: could not bring it up to date")
+}
+
+func (m *Mirror) notice(format string, args ...any) {
+	if m.Notice != nil {
+		m.Notice(fmt.Sprintf(format, args...))
+	}
+}
+
+// Reindex rebuilds the cache from the branch.
+func (m *Mirror) Reindex(ctx context.Context) error {
+	if m.Progress != nil {
+		defer m.Progress(-1)
+	}
+	return m.rebuild(ctx, m.Dir, nil)
+}
+
+func (m *Mirror) rebuild(ctx context.Context, dir string, why error) error {
+	if why != nil {
+		m.notice("rebuilding the cache (%v)", why)
+	}
+	tip, err := m.Store.Tip()
+	if err != nil {
+		return err
+	}
+	return Rebuild(ctx, dir, func(w *Writer) error {
+		if !tip.IsZero() {
+			v, err := m.Store.ViewAt(tip)
+			if err != nil {
+				return err
+			}
+			if err := m.index(ctx, w, nil, v); err != nil {
+				return err
+			}
+		}
+		return w.SetTip(gitstore.BranchRef, tip.String())
+	})
+}
+
+// refresh indexes what the branch gained since the cached tip.
+func (m *Mirror) refresh(ctx context.Context, db *DB) error {
+	tip, err := m.Store.Tip()
+	if err != nil {
+		return err
+	}
+	cached, err := db.Tip(ctx, gitstore.BranchRef)
+	if err != nil {
+		return err
+	}
+	if cached == tip.String() {
+		return nil
+	}
+	return db.Update(ctx, func(w *Writer) error {
+		// Another process may have refreshed while we waited for the lock.
+		cached, err := w.Tip(gitstore.BranchRef)
+		if err != nil || cached == tip.String() {
+			return err
+		}
+		if tip.IsZero() {
+			return fmt.Errorf("%w: the branch was deleted", errRewritten)
+		}
+		v, err := m.Store.ViewAt(tip)
+		if err != nil {
+			return err
+		}
+		var old *gitstore.View
+		if c := plumbing.NewHash(cached); cached != "" && !c.IsZero() {
+			o, err := m.Store.ViewAt(c)
+			if err != nil || o.Layout != v.Layout {
+				return fmt.Errorf("%w: the indexed tip %s is gone or of another layout", errRewritten, short(cached))
+			}
+			if ok, err := m.Store.IsAncestor(ctx, c, tip); err != nil || !ok {
+				return fmt.Errorf("%w: %s does not descend from the indexed tip %s", errRewritten, short(tip.String()), short(cached))
+			}
+			if err := unchangedHistory(m.Store, o, v); err != nil {
+				return err
+			}
+			old = o
+		}
+		if err := m.index(ctx, w, old, v); err != nil {
+			return err
+		}
+		return w.SetTip(gitstore.BranchRef, tip.String())
+	})
+}
+
+// unchangedHistory returns errRewritten when v changes or drops anything
+// the indexed view old held: a checkpoint file or a key edited in place, or
+// a chain that disappeared. Appends only ever add files and extend chains.
+func unchangedHistory(st *gitstore.Store, old, v *gitstore.View) error {
+	changes, err := st.Diff(old, v)
+	if err != nil {
+		return err
+	}
+	for _, c := range changes {
+		if !c.Old.IsZero() && !isChainPath(c.Path) && !isPackagePath(c.Path) {
+			return fmt.Errorf("%w: %s was changed in place", errRewritten, c.Path)
+		}
+	}
+	repos, err := old.Repos()
+	if err != nil {
+		return err
+	}
+	for _, r := range repos {
+		devs, err := old.ChainDevices(r)
+		if err != nil {
+			return err
+		}
+		for _, d := range devs {
+			if id, err := v.ChainID(r, d); err != nil || id.IsZero() {
+				return fmt.Errorf("%w: the chain of %s disappeared", errRewritten, d)
+			}
+		}
+	}
+	return nil
+}
+
+// isPackagePath: published packages are not cached (pkg list and get read
+// the tree), and a pull may replace one this branch never pushed with the
+// remote's copy (sync/packages.go): no reason to rebuild.
+func isPackagePath(p string) bool {
+	parts := strings.Split(p, "/")
+	return len(parts) >= 4 && parts[0] == "repos" && parts[2] == gitstore.PackagesDirName
+}
+
+// isChainPath: chain and timeline files are rewritten by every append (the
+// last segment, or ghyll-v1's single chain file); indexing checks they only
+// grew.
+func isChainPath(p string) bool {
+	parts := strings.Split(p, "/")
+	return len(parts) >= 4 && parts[0] == "repos" && (parts[2] == "chains" || parts[2] == "timelines")
+}
+
+// index adds to w every device key and every chain entry of v that is not
+// cached yet. With old (the previously indexed view), chains whose object
+// id did not change are skipped without reading them.
+func (m *Mirror) index(ctx context.Context, w *Writer, old, v *gitstore.View) error {
+	devices, err := v.Devices()
+	if err != nil {
+		return err
+	}
+	keys := map[string][]byte{}
+	now := time.Now().Unix()
+	for _, d := range devices {
+		pub, raw, err := v.DeviceKey(d)
+		if err != nil {
+			continue // verification reports it; the device's records stay unverified
+		}
+		keys[d] = raw
+		if err := w.PutDevice(Device{ID: d, PublicKey: string(raw), Fingerprint: checkpoint.Fingerprint(pub), FirstSeen: now}); err != nil {
+			return err
+		}
+	}
+	repos, err := v.Repos()
+	if err != nil {
+		return err
+	}
+	for _, repoID := range repos {
+		chains, err := v.ChainDevices(repoID)
+		if err != nil {
+			return err
+		}
+		var jobs []*chainJob
+		for _, dev := range chains {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if old != nil {
+				a, errA := old.ChainID(repoID, dev)
+				b, errB := v.ChainID(repoID, dev)
+				if errA == nil && errB == nil && a == b {
+					if oldKey, _, err := old.DeviceKey(dev); err == nil {
+						if newKey, _, err := v.DeviceKey(dev); err == nil && oldKey.Equal(newKey) {
+							continue
+						}
+					}
+				}
+			}
+			job := &chainJob{repoID: repoID, dev: dev, preverified: m.Preverified}
+			if job.count, job.lastHash, job.lastVerified, err = w.HeadState(repoID, dev); err != nil {
+				return err
+			}
+			jobs = append(jobs, job)
+		}
+		if err := m.runChainJobs(ctx, w, v, jobs); err != nil {
+			return err
+		}
+		if err := m.indexTimelines(w, old, v, repoID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// indexTimelines caches the snapshot timeline entries of repoID beyond what
+// is cached, each checked for its line signature (gitstore.CheckTimelineLines)
+// and against the snapshot file it names (integrity, signature by a key on
+// the branch, fields) before it is stored as verified.
+func (m *Mirror) indexTimelines(w *Writer, old, v *gitstore.View, repoID string) error {
+	if v.Layout != gitstore.LayoutCtxV1 {
+		return nil
+	}
+	devices, err := v.TimelineDevices(repoID)
+	if err != nil {
+		return err
+	}
+	var keys map[string]ed25519.PublicKey
+	for _, dev := range devices {
+		if old != nil {
+			a, errA := old.TimelineID(repoID, dev)
+			b, errB := v.TimelineID(repoID, dev)
+			if errA == nil && errB == nil && a == b {
+				continue
+			}
+		}
+		count, lastID, lastVerified, err := w.SnapshotHead(repoID, dev)
+		if err != nil {
+			return err
+		}
+		lines, err := v.TimelineLines(repoID, dev)
+		if err != nil {
+			// An unreadable timeline ends this repository's timelines.
+			return m.quarantine(w, repoID, dev, "", chain.Malformed, err.Error())
+		}
+		entries := gitstore.TimelineEntries(lines)
+		if count > 0 && (len(entries) < count || entries[count-1].SnapshotID != lastID) {
+			return fmt.Errorf("%w: the snapshot timeline of %s no longer holds %s at position %d", errRewritten, dev, short(lastID), count)
+		}
+		if keys == nil {
+			if keys, err = branchKeys(v); err != nil {
+				return err
+			}
+		}
+		auth := gitstore.CheckTimelineLines(repoID, dev, lines, keys[dev])
+		tl := timelineTail{repoID: repoID, dev: dev, entries: entries, from: count, verified: lastVerified, auth: auth, keys: keys}
+		if err := m.indexTimelineTail(w, v, tl); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// branchKeys reads every device key on the branch of v (devices whose key
+// does not parse are left out).
+func branchKeys(v *gitstore.View) (map[string]ed25519.PublicKey, error) {
+	keys := map[string]ed25519.PublicKey{}
+	ids, err := v.Devices()
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range ids {
+		if pub, _, err := v.DeviceKey(d); err == nil {
+			keys[d] = pub
+		}
+	}
+	return keys, nil
+}
+
+// timelineTail is the part of one device's timeline not cached yet.
+type timelineTail struct {
+	repoID, dev string
+	entries     []snapshot.TimelineEntry
+	from        int  // entries already cached
+	verified    bool // whether the last cached entry verified
+	auth        gitstore.LineAuth
+	keys        map[string]ed25519.PublicKey
+}
+
+// indexTimelineTail checks and caches the entries of tl from tl.from on:
+// once one fails (its line signature, or its snapshot file), it and every
+// later entry are cached as unverified and the first failure quarantined.
+func (m *Mirror) indexTimelineTail(w *Writer, v *gitstore.View, tl timelineTail) error {
+	verified := tl.verified
+	for i := tl.from; i < len(tl.entries); i++ {
+		e := tl.entries[i]
+		if verified && i >= tl.auth.Good {
+			verified = false
+			if err := m.quarantine(w, tl.repoID, tl.dev, e.SnapshotID, chain.Reason(tl.auth.Reason), tl.auth.Detail); err != nil {
+				return err
+			}
+		}
+		raw, err := v.SnapshotFile(tl.repoID, e.SnapshotID)
+		if errors.Is(err, gitstore.ErrNotExist) {
+			raw, err = nil, nil
+		}
+		if err != nil {
+			return err
+		}
+		if verified {
+			if reason, detail := gitstore.CheckTimelineEntry(e, raw, tl.dev, tl.keys[tl.dev], gitstore.KeySigner(tl.keys)); reason != "" {
+				verified = false
+				if err := m.quarantine(w, tl.repoID, tl.dev, e.SnapshotID, chain.Reason(reason), detail); err != nil {
+					return err
+				}
+			}
+		}
+		if err := w.AddSnapshot(SnapshotRow{RepoID: tl.repoID, Device: tl.dev, Seq: i, Entry: e, Verified: verified}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// chainJob indexes one device's chain: prepared from the cache (the caller's
+// goroutine), computed in parallel with other devices (reading, parsing and
+// verifying the new records), then applied to the cache (the caller's
+// goroutine again: the cache writer is not shared).
+type chainJob struct {
+	repoID, dev  string
+	preverified  map[string]bool
+	count        int // records cached already
+	lastHash     string
+	lastVerified bool
+
+	rows      []Row
+	failure   *chain.Failure // the first record that failed, quarantined
+	malformed string         // the chain could not be read
+	err       error          // fatal for the refresh (e.g. errRewritten)
+}
+
+// runChainJobs computes jobs on up to GOMAXPROCS goroutines and applies each
+// as soon as it is done, so at most that many devices' records are held.
+func (m *Mirror) runChainJobs(ctx context.Context, w *Writer, v *gitstore.View, jobs []*chainJob) error {
+	done := make(chan *chainJob)
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	go func() {
+		var wg gosync.WaitGroup
+		for _, j := range jobs {
+			sem <- struct{}{}
+			wg.Add(1)
+			go func(j *chainJob) {
+				defer wg.Done()
+				defer func() { <-sem }()
+				if ctx.Err() != nil {
+					j.err = ctx.Err()
+				} else {
+					computeChain(v, j)
+				}
+				done <- j
+			}(j)
+		}
+		wg.Wait()
+		close(done)
+	}()
+	var first error
+	for j := range done {
+		if first != nil {
+			continue // drain: let the other goroutines finish
+		}
+		first = m.applyChain(w, j)
+	}
+	return first
+}
+
+// computeChain reads device's chain from the last cached entry on and
+// verifies the new records; the failing record and every later one whose
+// file can still be read are kept as unverified rows.
+func computeChain(v *gitstore.View, j *chainJob) {
+	entries, err := v.ChainFrom(j.repoID, j.dev, max(j.count-1, 0))
+	if err != nil {
+		j.malformed = err.Error()
+		return
+	}
+	var trusted *checkpoint.ChainEntry
+	if j.count > 0 {
+		if len(entries) == 0 || entries[0].Hash != j.lastHash {
+			j.err = fmt.Errorf("%w: the chain of %s no longer holds checkpoint %s at position %d", errRewritten, j.dev, short(j.lastHash), j.count)
+			return
+		}
+		trusted, entries = &entries[0], entries[1:]
+	}
+	if len(entries) == 0 {
+		return
+	}
+	in := chain.Input{
+		Device: j.dev, Repo: j.repoID, Entries: entries, Trusted: trusted,
+		Load: func(hash string) ([]byte, error) {
+			b, err := v.CheckpointFile(j.repoID, hash)
+			if errors.Is(err, gitstore.ErrNotExist) {
+				return nil, chain.ErrMissing
+			}
+			return b, err
+		},
+		Verified: func(i int, cp *checkpoint.Checkpoint, rule checkpoint.Rule) error {
+			j.rows = append(j.rows, Row{CP: cp, RepoID: j.repoID, Seq: j.count + i, Verified: j.lastVerified, Rule: rule})
+			return nil
+		},
+	}
+	if k, _, err := v.DeviceKey(j.dev); err == nil {
+		in.Key = k
+	}
+	if pre := j.preverified; pre != nil {
+		in.Preverified = func(h string) bool { return pre[h] }
+	}
+	res := chain.Verify(in)
+	if res.Failure == nil {
+		return
+	}
+	j.failure = res.Failure
+	for i := res.Failure.Index; i < len(entries); i++ {
+		raw, err := in.Load(entries[i].Hash)
+		if err != nil {
+			break
+		}
+		cp, err := checkpoint.Parse(raw)
+		if err != nil || cp.Hash != entries[i].Hash {
+			break
+		}
+		rule, _ := cp.MatchRule() // "" when neither rule matches
+		j.rows = append(j.rows, Row{CP: cp, RepoID: j.repoID, Seq: j.count + i, Verified: false, Rule: rule})
+	}
+}
+
+// applyChain writes a computed job into the
+func (m *Mirror) applyChain(w *Writer, j *chainJob) error {
+	if j.err != nil {
+		return j.err
+	}
+	if j.malformed != "" {
+		return m.quarantine(w, j.repoID, j.dev, "", chain.Malformed, j.malformed)
+	}
+	for _, r := range j.rows {
+		if err := w.AddCheckpoint(r); err != nil {
+			return err
+		}
+		m.indexed++
+		if m.Progress != nil && m.indexed%500 == 0 {
+			m.Progress(m.indexed)
+		}
+	}
+	if j.failure != nil {
+		return m.quarantine(w, j.repoID, j.dev, j.failure.Hash, j.failure.Reason, j.failure.Detail)
+	}
+	return nil
+}
+
+func (m *Mirror) quarantine(w *Writer, repoID, dev, record string, reason chain.Reason, detail string) error {
+	hint := ""
+	if dev != "" && m.OwnDevice != nil && m.OwnChainHint != nil && dev == m.OwnDevice() {
+		hint = "; " + m.OwnChainHint()
+	}
+	m.notice("device %s: checkpoint %s failed verification (%s): it is not trusted; see 'git ctx log --unverified'%s", dev, short(record), reason, hint)
+	return w.AddQuarantine(Quarantined{Ref: gitstore.BranchRef, RepoID: repoID, Device: dev, Record: record, Reason: string(reason), Detail: detail})
+}
+
+func short(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	if h == "" {
+		return "(chain)"
+	}
+	return h
+}

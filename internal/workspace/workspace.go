@@ -1,0 +1,189 @@
+// Package workspace is the small handle every git-ctx capability acts
+// through: one repository (gitrepo), its memory branch (gitstore), this
+// device's identity and the repository id records are filed under (derived
+// from this clone, fixed by the branch's REPO file, overridden by
+// ctx.repoId, or adopted), plus the branch's lifecycle (Init, Adopt) and
+// the handle to its SQLite mirror (cache.Mirror, one per workspace so that
+// notices, progress and pre-verified hashes reach every refresh). It also
+// holds the error kinds the capabilities share (ErrInput, ErrNotFound,
+// ErrAmbiguous, ErrOutputExists).
+//
+// It must not hold capability logic (recording, querying, snapshots,
+// packages, sync): those live in internal/checkpoints, internal/snapshots,
+// internal/ctxpackages and sync, which import it. It holds no terminal I/O.
+//
+// Imports (all below it): cache, gitstore, gitrepo, gitexec, identity.
+package workspace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/git-ctx/git-ctx/cache"
+	"github.com/git-ctx/git-ctx/gitexec"
+	"github.com/git-ctx/git-ctx/gitrepo"
+	"github.com/git-ctx/git-ctx/gitstore"
+	"github.com/git-ctx/git-ctx/identity"
+)
+
+// Workspace is one repository's memory as seen from one directory.
+type Workspace struct {
+	// Notice, when set, receives one-line notices (e.g. a cache rebuild).
+	Notice func(string)
+	// Progress, when set, is told how many records an index or rebuild has
+	// processed so far, and -1 when it is over.
+	Progress func(done int)
+	// Preverified names checkpoints whose hash and signature were just
+	// verified on the same bytes (by a pull); indexing skips re-signing them.
+	Preverified map[string]bool
+	Repo        *gitrepo.Repo
+	Store       *gitstore.Store
+	repoID      string
+	ident       *identity.Identity
+	ownID       string // OwnDeviceID, once read
+	ownIDRead   bool
+	mirror      *cache.Mirror
+	// branchID caches BranchRepoID for the tip it was read at.
+	branchID struct{ tip, id string }
+}
+
+// Open finds the repository containing dir.
+func Open(ctx context.Context, dir string) (*Workspace, error) {
+	r, err := gitrepo.Open(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	st, err := gitstore.Open(r)
+	if err != nil {
+		return nil, err
+	}
+	return &Workspace{Repo: r, Store: st}, nil
+}
+
+// Identity loads (creating on first use) this device's identity, honouring
+// git config ctx.device.
+func (w *Workspace) Identity() (*identity.Identity, error) {
+	if w.ident != nil {
+		return w.ident, nil
+	}
+	home, err := identity.Home()
+	if err != nil {
+		return nil, err
+	}
+	id, err := identity.Load(home, strings.TrimSpace(w.Repo.Config("ctx.device")))
+	if err != nil {
+		return nil, err
+	}
+	w.ident = id
+	return id, nil
+}
+
+// OwnDeviceID is this device's id in this repository, read without
+// creating an identity ("" when there is none yet).
+func (w *Workspace) OwnDeviceID() string {
+	if w.ident != nil {
+		return w.ident.DeviceID
+	}
+	if !w.ownIDRead {
+		w.ownIDRead = true
+		if home, err := identity.Home(); err == nil {
+			w.ownID = identity.CurrentID(home, strings.TrimSpace(w.Repo.Config("ctx.device")))
+		}
+	}
+	return w.ownID
+}
+
+// NewChainCommand is the way forward for a device whose own chain holds a
+// record that fails verification (e.g. one written by an older version
+// from text that was not valid UTF-8): every later record links to it, and
+// signed history cannot be repaired in place, so the device starts a new
+// chain under a new device id (a new key, published by init). Records that
+// verified stay verified; the broken chain stays as it is.
+func NewChainCommand() string {
+	return "git config ctx.device " + identity.NewDeviceID() + " && git ctx init"
+}
+
+// NewChainHint is NewChainCommand in a sentence, for warnings.
+func NewChainHint() string {
+	return "this is this device's own chain, so none of its later records can verify either: start a new chain under a new device id with '" +
+		NewChainCommand() + "' (records that verified stay; see 'git ctx doctor')"
+}
+
+// Author is the git author of the commits this workspace writes.
+func (w *Workspace) Author() gitstore.Author {
+	name, email := w.Repo.Identity()
+	return gitstore.Author{Name: name, Email: email}
+}
+
+// Device is this device as a signer of branch writes (loading or creating
+// its identity).
+func (w *Workspace) Device() (gitstore.Device, error) {
+	id, err := w.Identity()
+	if err != nil {
+		return gitstore.Device{}, err
+	}
+	return gitstore.Device{ID: id.DeviceID, Key: id.Private}, nil
+}
+
+// Init creates the memory branch if needed (from the memory remote's
+// fetched branch when there is one) and publishes this device's key.
+func (w *Workspace) Init(ctx context.Context, layout gitstore.Layout) (gitstore.InitResult, error) {
+	dev, err := w.Device()
+	if err != nil {
+		return gitstore.InitResult{}, err
+	}
+	// A new branch gets the id this clone derives, fixed in its REPO file.
+	// A new repository without commits or a remote has none yet: it is
+	// fixed at its first checkpoint (its root commit then exists).
+	opt := gitstore.InitOptions{Layout: layout, Device: dev, Author: w.Author()}
+	if id, err := w.DerivedRepoID(ctx); err == nil {
+		opt.RepoID = id
+	} else if !errors.Is(err, gitrepo.ErrNoRepoID) {
+		return gitstore.InitResult{}, err
+	}
+	if remote := w.Repo.MemoryRemote(); remote != "" {
+		if h, err := w.Store.ResolveRef("refs/remotes/" + remote + "/ghyll/memory"); err == nil {
+			opt.Base = h
+		}
+	}
+	res, err := w.Store.Init(ctx, opt)
+	if err == nil && layout != "" && res.Layout != layout {
+		return res, fmt.Errorf("%w: the memory branch already uses layout %s; --layout %s applies only to a new branch", ErrLayoutMismatch, res.Layout, layout)
+	}
+	return res, err
+}
+
+// SetConfig writes key=value into the repository's local git config.
+func (w *Workspace) SetConfig(ctx context.Context, key, value string) error {
+	if _, err := gitexec.Git(ctx, w.Repo.Dir, "config", "--local", key, value); err != nil {
+		return err
+	}
+	return w.Repo.ReloadConfig(ctx)
+}
+
+// CacheDir is <git-common-dir>/ctx, home of cache.db.
+func (w *Workspace) CacheDir() string { return filepath.Join(w.Repo.CommonDir, "ctx") }
+
+// cacheMirror is this workspace's cache.Mirror, told the current Notice,
+// Progress and Preverified.
+func (w *Workspace) cacheMirror() *cache.Mirror {
+	if w.mirror == nil {
+		w.mirror = &cache.Mirror{Store: w.Store, Dir: w.CacheDir(), OwnDevice: w.OwnDeviceID, OwnChainHint: NewChainHint}
+	}
+	w.mirror.Notice, w.mirror.Progress, w.mirror.Preverified = w.Notice, w.Progress, w.Preverified
+	return w.mirror
+}
+
+// Cache opens the cache brought up to the branch tip (cache.Mirror.Open).
+// The caller must Close it.
+func (w *Workspace) Cache(ctx context.Context) (*cache.DB, error) {
+	return w.cacheMirror().Open(ctx)
+}
+
+// Reindex rebuilds the cache from the branch.
+func (w *Workspace) Reindex(ctx context.Context) error {
+	return w.cacheMirror().Reindex(ctx)
+}
