@@ -1,0 +1,133 @@
+package cache_test
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/git-ctx/git-ctx/internal/checkpoints"
+	"github.com/git-ctx/git-ctx/internal/workspace/workspacetest"
+)
+
+// TestCacheConcurrentAppendAndQuery: one goroutine appends in a loop while
+// another runs Log, Search and Status and a third reindexes now and then,
+// each through its own Memory, for a few seconds. Nothing may fail, and the
+// cache ends equal to the branch. (The multi-process, 30-second version is
+// in integration/cache_test.go.)
+func TestCacheConcurrentAppendAndQuery(t *testing.T) {
+	const runFor = 5 * time.Second
+	w := workspacetest.NewWorld(t)
+	ctx := workspacetest.Ctx(t)
+	repo := w.NewRepo(t, "repo")
+	writer := workspacetest.Open(t, repo, w.Home("a"))
+	if _, err := writer.Init(ctx, ""); err != nil {
+		t.Fatal(err)
+	}
+	record(t, writer, say("steady start"))
+	reader := workspacetest.Open(t, repo, w.Home("a"))
+	reindexer := workspacetest.Open(t, repo, w.Home("a"))
+
+	deadline := time.Now().Add(runFor)
+	var wg sync.WaitGroup
+	errs := make(chan error, 1000)
+	fail := func(err error) {
+		select {
+		case errs <- err:
+		default:
+		}
+	}
+	appended := 1
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; time.Now().Before(deadline); i++ {
+			in := checkpoints.RecordInput{Summary: fmt.Sprintf("steady append %d", i), Files: []string{fmt.Sprintf("f%d.go", i%7)},
+				Embedding: []float32{float32(i), 1, 0}}
+			if _, err := checkpoints.Record(ctx, writer.Workspace, in); err != nil {
+				fail(fmt.Errorf("append %d: %w", i, err))
+				return
+			}
+			appended++
+		}
+	}()
+	var reads int
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for time.Now().Before(deadline) {
+			es, err := checkpoints.Log(ctx, reader.Workspace, checkpoints.Filter{Limit: 5})
+			if err != nil {
+				fail(fmt.Errorf("log: %w", err))
+				return
+			}
+			if len(es) == 0 {
+				fail(fmt.Errorf("log: no entries"))
+				return
+			}
+			hits, err := checkpoints.Search(ctx, reader.Workspace, "steady", 3, "[", "]")
+			if err != nil {
+				fail(fmt.Errorf("search: %w", err))
+				return
+			}
+			if len(hits) == 0 {
+				fail(fmt.Errorf("search: no hits"))
+				return
+			}
+			if _, err := checkpoints.Similar(ctx, reader.Workspace, "", []float32{1, 1, 0}, 3, false); err != nil {
+				fail(fmt.Errorf("similar: %w", err))
+				return
+			}
+			st, err := checkpoints.ReadStatus(ctx, reader.Workspace)
+			if err != nil {
+				fail(fmt.Errorf("status: %w", err))
+				return
+			}
+			if st.Checkpoints < 1 || st.Quarantined != 0 {
+				fail(fmt.Errorf("status: %+v", st))
+				return
+			}
+			reads++
+		}
+	}()
+	var reindexes int
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for time.Now().Before(deadline) {
+			if err := reindexer.Reindex(ctx); err != nil {
+				fail(fmt.Errorf("reindex: %w", err))
+				return
+			}
+			reindexes++
+			select {
+			case <-time.After(250 * time.Millisecond):
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+	t.Logf("%d appends, %d read rounds, %d reindexes", appended, reads, reindexes)
+	if appended < 5 || reads < 5 {
+		t.Fatalf("too little happened: %d appends, %d reads", appended, reads)
+	}
+	got := workspacetest.CacheEqualsBranch(t, reader.Workspace, nil)
+	if len(got) != appended {
+		t.Fatalf("cache holds %d checkpoints, %d were appended", len(got), appended)
+	}
+	for _, d := range []*workspacetest.Dev{writer, reader, reindexer} {
+		for _, n := range d.Notes.Take() {
+			if workspacetest.ContainsAny([]string{n}, "rebuilding") {
+				t.Errorf("unexpected notice: %q", n)
+			}
+		}
+	}
+}
