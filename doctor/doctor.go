@@ -19,7 +19,8 @@ import (
 	"github.com/git-ctx/git-ctx/gitexec"
 	"github.com/git-ctx/git-ctx/gitstore"
 	"github.com/git-ctx/git-ctx/hooks"
-	"github.com/git-ctx/git-ctx/memory"
+	"github.com/git-ctx/git-ctx/internal/checkpoints"
+	"github.com/git-ctx/git-ctx/internal/workspace"
 	ctxsync "github.com/git-ctx/git-ctx/sync"
 )
 
@@ -62,7 +63,7 @@ func (r *Report) add(level, check, fix, format string, args ...any) {
 func Run(ctx context.Context, dir string) (*Report, error) {
 	r := &Report{}
 	checkGit(ctx, r)
-	m, err := memory.Open(ctx, dir)
+	m, err := workspace.Open(ctx, dir)
 	if err != nil {
 		r.add(Fail, "repository", "run git ctx inside a git repository", "%v", err)
 		return r, nil
@@ -111,13 +112,13 @@ func Run(ctx context.Context, dir string) (*Report, error) {
 
 // checkOwnChain: a record of this device that fails verification poisons
 // every later one (they link to it); the fix is a new chain under a new id.
-func checkOwnChain(ctx context.Context, r *Report, m *memory.Memory) {
-	f, err := m.OwnChainFailure(ctx)
+func checkOwnChain(ctx context.Context, r *Report, m *workspace.Workspace) {
+	f, err := checkpoints.OwnChainFailure(ctx, m)
 	switch {
 	case err != nil:
 		r.add(Warn, "own chain", "", "cannot verify this device's chain: %v", err)
 	case f != nil:
-		r.add(Fail, "own chain", memory.NewChainCommand(),
+		r.add(Fail, "own chain", workspace.NewChainCommand(),
 			"this device's chain fails verification at entry %d (%s, checkpoint %s: %s): every later record links to it, so teammates quarantine them all; signed history cannot be repaired in place, start a new chain under a new device id (records that verified stay)",
 			f.Index+1, f.Reason, short(f.Hash), f.Detail)
 	default:
@@ -150,7 +151,7 @@ func fixFor(err error) string {
 	return ""
 }
 
-func checkHooks(ctx context.Context, r *Report, m *memory.Memory) {
+func checkHooks(ctx context.Context, r *Report, m *workspace.Workspace) {
 	st, err := hooks.GetStatus(ctx, m.Repo, exec.LookPath)
 	if err != nil {
 		r.add(Warn, "hooks", "", "cannot read hook state: %v", err)
@@ -174,7 +175,7 @@ func checkHooks(ctx context.Context, r *Report, m *memory.Memory) {
 	}
 }
 
-func checkRemote(ctx context.Context, r *Report, m *memory.Memory) {
+func checkRemote(ctx context.Context, r *Report, m *workspace.Workspace) {
 	remote, err := ctxsync.ResolveRemote(m.Repo, "")
 	if err != nil {
 		r.add(Warn, "remote", "git remote add origin URL (or git config ctx.remote NAME)", "no remote: memory stays on this machine")
@@ -198,7 +199,7 @@ func checkRemote(ctx context.Context, r *Report, m *memory.Memory) {
 	}
 }
 
-func checkCache(ctx context.Context, r *Report, m *memory.Memory, v *gitstore.View) {
+func checkCache(ctx context.Context, r *Report, m *workspace.Workspace, v *gitstore.View) {
 	db, err := cache.Open(ctx, m.CacheDir())
 	if errors.Is(err, cache.ErrMissing) {
 		r.add(OK, "cache", "", "not built yet (the next read builds it)")
@@ -232,7 +233,7 @@ func checkCache(ctx context.Context, r *Report, m *memory.Memory, v *gitstore.Vi
 
 // checkRepoIDs reports a ctx.repoId that disagrees with the id fixed on the
 // branch, and records under ids that are neither this one nor adopted.
-func checkRepoIDs(ctx context.Context, r *Report, m *memory.Memory) {
+func checkRepoIDs(ctx context.Context, r *Report, m *workspace.Workspace) {
 	if over, err := m.RepoIDOverride(); err == nil && over != "" {
 		r.add(Warn, "repository id override", "unset it: git config --unset ctx.repoId",
 			"git config ctx.repoId (%s) differs from the id fixed on the branch, which is used", over)
@@ -248,7 +249,7 @@ func checkRepoIDs(ctx context.Context, r *Report, m *memory.Memory) {
 	}
 }
 
-func checkRepo(ctx context.Context, r *Report, m *memory.Memory) {
+func checkRepo(ctx context.Context, r *Report, m *workspace.Workspace) {
 	if v := strings.ToLower(m.Repo.Config("extensions.refStorage")); v != "" && v != "files" {
 		r.add(Fail, "ref storage", "git-ctx needs the files ref backend", "%s", v)
 	}

@@ -14,7 +14,8 @@ import (
 	"github.com/git-ctx/git-ctx/agentturn"
 	"github.com/git-ctx/git-ctx/gitrepo"
 	"github.com/git-ctx/git-ctx/gitstore"
-	"github.com/git-ctx/git-ctx/memory"
+	"github.com/git-ctx/git-ctx/internal/checkpoints"
+	"github.com/git-ctx/git-ctx/internal/workspace"
 	ctxsync "github.com/git-ctx/git-ctx/sync"
 )
 
@@ -66,7 +67,7 @@ func envTools() []string {
 // post-merge hooks). A post-merge that made no merge commit (a
 // fast-forward) records nothing, and a commit recorded already is skipped.
 func RecordCommit(ctx context.Context, dir, hook string) (Outcome, error) {
-	m, err := memory.Open(ctx, dir)
+	m, err := workspace.Open(ctx, dir)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -77,15 +78,15 @@ func RecordCommit(ctx context.Context, dir, hook string) (Outcome, error) {
 	} else if tip.IsZero() {
 		return Outcome{}, gitstore.ErrNotInitialized
 	}
-	ci, err := m.Repo.Commit(ctx, "HEAD", memory.CommitFiles)
+	ci, err := m.Repo.Commit(ctx, "HEAD", checkpoints.CommitFiles)
 	if err != nil {
 		return Outcome{}, err
 	}
 	if hook == PostMerge && len(ci.Parents) < 2 {
 		return Outcome{}, nil
 	}
-	_, err = m.Record(ctx, memory.RecordInput{Commit: ci, Tools: envTools(), OncePerCommit: true})
-	if errors.Is(err, memory.ErrAlreadyRecorded) {
+	_, err = checkpoints.Record(ctx, m, checkpoints.RecordInput{Commit: ci, Tools: envTools(), OncePerCommit: true})
+	if errors.Is(err, checkpoints.ErrAlreadyRecorded) {
 		return Outcome{}, nil
 	}
 	return Outcome{}, err
@@ -99,7 +100,7 @@ func PushAlongside(ctx context.Context, dir, remote string) (Outcome, error) {
 		return Outcome{}, nil
 	}
 	os.Setenv("GIT_CTX_IN_PRE_PUSH", "1") // inherited by every git we run
-	m, err := memory.Open(ctx, dir)
+	m, err := workspace.Open(ctx, dir)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -166,7 +167,7 @@ func recordTurn(ctx context.Context, turn agentturn.Turn, agent string) (Outcome
 	if dir == "" {
 		dir = "."
 	}
-	m, err := memory.Open(ctx, dir)
+	m, err := workspace.Open(ctx, dir)
 	if errors.Is(err, gitrepo.ErrNotARepo) {
 		return Outcome{}, nil
 	}
@@ -187,7 +188,7 @@ func recordTurn(ctx context.Context, turn agentturn.Turn, agent string) (Outcome
 	if len(tools) == 0 {
 		tools = []string{agent}
 	}
-	_, err = m.Record(ctx, memory.RecordInput{
+	_, err = checkpoints.Record(ctx, m, checkpoints.RecordInput{
 		Summary: summary, Session: turn.SessionID, Model: turn.Model,
 		Files: relativeTo(top, turn.Files), Tools: tools, SummaryLimit: AgentSummaryLimit,
 	})

@@ -9,7 +9,7 @@ import (
 
 	"github.com/git-ctx/git-ctx/formats/checkpoint"
 	"github.com/git-ctx/git-ctx/gitexec"
-	"github.com/git-ctx/git-ctx/memory"
+	"github.com/git-ctx/git-ctx/internal/workspace"
 )
 
 // DeviceInfo describes one device for `git ctx devices`.
@@ -29,7 +29,7 @@ type DeviceInfo struct {
 
 // Devices lists every device with a key on the local branch, plus devices
 // named in the trust configuration.
-func Devices(ctx context.Context, m *memory.Memory) ([]DeviceInfo, error) {
+func Devices(ctx context.Context, m *workspace.Workspace) ([]DeviceInfo, error) {
 	pol, err := LoadPolicy(m.Repo)
 	if err != nil {
 		return nil, err
@@ -105,9 +105,9 @@ func Devices(ctx context.Context, m *memory.Memory) ([]DeviceInfo, error) {
 // on a fetched remote memory branch, nothing of it in quarantine) is refused
 // with ErrUnknownDevice unless force: a mistyped id would otherwise be
 // trusted silently while the real device stays refused.
-func SetTrust(ctx context.Context, m *memory.Memory, device string, trusted, force bool) error {
+func SetTrust(ctx context.Context, m *workspace.Workspace, device string, trusted, force bool) error {
 	if device == "" || strings.ContainsAny(device, "/\\\x00\n") {
-		return fmt.Errorf("%w: %q is not a device id", memory.ErrInput, device)
+		return fmt.Errorf("%w: %q is not a device id", workspace.ErrInput, device)
 	}
 	if trusted && !force {
 		known, err := knownDevice(ctx, m, device)
@@ -146,7 +146,7 @@ var ErrUnknownDevice = errors.New("unknown device")
 
 // knownDevice reports whether device has a key on the local memory branch
 // or on any fetched remote memory branch, or records in the quarantine.
-func knownDevice(ctx context.Context, m *memory.Memory, device string) (bool, error) {
+func knownDevice(ctx context.Context, m *workspace.Workspace, device string) (bool, error) {
 	refs := []string{"refs/heads/ghyll/memory"}
 	for _, r := range m.Repo.Remotes() {
 		refs = append(refs, TrackingRef(r))

@@ -13,7 +13,7 @@ import (
 	"github.com/git-ctx/git-ctx/formats/ctxpkg"
 	"github.com/git-ctx/git-ctx/gitexec"
 	"github.com/git-ctx/git-ctx/gitstore"
-	"github.com/git-ctx/git-ctx/memory"
+	"github.com/git-ctx/git-ctx/internal/workspace"
 )
 
 // ReviewRecord is one thing a commit adds to the memory branch.
@@ -40,7 +40,7 @@ type ReviewCommit struct {
 
 // DefaultReviewRange is what a push would send (<remote>/ghyll/memory..ghyll/memory)
 // when that is non-empty, else what the last pull brought, else the whole branch.
-func DefaultReviewRange(ctx context.Context, m *memory.Memory) (string, error) {
+func DefaultReviewRange(ctx context.Context, m *workspace.Workspace) (string, error) {
 	local, err := m.Store.Tip()
 	if err != nil {
 		return "", err
@@ -68,9 +68,9 @@ func DefaultReviewRange(ctx context.Context, m *memory.Memory) (string, error) {
 
 // Review lists, per commit in rng (git revision range syntax; a single
 // commit means just that commit), the records it adds and their status.
-func Review(ctx context.Context, m *memory.Memory, rng string) ([]ReviewCommit, error) {
+func Review(ctx context.Context, m *workspace.Workspace, rng string) ([]ReviewCommit, error) {
 	if strings.HasPrefix(rng, "-") {
-		return nil, fmt.Errorf("%w: bad range %q", memory.ErrInput, rng)
+		return nil, fmt.Errorf("%w: bad range %q", workspace.ErrInput, rng)
 	}
 	args := []string{"rev-list", "--reverse", "--topo-order"}
 	if strings.Contains(rng, "..") || rng == gitstore.BranchRef {
@@ -80,7 +80,7 @@ func Review(ctx context.Context, m *memory.Memory, rng string) ([]ReviewCommit, 
 	}
 	out, err := gitexec.Git(ctx, m.Repo.Dir, append(args, "--")...)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", memory.ErrInput, err)
+		return nil, fmt.Errorf("%w: %v", workspace.ErrInput, err)
 	}
 	db, err := m.Cache(ctx)
 	if err != nil {
@@ -224,7 +224,7 @@ func mergedFrom(st *gitstore.Store, parents []plumbing.Hash, ch gitstore.Change)
 	return false
 }
 
-func commitHeader(ctx context.Context, m *memory.Memory, c string) (string, string, error) {
+func commitHeader(ctx context.Context, m *workspace.Workspace, c string) (string, string, error) {
 	out, err := gitexec.Git(ctx, m.Repo.Dir, "show", "-s", "--no-show-signature", "--format=%s%x00%an <%ae>", c, "--")
 	if err != nil {
 		return "", "", err

@@ -6,7 +6,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
-	"github.com/git-ctx/git-ctx/memory"
+	"github.com/git-ctx/git-ctx/internal/workspace"
 )
 
 // TestReviewUnreadableCheckpoints: a commit adding files under
@@ -27,7 +27,7 @@ func TestReviewUnreadableCheckpoints(t *testing.T) {
 	w.setBranch(root)
 	tip := w.commit([]plumbing.Hash{root}, files)
 	w.setBranch(tip)
-	m, err := memory.Open(context.Background(), w.dir)
+	m, err := workspace.Open(context.Background(), w.dir)
 	if err != nil {
 		t.Fatal(err)
 	}

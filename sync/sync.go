@@ -19,7 +19,7 @@ import (
 	"github.com/git-ctx/git-ctx/gitstore"
 	"github.com/git-ctx/git-ctx/internal/gitname"
 	"github.com/git-ctx/git-ctx/internal/termtext"
-	"github.com/git-ctx/git-ctx/memory"
+	"github.com/git-ctx/git-ctx/internal/workspace"
 )
 
 // PullResult says what a pull did.
@@ -118,7 +118,7 @@ const maxMergeAttempts = 10
 
 // Pull fetches the remote's memory branch, verifies everything new and
 // merges what verified into the local branch (creating it if needed).
-func Pull(ctx context.Context, m *memory.Memory, remote string, opt Options) (*PullResult, error) {
+func Pull(ctx context.Context, m *workspace.Workspace, remote string, opt Options) (*PullResult, error) {
 	res, err := fetchAndMerge(ctx, m, remote, opt)
 	if err != nil {
 		return nil, err
@@ -132,7 +132,7 @@ func Pull(ctx context.Context, m *memory.Memory, remote string, opt Options) (*P
 }
 
 // fetchAndMerge is Pull without touching the cache.
-func fetchAndMerge(ctx context.Context, m *memory.Memory, remote string, opt Options) (*PullResult, error) {
+func fetchAndMerge(ctx context.Context, m *workspace.Workspace, remote string, opt Options) (*PullResult, error) {
 	st := m.Store
 	pol, err := LoadPolicy(m.Repo)
 	if err != nil {
@@ -175,7 +175,7 @@ func fetchAndMerge(ctx context.Context, m *memory.Memory, remote string, opt Opt
 	return res, nil
 }
 
-func pullOnce(ctx context.Context, m *memory.Memory, remote string, tipR plumbing.Hash, pol Policy, published publishedFunc, res *PullResult) error {
+func pullOnce(ctx context.Context, m *workspace.Workspace, remote string, tipR plumbing.Hash, pol Policy, published publishedFunc, res *PullResult) error {
 	st := m.Store
 	tipL, err := st.Tip()
 	if err != nil {
@@ -264,7 +264,7 @@ func pullOnce(ctx context.Context, m *memory.Memory, remote string, tipR plumbin
 
 // recordPull stores rejections in the cache's quarantine and remembers
 // where the last pull started (for `git ctx review`).
-func recordPull(ctx context.Context, m *memory.Memory, res *PullResult) error {
+func recordPull(ctx context.Context, m *workspace.Workspace, res *PullResult) error {
 	// The records this pull verified need not be signature-checked again
 	// while the cache indexes them.
 	if len(res.verified) > 0 {
@@ -306,7 +306,7 @@ func recordPull(ctx context.Context, m *memory.Memory, res *PullResult) error {
 
 // recordPulls records the merges a push made once the push is over (the
 // cache update is kept out of the window between fetch and push).
-func recordPulls(ctx context.Context, m *memory.Memory, pulls []*PullResult) error {
+func recordPulls(ctx context.Context, m *workspace.Workspace, pulls []*PullResult) error {
 	for _, pr := range pulls {
 		if err := recordPull(ctx, m, pr); err != nil {
 			return err
@@ -408,7 +408,7 @@ type PushResult struct {
 // Push pushes the memory branch without ever forcing. When the remote
 // moved, it pulls (verifying and merging) and tries again, with jittered
 // backoff, a bounded number of times.
-func Push(ctx context.Context, m *memory.Memory, remote string, opt PushOptions) (*PushResult, error) {
+func Push(ctx context.Context, m *workspace.Workspace, remote string, opt PushOptions) (*PushResult, error) {
 	st := m.Store
 	tip, err := st.Tip()
 	if err != nil {

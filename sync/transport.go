@@ -2,7 +2,9 @@
 // through the git executable (so credential helpers, ssh configuration,
 // insteadOf and proxies work), verification of everything a fetch brings,
 // a merge that takes only what verified, quarantine of the rest, and
-// retrying pushes that never force.
+// retrying pushes that never force. It acts through a *workspace.Workspace
+// (repository, memory branch, identity, cache) and must not import the
+// capabilities beside it (internal/checkpoints, snapshots, ctxpackages).
 package sync
 
 import (

@@ -21,7 +21,9 @@ import (
 	"time"
 
 	"github.com/git-ctx/git-ctx/gitstore"
-	"github.com/git-ctx/git-ctx/memory"
+	"github.com/git-ctx/git-ctx/internal/checkpoints"
+	"github.com/git-ctx/git-ctx/internal/snapshots"
+	"github.com/git-ctx/git-ctx/internal/workspace"
 	ctxsync "github.com/git-ctx/git-ctx/sync"
 )
 
@@ -104,7 +106,7 @@ func benchJunkPull(dir string, n int) {
 	os.RemoveAll(victim)
 	run(dir, "git", "clone", "-q", "--no-local", bare, victim)
 	run(victim, "git", "fetch", "-q", "origin", "ghyll/memory:ghyll/memory")
-	m, err := memory.Open(ctx, victim)
+	m, err := workspace.Open(ctx, victim)
 	if err != nil {
 		fatal(err)
 	}
@@ -160,7 +162,7 @@ func benchRot(dir string, n int) {
 	run(repo, "git", "commit", "-q", "--allow-empty", "-m", "root")
 	run(repo, "git", "config", "ctx.repoId", strings.Repeat("cd", 32))
 	run(repo, "git", "config", "gc.auto", "6700") // git's default (the harness turns it off globally)
-	m, err := memory.Open(ctx, repo)
+	m, err := workspace.Open(ctx, repo)
 	if err != nil {
 		fatal(err)
 	}
@@ -169,7 +171,7 @@ func benchRot(dir string, n int) {
 	}
 	t := time.Now()
 	for i := 0; i < n; i++ {
-		if _, err := m.Record(ctx, memory.RecordInput{Summary: fmt.Sprintf("rot check append %d", i)}); err != nil {
+		if _, err := checkpoints.Record(ctx, m, checkpoints.RecordInput{Summary: fmt.Sprintf("rot check append %d", i)}); err != nil {
 			fatal(err)
 		}
 	}
@@ -196,19 +198,19 @@ func benchRot(dir string, n int) {
 func benchSnapshot(dir string, n int) {
 	ctx := context.Background()
 	repo, m := build(dir, gitstore.LayoutCtxV1, n)
-	if _, err := m.Record(ctx, memory.RecordInput{Summary: "session for the snapshot", Files: []string{"a.go"}}); err != nil {
+	if _, err := checkpoints.Record(ctx, m, checkpoints.RecordInput{Summary: "session for the snapshot", Files: []string{"a.go"}}); err != nil {
 		fatal(err)
 	}
 	var last string
 	row("snapshot create, signed (in process)", gitstore.LayoutCtxV1, n, measure(*runs, func() {
-		res, err := m.CreateSnapshot(ctx, true, nil)
+		res, err := snapshots.Create(ctx, m, snapshots.CreateOptions{Sign: true})
 		if err != nil {
 			fatal(err)
 		}
 		last = res.Snapshot.SnapshotID
 	}), *runs)
 	row("snapshot verify (in process)", gitstore.LayoutCtxV1, n, measure(*runs, func() {
-		if _, _, err := m.VerifySnapshot(ctx, last); err != nil {
+		if _, _, err := snapshots.Verify(ctx, m, last); err != nil {
 			fatal(err)
 		}
 	}), *runs)
@@ -271,7 +273,7 @@ func benchPull(dir string, n int) {
 	row(op+": cache (index + quarantine)", gitstore.LayoutCtxV1, n, median(p.cache), rr)
 
 	// Whole-branch verify, and the per-core rate with one core.
-	m, err := memory.Open(ctx, src)
+	m, err := workspace.Open(ctx, src)
 	if err != nil {
 		fatal(err)
 	}
@@ -280,7 +282,7 @@ func benchPull(dir string, n int) {
 		var rep *gitstore.Report
 		d := measure(rr, func() {
 			var err error
-			if rep, err = m.Verify(ctx); err != nil || !rep.OK {
+			if rep, err = checkpoints.Verify(ctx, m); err != nil || !rep.OK {
 				fatal(fmt.Errorf("verify: %v", err))
 			}
 		})
@@ -337,7 +339,7 @@ func run(dir string, name string, args ...string) {
 // build makes a repository whose memory branch holds n checkpoints spread
 // over the devices, written in batches through gitstore.Append, then packed
 // as `git gc` would leave it.
-func build(dir string, layout gitstore.Layout, n int) (string, *memory.Memory) {
+func build(dir string, layout gitstore.Layout, n int) (string, *workspace.Workspace) {
 	repo := filepath.Join(dir, fmt.Sprintf("%s-%d", layout, n))
 	os.RemoveAll(repo)
 	os.MkdirAll(repo, 0o755)
@@ -345,7 +347,7 @@ func build(dir string, layout gitstore.Layout, n int) (string, *memory.Memory) {
 	run(repo, "git", "commit", "-q", "--allow-empty", "-m", "root")
 	run(repo, "git", "config", "ctx.repoId", strings.Repeat("ab", 32))
 	ctx := context.Background()
-	m, err := memory.Open(ctx, repo)
+	m, err := workspace.Open(ctx, repo)
 	if err != nil {
 		fatal(err)
 	}
@@ -433,8 +435,8 @@ func benchSize(dir string, layout gitstore.Layout, n int) {
 	}), rr)
 
 	// One append, in process and as `git ctx checkpoint`.
-	row("append one checkpoint (in process: memory.Record)", layout, n, measure(*runs, func() {
-		if _, err := m.Record(ctx, memory.RecordInput{Summary: "bench append"}); err != nil {
+	row("append one checkpoint (in process: checkpoints.Record)", layout, n, measure(*runs, func() {
+		if _, err := checkpoints.Record(ctx, m, checkpoints.RecordInput{Summary: "bench append"}); err != nil {
 			fatal(err)
 		}
 	}), *runs)
@@ -448,7 +450,7 @@ func benchSize(dir string, layout gitstore.Layout, n int) {
 	// Incremental refresh after one new checkpoint (refresh only).
 	ds := make([]time.Duration, *runs)
 	for i := range ds {
-		if _, err := m.Record(ctx, memory.RecordInput{Summary: "bench refresh"}); err != nil {
+		if _, err := checkpoints.Record(ctx, m, checkpoints.RecordInput{Summary: "bench refresh"}); err != nil {
 			fatal(err)
 		}
 		t := time.Now()
@@ -462,13 +464,13 @@ func benchSize(dir string, layout gitstore.Layout, n int) {
 	row("cache refresh after one new checkpoint (in process)", layout, n, median(ds), *runs)
 
 	row("log -n 20 (in process, warm cache)", layout, n, measure(*runs, func() {
-		if _, err := m.Log(ctx, memory.Filter{Limit: 20}); err != nil {
+		if _, err := checkpoints.Log(ctx, m, checkpoints.Filter{Limit: 20}); err != nil {
 			fatal(err)
 		}
 	}), *runs)
 	row("`git ctx log -n 20` (whole command)", layout, n, measure(*runs, func() { gitctx(repo, "log", "-n", "20") }), *runs)
 	row("search two words (in process)", layout, n, measure(*runs, func() {
-		if _, err := m.Search(ctx, "refresh token", 20, "[", "]"); err != nil {
+		if _, err := checkpoints.Search(ctx, m, "refresh token", 20, "[", "]"); err != nil {
 			fatal(err)
 		}
 	}), *runs)
@@ -482,8 +484,8 @@ func benchAppendOnly(dir string, layout gitstore.Layout, n int) {
 	t0 := time.Now()
 	repo, m := build(dir, layout, n)
 	fmt.Fprintf(os.Stderr, "built %d checkpoints (%s) in %s\n", n, layout, time.Since(t0).Round(time.Millisecond))
-	row("append one checkpoint (in process: memory.Record)", layout, n, measure(*runs, func() {
-		if _, err := m.Record(ctx, memory.RecordInput{Summary: "bench append"}); err != nil {
+	row("append one checkpoint (in process: checkpoints.Record)", layout, n, measure(*runs, func() {
+		if _, err := checkpoints.Record(ctx, m, checkpoints.RecordInput{Summary: "bench append"}); err != nil {
 			fatal(err)
 		}
 	}), *runs)
@@ -611,7 +613,7 @@ func timePulls(ctx context.Context, rr int, prepare func(i int) string, check fu
 	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
 	for i := 0; i < rr; i++ {
 		clone := prepare(i)
-		m, err := memory.Open(ctx, clone)
+		m, err := workspace.Open(ctx, clone)
 		if err != nil {
 			fatal(err)
 		}

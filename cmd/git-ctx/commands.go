@@ -17,12 +17,13 @@ import (
 
 	"github.com/git-ctx/git-ctx/formats/checkpoint"
 	"github.com/git-ctx/git-ctx/gitstore"
+	"github.com/git-ctx/git-ctx/internal/checkpoints"
 	"github.com/git-ctx/git-ctx/internal/termtext"
-	"github.com/git-ctx/git-ctx/memory"
+	"github.com/git-ctx/git-ctx/internal/workspace"
 )
 
-func openMemory(c *cli.Context) (*memory.Memory, error) {
-	m, err := memory.Open(c.Context, ".")
+func openMemory(c *cli.Context) (*workspace.Workspace, error) {
+	m, err := workspace.Open(c.Context, ".")
 	if err != nil {
 		return nil, err
 	}
@@ -139,9 +140,9 @@ type statusJSON struct {
 	Devices           int    `json:"devices"`
 	Quarantined       int    `json:"quarantined"`
 	// Adopted and OtherRepos: see docs/JSON.md (repository ids).
-	Adopted        []string           `json:"adopted_repos"`
-	OtherRepos     []memory.RepoCount `json:"other_repos"`
-	RepoIDOverride string             `json:"repo_id_override,omitempty"`
+	Adopted        []string              `json:"adopted_repos"`
+	OtherRepos     []workspace.RepoCount `json:"other_repos"`
+	RepoIDOverride string                `json:"repo_id_override,omitempty"`
 }
 
 func cmdStatus() *cli.Command {
@@ -159,7 +160,7 @@ func cmdStatus() *cli.Command {
 			if err != nil {
 				return err
 			}
-			st, err := m.Status(c.Context)
+			st, err := checkpoints.ReadStatus(c.Context, m)
 			if err != nil {
 				return err
 			}
@@ -168,7 +169,7 @@ func cmdStatus() *cli.Command {
 				Fingerprint: checkpoint.Fingerprint(id.Public), KeyPublished: st.KeyPublished,
 				RepoID: st.RepoID, Remote: m.Repo.MemoryRemote(), Checkpoints: st.Checkpoints,
 				DeviceCheckpoints: st.DeviceCheckpoints, Devices: st.Devices, Quarantined: st.Quarantined,
-				Adopted: append([]string{}, st.Adopted...), OtherRepos: append([]memory.RepoCount{}, st.OtherRepos...),
+				Adopted: append([]string{}, st.Adopted...), OtherRepos: append([]workspace.RepoCount{}, st.OtherRepos...),
 				RepoIDOverride: st.RepoIDOverride,
 			}
 			if st.Initialized {
@@ -244,7 +245,7 @@ func cmdCheckpoint() *cli.Command {
 			if c.NArg() > 0 {
 				return usageErr("checkpoint takes no arguments (use -m TEXT)")
 			}
-			in := memory.RecordInput{NoRedact: c.Bool("no-redact"),
+			in := checkpoints.RecordInput{NoRedact: c.Bool("no-redact"),
 				Summary: c.String("message"), FromCommit: c.String("from-commit"),
 				Session: c.String("session"), Turn: c.Int("turn"), Model: c.String("model"),
 				Files: c.StringSlice("file"), Tools: c.StringSlice("tool"), Injections: c.StringSlice("injection"),
@@ -269,7 +270,7 @@ func cmdCheckpoint() *cli.Command {
 			if err != nil {
 				return err
 			}
-			cp, err := m.Record(c.Context, in)
+			cp, err := checkpoints.Record(c.Context, m, in)
 			if err != nil {
 				return err
 			}
@@ -294,7 +295,7 @@ func cmdCheckpoint() *cli.Command {
 // maxStdin bounds --stdin input; it is checked before reading everything.
 const maxStdin = 2 << 20
 
-func readStdinInput(r io.Reader, in *memory.RecordInput, embFile *string) error {
+func readStdinInput(r io.Reader, in *checkpoints.RecordInput, embFile *string) error {
 	data, err := io.ReadAll(io.LimitReader(r, maxStdin+1))
 	if err != nil {
 		return fmt.Errorf("read standard input: %w", err)
@@ -354,7 +355,7 @@ func readStdinInput(r io.Reader, in *memory.RecordInput, embFile *string) error 
 
 // readEmbedding reads a JSON array of numbers or raw float32 little-endian.
 func readEmbedding(path string) ([]float32, error) {
-	limit := int64(memory.MaxEmbedding * 32)
+	limit := int64(checkpoints.MaxEmbedding * 32)
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, withCode(exitRefused, fmt.Errorf("--emb-file: %v", err))
@@ -416,13 +417,13 @@ func cmdShow() *cli.Command {
 			if err != nil {
 				return err
 			}
-			cp, raw, err := m.Show(c.Context, c.Args().First())
+			cp, raw, err := checkpoints.Show(c.Context, m, c.Args().First())
 			if err != nil {
 				return err
 			}
 			w := c.App.Writer
 			if c.Bool("json") {
-				shown, err := memory.ShownFile(cp, raw)
+				shown, err := checkpoints.ShownFile(cp, raw)
 				if err != nil {
 					return err
 				}
@@ -432,7 +433,7 @@ func cmdShow() *cli.Command {
 			if !cp.Verified {
 				fmt.Fprintf(w, "UNVERIFIED: this checkpoint failed verification; see 'git ctx log --unverified'\n")
 				if cp.DeviceID == m.OwnDeviceID() {
-					fmt.Fprintf(w, "UNVERIFIED: %s\n", memory.NewChainHint())
+					fmt.Fprintf(w, "UNVERIFIED: %s\n", workspace.NewChainHint())
 				}
 			}
 			line := termtext.Line
@@ -514,6 +515,6 @@ func lineList(items []string) string {
 }
 
 // setConfig writes one local git config value.
-func setConfig(c *cli.Context, m *memory.Memory, key, value string) error {
+func setConfig(c *cli.Context, m *workspace.Workspace, key, value string) error {
 	return m.SetConfig(c.Context, key, value)
 }

@@ -11,7 +11,8 @@ import (
 	"github.com/git-ctx/git-ctx/gitrepo"
 	"github.com/git-ctx/git-ctx/gitstore"
 	"github.com/git-ctx/git-ctx/identity"
-	"github.com/git-ctx/git-ctx/memory"
+	"github.com/git-ctx/git-ctx/internal/ctxpackages"
+	"github.com/git-ctx/git-ctx/internal/workspace"
 	"github.com/git-ctx/git-ctx/sessions"
 	ctxsync "github.com/git-ctx/git-ctx/sync"
 )
@@ -47,17 +48,17 @@ func classify(err error) int {
 		return exitConfig
 	case errors.Is(err, ctxsync.ErrEmptyRemote):
 		return exitRefused
-	case errors.Is(err, memory.ErrOutputExists):
+	case errors.Is(err, workspace.ErrOutputExists):
 		return exitRefused
-	case errors.Is(err, memory.ErrInput), errors.Is(err, checkpoint.ErrTooLarge),
+	case errors.Is(err, workspace.ErrInput), errors.Is(err, checkpoint.ErrTooLarge),
 		errors.Is(err, checkpoint.ErrUnencodable), errors.Is(err, gitstore.ErrTooLarge),
 		errors.Is(err, gitstore.ErrPackagePath), errors.Is(err, ctxpkg.ErrTooLarge), errors.Is(err, ctxpkg.ErrEnvelopeTooLarge):
 		return exitRefused
-	case errors.Is(err, memory.ErrPackageFailed), errors.Is(err, gitstore.ErrPackageInvalid):
+	case errors.Is(err, ctxpackages.ErrPackageFailed), errors.Is(err, gitstore.ErrPackageInvalid):
 		return exitFailed
-	case errors.Is(err, memory.ErrNotFound):
+	case errors.Is(err, workspace.ErrNotFound):
 		return exitFailed
-	case errors.Is(err, memory.ErrAmbiguous), errors.Is(err, memory.ErrLayoutMismatch), errors.Is(err, gitstore.ErrAdopt):
+	case errors.Is(err, workspace.ErrAmbiguous), errors.Is(err, workspace.ErrLayoutMismatch), errors.Is(err, gitstore.ErrAdopt):
 		return exitUsage
 	case errors.Is(err, gitstore.ErrConflict):
 		return exitConflict

@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/git-ctx/git-ctx/internal/checkpoints"
 	"github.com/git-ctx/git-ctx/internal/termtext"
 )
 
@@ -35,7 +36,7 @@ func cmdImport() *cli.Command {
 			if err != nil {
 				return err
 			}
-			res, err := m.ImportGhyllDB(c.Context, c.String("ghyll-db"), keys)
+			res, err := checkpoints.ImportGhyllDB(c.Context, m, c.String("ghyll-db"), keys)
 			if err != nil {
 				return err
 			}

@@ -14,8 +14,10 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-ctx/git-ctx/formats/ctxpkg"
+	"github.com/git-ctx/git-ctx/internal/ctxpackages"
+	"github.com/git-ctx/git-ctx/internal/snapshots"
 	"github.com/git-ctx/git-ctx/internal/termtext"
-	"github.com/git-ctx/git-ctx/memory"
+	"github.com/git-ctx/git-ctx/internal/workspace"
 )
 
 // secretFDEnv names the environment variable that may name a file
@@ -140,17 +142,17 @@ func pkgBuild() *cli.Command {
 			if c.NArg() != 0 {
 				return usageErr("pkg build takes no arguments")
 			}
-			opt := memory.BuildOptions{Name: c.String("name"), Version: c.String("version"), Session: c.String("session"),
-				Description: c.String("description"), Sign: c.Bool("sign")}
+			opt := ctxpackages.BuildOptions{Name: c.String("name"), Version: c.String("version"), Session: c.String("session"),
+				Description: c.String("description"), Sign: c.Bool("sign"), Producer: version}
 			if l := c.String("layers"); l != "" {
-				layers, err := memory.ParseLayers(l)
+				layers, err := ctxpackages.ParseLayers(l)
 				if err != nil {
 					return withCode(exitUsage, err)
 				}
 				opt.Layers = layers
 			}
 			if f := c.String("from"); f != "" {
-				from, err := memory.ReadContentSource(f)
+				from, err := ctxpackages.ReadContentSource(f)
 				if err != nil {
 					return err
 				}
@@ -160,8 +162,7 @@ func pkgBuild() *cli.Command {
 			if err != nil {
 				return err
 			}
-			memory.PackageProducer = version
-			p, data, err := m.BuildPackage(c.Context, opt)
+			p, data, err := ctxpackages.Build(c.Context, m, opt)
 			if err != nil {
 				return err
 			}
@@ -194,10 +195,10 @@ func pkgVerify() *cli.Command {
 			if c.NArg() == 0 {
 				return usageErr("pkg verify takes one or more FILEs")
 			}
-			var checks []memory.PackageCheck
+			var checks []ctxpackages.Check
 			failed, refused := false, false
 			for _, f := range c.Args().Slice() {
-				pc := memory.CheckPackageFile(f)
+				pc := ctxpackages.CheckFile(f)
 				checks = append(checks, pc)
 				failed = failed || !pc.Valid
 				refused = refused || pc.Refused
@@ -247,7 +248,7 @@ func pkgInspect() *cli.Command {
 			if err != nil {
 				return err
 			}
-			pc := memory.CheckPackageFile(file)
+			pc := ctxpackages.CheckFile(file)
 			if pc.Package == nil {
 				if pc.Refused {
 					return withCode(exitRefused, errors.New(strings.Join(pc.Failures, "; ")))
@@ -341,7 +342,7 @@ func pkgPublish() *cli.Command {
 			if err != nil {
 				return err
 			}
-			res, err := m.PublishPackage(c.Context, file)
+			res, err := ctxpackages.Publish(c.Context, m, file)
 			if err != nil {
 				return err
 			}
@@ -356,7 +357,7 @@ func pkgPublish() *cli.Command {
 	}
 }
 
-func pkgArgAndMemory(c *cli.Context) (string, *memory.Memory, error) {
+func pkgArgAndMemory(c *cli.Context) (string, *workspace.Workspace, error) {
 	arg, err := pkgArg(c, "FILE")
 	if err != nil {
 		return "", nil, err
@@ -377,7 +378,7 @@ func pkgList() *cli.Command {
 			if err != nil {
 				return err
 			}
-			list, err := m.ListPackages(c.Context)
+			list, err := ctxpackages.List(c.Context, m)
 			if err != nil {
 				return err
 			}
@@ -419,8 +420,8 @@ var forceFlag = &cli.BoolFlag{Name: "force", Usage: "replace the output file if 
 // writeOutput writes a file the user named (or its default name) atomically:
 // an existing path is refused unless --force.
 func writeOutput(c *cli.Context, path string, data []byte) error {
-	err := memory.WriteFileAtomic(path, data, c.Bool("force"))
-	if err != nil && !errors.Is(err, memory.ErrOutputExists) {
+	err := snapshots.WriteFileAtomic(path, data, c.Bool("force"))
+	if err != nil && !errors.Is(err, workspace.ErrOutputExists) {
 		err = fmt.Errorf("write %s: %w", path, err)
 	}
 	return err
@@ -446,7 +447,7 @@ func pkgGet() *cli.Command {
 			if err != nil {
 				return err
 			}
-			info, data, err := m.GetPackage(c.Context, spec)
+			info, data, err := ctxpackages.Get(c.Context, m, spec)
 			if err != nil {
 				return err
 			}
@@ -488,7 +489,7 @@ func pkgWrap() *cli.Command {
 			if err != nil {
 				return err
 			}
-			pc := memory.CheckPackageFile(file)
+			pc := ctxpackages.CheckFile(file)
 			if pc.Refused {
 				return withCode(exitRefused, errors.New(strings.Join(pc.Failures, "; ")))
 			}
@@ -500,8 +501,7 @@ func pkgWrap() *cli.Command {
 				v := c.String("to")
 				to = &v
 			}
-			memory.PackageProducer = version
-			env, err := memory.WrapPackage(pc.Raw, file, to, secret, time.Now())
+			env, err := ctxpackages.Wrap(pc.Raw, file, to, secret, time.Now(), version)
 			if err != nil {
 				return err
 			}
@@ -549,7 +549,7 @@ func pkgUnwrap() *cli.Command {
 			if err != nil {
 				return err
 			}
-			ef, err := memory.UnwrapEnvelope(data, secret)
+			ef, err := ctxpackages.Unwrap(data, secret)
 			if err != nil {
 				return err
 			}

@@ -12,9 +12,10 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-ctx/git-ctx/cache"
+	"github.com/git-ctx/git-ctx/internal/checkpoints"
 	"github.com/git-ctx/git-ctx/internal/gitname"
 	"github.com/git-ctx/git-ctx/internal/termtext"
-	"github.com/git-ctx/git-ctx/memory"
+	"github.com/git-ctx/git-ctx/internal/workspace"
 )
 
 // entryJSON is one checkpoint in listings: the record's own members plus
@@ -91,15 +92,15 @@ func cmdLog() *cli.Command {
 			if err != nil {
 				return err
 			}
-			f := memory.Filter{Device: c.String("device"), Session: c.String("session"), Author: c.String("author"),
+			f := checkpoints.Filter{Device: c.String("device"), Session: c.String("session"), Author: c.String("author"),
 				Since: since, Until: until, Unverified: c.Bool("unverified"), Limit: c.Int("n")}
-			entries, err := m.Log(c.Context, f)
+			entries, err := checkpoints.Log(c.Context, m, f)
 			if err != nil {
 				return err
 			}
 			var quarantine []cache.Quarantined
 			if f.Unverified {
-				if quarantine, err = m.Quarantine(c.Context); err != nil {
+				if quarantine, err = checkpoints.Quarantine(c.Context, m); err != nil {
 					return err
 				}
 			}
@@ -133,7 +134,7 @@ func cmdLog() *cli.Command {
 				hint = hint || !e.Verified && e.DeviceID == m.OwnDeviceID()
 			}
 			if hint {
-				fmt.Fprintf(c.App.ErrWriter, "git-ctx: UNVERIFIED records of this device: %s\n", memory.NewChainHint())
+				fmt.Fprintf(c.App.ErrWriter, "git-ctx: UNVERIFIED records of this device: %s\n", workspace.NewChainHint())
 			}
 			return nil
 		},
@@ -218,7 +219,7 @@ func cmdSearch() *cli.Command {
 			} else if colorOK(c.App.Writer) {
 				open, close, color = markOpen, markClose, true
 			}
-			hits, err := m.Search(c.Context, strings.Join(c.Args().Slice(), " "), c.Int("n"), open, close)
+			hits, err := checkpoints.Search(c.Context, m, strings.Join(c.Args().Slice(), " "), c.Int("n"), open, close)
 			if err != nil {
 				return err
 			}
@@ -276,7 +277,7 @@ func cmdSimilar() *cli.Command {
 			if err != nil {
 				return err
 			}
-			matches, err := m.Similar(c.Context, c.String("to"), vec, c.Int("k"), c.Bool("include-unauthenticated"))
+			matches, err := checkpoints.Similar(c.Context, m, c.String("to"), vec, c.Int("k"), c.Bool("include-unauthenticated"))
 			if err != nil {
 				return err
 			}
@@ -314,7 +315,7 @@ func cmdReindex() *cli.Command {
 			if err := m.Reindex(c.Context); err != nil {
 				return err
 			}
-			st, err := m.Status(c.Context)
+			st, err := checkpoints.ReadStatus(c.Context, m)
 			if err != nil {
 				return err
 			}

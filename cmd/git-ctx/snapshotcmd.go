@@ -8,8 +8,9 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-ctx/git-ctx/formats/snapshot"
+	"github.com/git-ctx/git-ctx/internal/snapshots"
 	"github.com/git-ctx/git-ctx/internal/termtext"
-	"github.com/git-ctx/git-ctx/memory"
+	"github.com/git-ctx/git-ctx/internal/workspace"
 )
 
 // snapshotJSON is a timeline entry as `snapshot list --json` prints it: the
@@ -97,10 +98,9 @@ func cmdSnapshot() *cli.Command {
 					if err != nil {
 						return err
 					}
-					memory.SnapshotProducer = version
 					// Always signed: pull accepts only timeline entries signed by a
 					// device key, so an unsigned snapshot would never sync.
-					res, err := m.CreateSnapshot(c.Context, true, from)
+					res, err := snapshots.Create(c.Context, m, snapshots.CreateOptions{Sign: true, From: from, Producer: version})
 					if err != nil {
 						return err
 					}
@@ -127,7 +127,7 @@ func cmdSnapshot() *cli.Command {
 					if err != nil {
 						return err
 					}
-					list, err := m.ListSnapshots(c.Context, c.Bool("mine"))
+					list, err := snapshots.List(c.Context, m, c.Bool("mine"))
 					if err != nil {
 						return err
 					}
@@ -166,7 +166,7 @@ func cmdSnapshot() *cli.Command {
 					if err != nil {
 						return err
 					}
-					sh, err := m.ShowSnapshot(c.Context, prefix)
+					sh, err := snapshots.Show(c.Context, m, prefix)
 					if err != nil {
 						return err
 					}
@@ -202,8 +202,8 @@ func cmdSnapshot() *cli.Command {
 					if err != nil {
 						return err
 					}
-					s, outcome, err := m.VerifySnapshot(c.Context, prefix)
-					if errors.Is(err, memory.ErrNotFound) || errors.Is(err, memory.ErrAmbiguous) || errors.Is(err, snapshot.ErrParse) ||
+					s, outcome, err := snapshots.Verify(c.Context, m, prefix)
+					if errors.Is(err, workspace.ErrNotFound) || errors.Is(err, workspace.ErrAmbiguous) || errors.Is(err, snapshot.ErrParse) ||
 						err != nil && s != nil {
 						fmt.Fprintf(c.App.ErrWriter, "ERROR: %s\n", termtext.Line(err.Error()))
 						return silent{exitFailed}
@@ -213,10 +213,10 @@ func cmdSnapshot() *cli.Command {
 					}
 					id := snapshot.ShortID(s.SnapshotID)
 					switch outcome {
-					case memory.SnapshotOK:
+					case snapshots.OK:
 						fmt.Fprintf(c.App.Writer, "OK: %s verified (signature + integrity)\n", id)
 						return nil
-					case memory.SnapshotUnsigned:
+					case snapshots.Unsigned:
 						fmt.Fprintf(c.App.Writer, "UNSIGNED: %s has no signature\n", id)
 					default:
 						fmt.Fprintf(c.App.Writer, "FAILED: %s signature or integrity check did not pass\n", id)
@@ -236,7 +236,7 @@ func cmdSnapshot() *cli.Command {
 					if err != nil {
 						return err
 					}
-					res, err := m.RestoreSnapshot(c.Context, prefix, c.Bool("git"), c.String("out"), c.Bool("force"))
+					res, err := snapshots.Restore(c.Context, m, prefix, c.Bool("git"), c.String("out"), c.Bool("force"))
 					if err != nil {
 						return err
 					}
@@ -268,20 +268,20 @@ func cmdSnapshot() *cli.Command {
 						commit = commit[:7]
 					}
 					switch res.Git {
-					case memory.RestoreNotTouched:
+					case snapshots.RestoreNotTouched:
 						if commit != "" {
 							fmt.Fprintf(w, "  git      not touched — rerun with --git to check out %s\n", commit)
 						} else {
 							fmt.Fprintln(w, "  git      not touched")
 						}
-					case memory.RestoreNoAnchor:
+					case snapshots.RestoreNoAnchor:
 						fmt.Fprintln(w, "  git      no commit anchor to check out")
-					case memory.RestoreDirty:
+					case snapshots.RestoreDirty:
 						fmt.Fprintln(w, "  git      SKIPPED — working tree has uncommitted changes (commit or stash first)")
 						return withCode(exitFailed, errors.New("working tree has uncommitted changes (commit or stash first): nothing was checked out"))
-					case memory.RestoreCheckedOut:
+					case snapshots.RestoreCheckedOut:
 						fmt.Fprintf(w, "  git      checked out %s\n", commit)
-					case memory.RestoreFailed:
+					case snapshots.RestoreFailed:
 						fmt.Fprintf(w, "  git      checkout failed: %s\n", termtext.Line(res.Detail))
 						return withCode(exitFailed, fmt.Errorf("checkout of %s failed: %s", commit, res.Detail))
 					}
@@ -296,7 +296,7 @@ func cmdSnapshot() *cli.Command {
 					if err != nil {
 						return err
 					}
-					path, s, err := m.PublishSnapshot(c.Context, prefix, c.String("out"), c.Bool("force"))
+					path, s, err := snapshots.Publish(c.Context, m, prefix, c.String("out"), c.Bool("force"))
 					if err != nil {
 						return err
 					}
@@ -311,7 +311,7 @@ func cmdSnapshot() *cli.Command {
 					if err != nil {
 						return err
 					}
-					res, err := m.ImportSnapshot(c.Context, file)
+					res, err := snapshots.Import(c.Context, m, file)
 					if err != nil {
 						return err
 					}
@@ -361,7 +361,7 @@ func readLimited(path string, max int64) ([]byte, error) {
 }
 
 // argAndMemory takes the one argument a verb needs and opens the memory.
-func argAndMemory(c *cli.Context, what string) (string, *memory.Memory, error) {
+func argAndMemory(c *cli.Context, what string) (string, *workspace.Workspace, error) {
 	arg, err := oneArg(c, what)
 	if err != nil {
 		return "", nil, err

@@ -11,7 +11,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/git-ctx/git-ctx/internal/termtext"
-	"github.com/git-ctx/git-ctx/memory"
+	"github.com/git-ctx/git-ctx/internal/workspace"
 	ctxsync "github.com/git-ctx/git-ctx/sync"
 )
 
@@ -32,7 +32,7 @@ func netOptions(c *cli.Context) ctxsync.Options {
 var quietFlag = &cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print nothing but errors"}
 
 // openRemote opens the memory and resolves the [REMOTE] argument.
-func openRemote(c *cli.Context) (*memory.Memory, string, error) {
+func openRemote(c *cli.Context) (*workspace.Workspace, string, error) {
 	if c.NArg() > 1 {
 		return nil, "", usageErr("%s takes at most one remote", c.Command.Name)
 	}

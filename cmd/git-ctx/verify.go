@@ -9,8 +9,9 @@ import (
 
 	"github.com/git-ctx/git-ctx/formats/checkpoint"
 	"github.com/git-ctx/git-ctx/gitrepo"
+	"github.com/git-ctx/git-ctx/internal/checkpoints"
+	"github.com/git-ctx/git-ctx/internal/fileverify"
 	"github.com/git-ctx/git-ctx/internal/termtext"
-	"github.com/git-ctx/git-ctx/memory"
 )
 
 func cmdVerify() *cli.Command {
@@ -44,7 +45,7 @@ func verifyBranch(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	rep, err := m.Verify(c.Context)
+	rep, err := checkpoints.Verify(c.Context, m)
 	if err != nil {
 		return err
 	}
@@ -118,22 +119,22 @@ func rulesNote(rules map[checkpoint.Rule]int) string {
 }
 
 func verifyFiles(c *cli.Context) error {
-	var keys memory.KeySource
+	var keys fileverify.KeySource
 	if p := c.String("key"); p != "" {
-		k, err := memory.FixedKey(p)
+		k, err := fileverify.FixedKey(p)
 		if err != nil {
 			return withCode(exitUsage, err)
 		}
 		keys = k
 	} else if m, err := openMemory(c); err == nil {
-		keys = m.BranchKeys()
+		keys = fileverify.BranchKeys(m.Store)
 	} else if !errors.Is(err, gitrepo.ErrNotARepo) {
 		return err
 	}
-	results := make([]memory.FileResult, 0, c.NArg())
+	results := make([]fileverify.Result, 0, c.NArg())
 	allValid, refused := true, false
 	for _, f := range c.Args().Slice() {
-		r := memory.VerifyFile(f, keys)
+		r := fileverify.Verify(f, keys)
 		results = append(results, r)
 		allValid = allValid && r.Valid
 		refused = refused || r.Refused
