@@ -1,18 +1,20 @@
 package cache_test
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/git-ctx/git-ctx/internal/checkpoints"
+	"github.com/git-ctx/git-ctx/internal/workspace"
 	"github.com/git-ctx/git-ctx/internal/workspace/workspacetest"
 )
 
 // TestCacheConcurrentAppendAndQuery: one goroutine appends in a loop while
 // another runs Log, Search and Status and a third reindexes now and then,
-// each through its own Memory, for a few seconds. Nothing may fail, and the
+// each through its own Workspace, for a few seconds. Nothing may fail, and the
 // cache ends equal to the branch. (The multi-process, 30-second version is
 // in integration/cache_test.go.)
 func TestCacheConcurrentAppendAndQuery(t *testing.T) {
@@ -56,35 +58,8 @@ func TestCacheConcurrentAppendAndQuery(t *testing.T) {
 	go func() {
 		defer wg.Done()
 		for time.Now().Before(deadline) {
-			es, err := checkpoints.Log(ctx, reader.Workspace, checkpoints.Filter{Limit: 5})
-			if err != nil {
-				fail(fmt.Errorf("log: %w", err))
-				return
-			}
-			if len(es) == 0 {
-				fail(fmt.Errorf("log: no entries"))
-				return
-			}
-			hits, err := checkpoints.Search(ctx, reader.Workspace, "steady", 3, "[", "]")
-			if err != nil {
-				fail(fmt.Errorf("search: %w", err))
-				return
-			}
-			if len(hits) == 0 {
-				fail(fmt.Errorf("search: no hits"))
-				return
-			}
-			if _, err := checkpoints.Similar(ctx, reader.Workspace, "", []float32{1, 1, 0}, 3, false); err != nil {
-				fail(fmt.Errorf("similar: %w", err))
-				return
-			}
-			st, err := checkpoints.ReadStatus(ctx, reader.Workspace)
-			if err != nil {
-				fail(fmt.Errorf("status: %w", err))
-				return
-			}
-			if st.Checkpoints < 1 || st.Quarantined != 0 {
-				fail(fmt.Errorf("status: %+v", st))
+			if err := readRound(ctx, reader.Workspace); err != nil {
+				fail(err)
 				return
 			}
 			reads++
@@ -130,4 +105,34 @@ func TestCacheConcurrentAppendAndQuery(t *testing.T) {
 			}
 		}
 	}
+}
+
+// readRound runs Log, Search, Similar and Status once through ws and says
+// what went wrong, if anything.
+func readRound(ctx context.Context, ws *workspace.Workspace) error {
+	es, err := checkpoints.Log(ctx, ws, checkpoints.Filter{Limit: 5})
+	if err != nil {
+		return fmt.Errorf("log: %w", err)
+	}
+	if len(es) == 0 {
+		return fmt.Errorf("log: no entries")
+	}
+	hits, err := checkpoints.Search(ctx, ws, "steady", 3, "[", "]")
+	if err != nil {
+		return fmt.Errorf("search: %w", err)
+	}
+	if len(hits) == 0 {
+		return fmt.Errorf("search: no hits")
+	}
+	if _, err := checkpoints.Similar(ctx, ws, "", []float32{1, 1, 0}, 3, false); err != nil {
+		return fmt.Errorf("similar: %w", err)
+	}
+	st, err := checkpoints.ReadStatus(ctx, ws)
+	if err != nil {
+		return fmt.Errorf("status: %w", err)
+	}
+	if st.Checkpoints < 1 || st.Quarantined != 0 {
+		return fmt.Errorf("status: %+v", st)
+	}
+	return nil
 }

@@ -238,20 +238,7 @@ func TestCacheTamperedRecord(t *testing.T) {
 				workspacetest.CacheEqualsBranch(t, a.Workspace, nil)
 			}
 			repoID := a.MustRepoID(t)
-			v, err := a.Store.View()
-			if err != nil {
-				t.Fatal(err)
-			}
-			p := v.Layout.CheckpointPath(repoID, c2)
-			raw, err := v.CheckpointFile(repoID, c2)
-			if err != nil {
-				t.Fatal(err)
-			}
-			edited := strings.Replace(string(raw), `"summary": "cp 2"`, `"summary": "cp 2, but better"`, 1)
-			if edited == string(raw) {
-				t.Fatalf("setup: summary not found in %s", raw)
-			}
-			workspacetest.EditBranch(t, a.Dir, "edit a summary", map[string]string{p: edited})
+			tamperSummary(t, a, repoID, c2, "cp 2", "cp 2, but better")
 			a.Notes.Take()
 
 			bad := map[string]bool{c2: true, c3: true, c4: true}
@@ -265,19 +252,7 @@ func TestCacheTamperedRecord(t *testing.T) {
 			if n := a.Notes.Take(); !workspacetest.ContainsAny(n, "failed verification") {
 				t.Errorf("no notice about the failed record: %q", n)
 			}
-			q, err := checkpoints.Quarantine(ctx, a.Workspace)
-			if err != nil {
-				t.Fatal(err)
-			}
-			found := 0
-			for _, x := range q {
-				if x.Record == c2 && x.Reason == "hash_mismatch" && x.Device == a.MustDeviceID(t) && x.RepoID == repoID {
-					found++
-				}
-			}
-			if found != 1 {
-				t.Errorf("quarantine rows for %s with hash_mismatch: %d, want 1 (all: %+v)", c2[:12], found, q)
-			}
+			wantQuarantinedOnce(t, a, repoID, c2, "hash_mismatch")
 			un, err := checkpoints.Log(ctx, a.Workspace, checkpoints.Filter{Unverified: true})
 			if err != nil {
 				t.Fatal(err)
@@ -306,6 +281,45 @@ func TestCacheTamperedRecord(t *testing.T) {
 			}
 			workspacetest.CacheEqualsBranch(t, a.Workspace, bad)
 		})
+	}
+}
+
+// tamperSummary edits the summary of checkpoint hash of repoID on the
+// branch of a from was to now, in place (a plumbing commit).
+func tamperSummary(t *testing.T, a *workspacetest.Dev, repoID, hash, was, now string) {
+	t.Helper()
+	v, err := a.Store.View()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := v.Layout.CheckpointPath(repoID, hash)
+	raw, err := v.CheckpointFile(repoID, hash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := strings.Replace(string(raw), `"summary": "`+was+`"`, `"summary": "`+now+`"`, 1)
+	if edited == string(raw) {
+		t.Fatalf("setup: summary not found in %s", raw)
+	}
+	workspacetest.EditBranch(t, a.Dir, "edit a summary", map[string]string{p: edited})
+}
+
+// wantQuarantinedOnce checks that the quarantine lists record of a's
+// device in repoID exactly once, for reason.
+func wantQuarantinedOnce(t *testing.T, a *workspacetest.Dev, repoID, record, reason string) {
+	t.Helper()
+	q, err := checkpoints.Quarantine(workspacetest.Ctx(t), a.Workspace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := 0
+	for _, x := range q {
+		if x.Record == record && x.Reason == reason && x.Device == a.MustDeviceID(t) && x.RepoID == repoID {
+			found++
+		}
+	}
+	if found != 1 {
+		t.Errorf("quarantine rows for %s with %s: %d, want 1 (all: %+v)", record[:12], reason, found, q)
 	}
 }
 

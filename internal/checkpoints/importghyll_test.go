@@ -162,7 +162,69 @@ func TestImportGhyllDB(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := record(t, a, say("recorded here before the import"))
+	fx := newGhyllImportFixture(t, w.Root)
+	good, dbPath, keys := fx.good, fx.dbPath, fx.keys
 
+	res, err := checkpoints.ImportGhyllDB(ctx, a.Workspace, dbPath, keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fx.wantFirstImport(t, res)
+	fx.wantImportedRecords(t, a, res, before)
+	rep, err := checkpoints.Verify(ctx, a.Workspace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.OK || rep.Verified() != 1+len(good) {
+		b, _ := json.MarshalIndent(rep, "", "  ")
+		t.Fatalf("branch does not verify after the import:\n%s", b)
+	}
+
+	// A second import adds nothing.
+	tip := a.MustTip(t)
+	res2, err := checkpoints.ImportGhyllDB(ctx, a.Workspace, dbPath, keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res2.Imported) != 0 || res2.Already != len(good) || len(res2.Skipped) != 3 {
+		t.Fatalf("second import: %+v", res2)
+	}
+	if a.MustTip(t) != tip {
+		t.Fatalf("a second import moved the branch")
+	}
+	if b, _ := json.Marshal(res2); !bytes.Contains(b, []byte(`"imported":[]`)) {
+		t.Errorf("second import JSON: %s", b)
+	}
+	// Also after a rebuild of the cache (the origins live on the branch).
+	if err := a.Reindex(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if res3, err := checkpoints.ImportGhyllDB(ctx, a.Workspace, dbPath, keys); err != nil || len(res3.Imported) != 0 || res3.Already != len(good) {
+		t.Fatalf("import after reindex: %+v %v", res3, err)
+	}
+
+	// Errors: no such database; no keys directory.
+	if _, err := checkpoints.ImportGhyllDB(ctx, a.Workspace, filepath.Join(w.Root, "absent.db"), keys); !errors.Is(err, workspace.ErrInput) {
+		t.Errorf("import of a missing file: %v, want ErrInput", err)
+	}
+	res4, err := checkpoints.ImportGhyllDB(ctx, a.Workspace, dbPath, "")
+	if err != nil || len(res4.Imported) != 0 || len(res4.Skipped) != 3 {
+		t.Errorf("import without keys: %+v %v", res4, err)
+	}
+}
+
+// ghyllImportFixture is a ghyll memory.db holding six good rows (good,
+// hashed under rules) and three bad ones (bad: hash → what the skip reason
+// must mention), with the keys directory of its one device.
+type ghyllImportFixture struct {
+	good         []checkpoint.Checkpoint
+	rules        []checkpoint.Rule
+	bad          map[string]string
+	dbPath, keys string
+}
+
+func newGhyllImportFixture(t *testing.T, root string) ghyllImportFixture {
+	t.Helper()
 	alice := vectorKey()
 	_, otherKey, _ := ed25519.GenerateKey(nil)
 	const dev = "alice-laptop"
@@ -206,20 +268,22 @@ func TestImportGhyllDB(t *testing.T) {
 	noKey := ghyllSign(t, cBob, checkpoint.RuleGhyllV2, alice)
 	badSig := ghyllSign(t, next(r5, 12, "turn 12"), checkpoint.RuleGhyllV2, otherKey)
 
-	dbPath := filepath.Join(w.Root, "memory.db")
-	keys := filepath.Join(w.Root, "ghyll-keys")
+	dbPath := filepath.Join(root, "memory.db")
+	keys := filepath.Join(root, "ghyll-keys")
 	writeKey(t, keys, dev, alice.Public().(ed25519.PublicKey))
 	writeGhyllDB(t, dbPath, seedTable, []ghyllRow{
 		{cp: r1}, {cp: r2}, {cp: r3}, {cp: r4}, {cp: r5}, {cp: r6},
 		{cp: badSummary, storedSummary: "turn 10, edited"}, {cp: noKey}, {cp: badSig},
 	})
-	good := []checkpoint.Checkpoint{r1, r2, r3, r4, r5, r6}
-	wantRules := []checkpoint.Rule{checkpoint.RuleGhyllV2, checkpoint.RuleGhyllV2, checkpoint.RuleGhyllV2, checkpoint.RuleGhyllV2, checkpoint.RuleSeedV1, checkpoint.RuleGhyllV2}
+	return ghyllImportFixture{good: []checkpoint.Checkpoint{r1, r2, r3, r4, r5, r6}, dbPath: dbPath, keys: keys,
+		bad:   map[string]string{badSummary.Hash: "hash_mismatch", noKey.Hash: "no public key", badSig.Hash: "bad_signature"},
+		rules: []checkpoint.Rule{checkpoint.RuleGhyllV2, checkpoint.RuleGhyllV2, checkpoint.RuleGhyllV2, checkpoint.RuleGhyllV2, checkpoint.RuleSeedV1, checkpoint.RuleGhyllV2}}
+}
 
-	res, err := checkpoints.ImportGhyllDB(ctx, a.Workspace, dbPath, keys)
-	if err != nil {
-		t.Fatal(err)
-	}
+// wantFirstImport checks the result of the first import of fx.
+func (fx ghyllImportFixture) wantFirstImport(t *testing.T, res *checkpoints.ImportResult) {
+	t.Helper()
+	good, wantRules := fx.good, fx.rules
 	if len(res.Imported) != len(good) || res.Already != 0 || len(res.Skipped) != 3 {
 		t.Fatalf("import: %d imported, %d skipped, %d already: %+v", len(res.Imported), len(res.Skipped), res.Already, res)
 	}
@@ -232,12 +296,19 @@ func TestImportGhyllDB(t *testing.T) {
 	for _, s := range res.Skipped {
 		skipped[s.Hash] = s.Reason
 	}
-	for h, want := range map[string]string{badSummary.Hash: "hash_mismatch", noKey.Hash: "no public key", badSig.Hash: "bad_signature"} {
+	for h, want := range fx.bad {
 		if !strings.Contains(skipped[h], want) {
 			t.Errorf("skipped %s: reason %q, want it to mention %q", h[:12], skipped[h], want)
 		}
 	}
 
+}
+
+// wantImportedRecords checks the imported records on the branch and in the
+// cache of a.
+func (fx ghyllImportFixture) wantImportedRecords(t *testing.T, a *workspacetest.Dev, res *checkpoints.ImportResult, before string) {
+	t.Helper()
+	good := fx.good
 	// The imported records: on this device's chain after the earlier one,
 	// re-signed here, content kept (nil lists stay null), origin named.
 	got := workspacetest.CacheEqualsBranch(t, a.Workspace, nil)
@@ -275,46 +346,6 @@ func TestImportGhyllDB(t *testing.T) {
 	}
 	if got[before] == nil || got[res.Imported[0].Hash].ParentHash != before {
 		t.Errorf("the import does not continue this device's chain")
-	}
-	rep, err := checkpoints.Verify(ctx, a.Workspace)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !rep.OK || rep.Verified() != 1+len(good) {
-		b, _ := json.MarshalIndent(rep, "", "  ")
-		t.Fatalf("branch does not verify after the import:\n%s", b)
-	}
-
-	// A second import adds nothing.
-	tip := a.MustTip(t)
-	res2, err := checkpoints.ImportGhyllDB(ctx, a.Workspace, dbPath, keys)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(res2.Imported) != 0 || res2.Already != len(good) || len(res2.Skipped) != 3 {
-		t.Fatalf("second import: %+v", res2)
-	}
-	if a.MustTip(t) != tip {
-		t.Fatalf("a second import moved the branch")
-	}
-	if b, _ := json.Marshal(res2); !bytes.Contains(b, []byte(`"imported":[]`)) {
-		t.Errorf("second import JSON: %s", b)
-	}
-	// Also after a rebuild of the cache (the origins live on the branch).
-	if err := a.Reindex(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if res3, err := checkpoints.ImportGhyllDB(ctx, a.Workspace, dbPath, keys); err != nil || len(res3.Imported) != 0 || res3.Already != len(good) {
-		t.Fatalf("import after reindex: %+v %v", res3, err)
-	}
-
-	// Errors: no such database; no keys directory.
-	if _, err := checkpoints.ImportGhyllDB(ctx, a.Workspace, filepath.Join(w.Root, "absent.db"), keys); !errors.Is(err, workspace.ErrInput) {
-		t.Errorf("import of a missing file: %v, want ErrInput", err)
-	}
-	res4, err := checkpoints.ImportGhyllDB(ctx, a.Workspace, dbPath, "")
-	if err != nil || len(res4.Imported) != 0 || len(res4.Skipped) != 3 {
-		t.Errorf("import without keys: %+v %v", res4, err)
 	}
 }
 

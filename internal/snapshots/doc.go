@@ -11,6 +11,6 @@
 // the atomic file writer the CLI uses for snapshot and package outputs
 // (to be replaced by internal/atomicfile).
 //
-// Imports: internal/workspace, cache (rows), gitstore, gitexec, redact,
-// formats (all below it).
+// Imports: internal/workspace (and through it the cache), gitstore,
+// gitexec, redact, formats (all below it).
 package snapshots
