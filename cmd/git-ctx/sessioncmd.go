@@ -16,6 +16,7 @@ import (
 	"github.com/git-ctx/git-ctx/formats/session"
 	"github.com/git-ctx/git-ctx/gitexec"
 	"github.com/git-ctx/git-ctx/gitrepo"
+	"github.com/git-ctx/git-ctx/internal/output"
 	"github.com/git-ctx/git-ctx/internal/termtext"
 	"github.com/git-ctx/git-ctx/sessions"
 	"github.com/git-ctx/git-ctx/sessions/store"
@@ -45,6 +46,7 @@ func cmdSession() *cli.Command {
 				&cli.StringFlag{Name: "session", Usage: "restore only session `ID`"},
 				&cli.StringSliceFlag{Name: "project", Usage: "map project `ID=/abs/path` (repeatable; this repository's id maps to this work tree without it)"},
 				&cli.BoolFlag{Name: "keep-both", Usage: "on a local copy with unpushed changes, restore the remote copy beside it under a fork id"},
+				jsonFlag,
 			),
 			Action: sessionPull,
 		}
@@ -77,6 +79,7 @@ func cmdSession() *cli.Command {
 					&cli.StringFlag{Name: "agent", Usage: "only sessions of `AGENT` (claude or codex)"},
 					&cli.StringFlag{Name: "session", Usage: "push session `ID` instead of the most recent"},
 					&cli.IntFlag{Name: "work-factor", Usage: "scrypt work factor `N` (log2; default 18, at most 22; lower values make the passphrase cheaper to guess)"},
+					jsonFlag,
 				),
 				Action: sessionPush,
 			},
@@ -205,6 +208,9 @@ func sessionPush(c *cli.Context) error {
 		return err
 	}
 	w := c.App.Writer
+	if c.Bool("json") {
+		return output.Write(w, output.NewSessionPush(res, cl.Store.Describe(), cl.Profile))
+	}
 	if res.UpToDate {
 		fmt.Fprintf(w, "%s session %s is up to date (snapshot %s)\n", res.Session.Agent, res.Session.ID, res.SnapshotID)
 		return nil
@@ -221,6 +227,15 @@ func sessionPull(c *cli.Context) error {
 	}
 	results, err := s.client.Pull(c.Context, sessions.PullOptions{SessionID: c.String("session"), KeepBoth: c.Bool("keep-both")})
 	w := c.App.Writer
+	if c.Bool("json") {
+		if err != nil {
+			return err
+		}
+		if err := s.rememberProfile(c); err != nil {
+			return err
+		}
+		return output.Write(w, output.NewSessionPull(s.client.Profile, results))
+	}
 	line := termtext.Line
 	for _, r := range results {
 		switch {
@@ -259,10 +274,7 @@ func sessionList(c *cli.Context) error {
 	}
 	w := c.App.Writer
 	if c.Bool("json") {
-		if list == nil {
-			list = []sessions.ListEntry{}
-		}
-		return printJSON(w, list)
+		return output.Write(w, output.NewSessionList(list))
 	}
 	if len(list) == 0 {
 		fmt.Fprintln(w, "No sessions, local or remote. Push this project's latest with: git ctx session push")
@@ -301,7 +313,7 @@ func sessionStatus(c *cli.Context) error {
 	}
 	w := c.App.Writer
 	if c.Bool("json") {
-		return printJSON(w, st)
+		return output.Write(w, output.NewSessionStatus(st))
 	}
 	prof := st.Profile
 	if prof == "" {
