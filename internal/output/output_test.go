@@ -3,6 +3,7 @@ package output
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -126,5 +127,38 @@ func TestWriteEscapesTerminalRunes(t *testing.T) {
 	var out map[string]string
 	if err := json.Unmarshal(b.Bytes(), &out); err != nil || out["s"] != in {
 		t.Fatalf("round trip: %v %q", err, out["s"])
+	}
+}
+
+// TestPullJSONBounded: a pull that rejects 200,000 paths lists only the
+// first MaxJSONRejections in its JSON, and still counts every rejection
+// per reason (moved from sync's TestManyRejectionsSummarised).
+func TestPullJSONBounded(t *testing.T) {
+	const n = 200_000
+	res := &ctxsync.PullResult{Remote: "origin"}
+	for i := 0; i < n; i++ {
+		reason := ctxsync.ReasonUnexpected
+		if i%4 == 3 {
+			reason = ctxsync.ReasonOrphan
+		}
+		res.Rejected = append(res.Rejected, ctxsync.Rejection{Record: fmt.Sprintf("junk/%06d", i), Reason: reason, Detail: "not part of the layout: not merged"})
+	}
+	var b bytes.Buffer
+	if err := Write(&b, NewPull(res)); err != nil {
+		t.Fatal(err)
+	}
+	var v struct {
+		Rejected  []Rejection    `json:"rejected"`
+		Total     int            `json:"rejected_total"`
+		ByReason  map[string]int `json:"rejected_by_reason"`
+		Truncated bool           `json:"rejected_truncated"`
+		Remote    string         `json:"remote"`
+	}
+	if err := json.Unmarshal(b.Bytes(), &v); err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Rejected) != ctxsync.MaxJSONRejections || v.Total != n || !v.Truncated || v.Remote != "origin" ||
+		v.ByReason[ctxsync.ReasonUnexpected] != n*3/4 || v.ByReason[ctxsync.ReasonOrphan] != n/4 {
+		t.Errorf("JSON: %d listed, total %d, truncated %v, by reason %v, remote %q", len(v.Rejected), v.Total, v.Truncated, v.ByReason, v.Remote)
 	}
 }
