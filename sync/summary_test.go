@@ -1,6 +1,7 @@
 package sync
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -43,5 +44,28 @@ func TestManyRejectionsSummarised(t *testing.T) {
 	few := &PullResult{Rejected: p.rejected[:maxSummaryPaths+1]}
 	if got := few.Summary(); len(got) != maxSummaryPaths+1 || strings.Contains(strings.Join(got, "\n"), "paths:") {
 		t.Errorf("Summary of %d rejections: %q", maxSummaryPaths+1, got)
+	}
+}
+
+// TestPushErrForkOutranks: a push's exit outcome is its most serious pull:
+// a fork in any pull outranks a rejection in another, a rejection alone is
+// a verification failure, and clean pulls are no error.
+func TestPushErrForkOutranks(t *testing.T) {
+	rejected := &PullResult{Rejected: []Rejection{{Reason: ReasonOrphan}}}
+	forked := &PullResult{Forks: 1}
+	for _, tc := range []struct {
+		pulls []*PullResult
+		want  error
+	}{
+		{nil, nil},
+		{[]*PullResult{{}, {}}, nil},
+		{[]*PullResult{rejected}, ErrVerification},
+		{[]*PullResult{rejected, forked, rejected}, ErrFork},
+		{[]*PullResult{forked, rejected}, ErrFork},
+	} {
+		err := (&PushResult{Pulls: tc.pulls}).Err()
+		if tc.want == nil && err != nil || tc.want != nil && !errors.Is(err, tc.want) {
+			t.Errorf("%d pulls: %v, want %v", len(tc.pulls), err, tc.want)
+		}
 	}
 }

@@ -379,6 +379,18 @@ type PushResult struct {
 	Pulls    []*PullResult // merges done because the remote had moved
 }
 
+// Err returns the most serious outcome of the pulls a push made: ErrFork
+// outranks a rejection (ErrVerification); nil when every pull was clean.
+func (r *PushResult) Err() error {
+	var err error
+	for _, p := range r.Pulls {
+		if e := p.Err(); e != nil && (err == nil || errors.Is(e, ErrFork)) {
+			err = e
+		}
+	}
+	return err
+}
+
 // Push pushes the memory branch without ever forcing. When the remote
 // moved, it pulls (verifying and merging) and tries again, with jittered
 // backoff, a bounded number of times.

@@ -140,12 +140,7 @@ func cmdPush() *cli.Command {
 func reportPush(c *cli.Context, res *ctxsync.PushResult) error {
 	// The most serious outcome decides the exit code: a fork outranks a
 	// rejection.
-	var pullErr error
-	for _, p := range res.Pulls {
-		if e := p.Err(); e != nil && (pullErr == nil || errors.Is(e, ctxsync.ErrFork)) {
-			pullErr = e
-		}
-	}
+	pullErr := res.Err()
 	if c.Bool("json") {
 		if err := output.Write(c.App.Writer, output.NewPush(res)); err != nil {
 			return err
