@@ -214,11 +214,11 @@ func (w *Writer) SetTip(ref, commit string) error {
 
 // Device is one device known to the cache.
 type Device struct {
-	ID          string `json:"id"`
-	PublicKey   string `json:"public_key"`
-	Fingerprint string `json:"fingerprint"`
-	FirstSeen   int64  `json:"first_seen"`
-	Trust       string `json:"trust"`
+	ID          string
+	PublicKey   string
+	Fingerprint string
+	FirstSeen   int64
+	Trust       string
 }
 
 // PutDevice records a device the first time it is seen.
@@ -233,13 +233,13 @@ func (w *Writer) PutDevice(d Device) error {
 
 // Quarantined is a record that failed verification.
 type Quarantined struct {
-	Ref    string `json:"ref"`
-	RepoID string `json:"repo_id"`
-	Device string `json:"device"`
-	Record string `json:"record"` // a checkpoint hash or a path
-	Reason string `json:"reason"`
-	Detail string `json:"detail"`
-	Seen   int64  `json:"seen"`
+	Ref    string
+	RepoID string
+	Device string
+	Record string // a checkpoint hash or a path
+	Reason string
+	Detail string
+	Seen   int64
 }
 
 // AddQuarantine records a failed record (once per ref, repository,

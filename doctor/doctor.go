@@ -33,15 +33,15 @@ const (
 
 // Finding is one line of the report.
 type Finding struct {
-	Level  string `json:"level"`
-	Check  string `json:"check"`
-	Detail string `json:"detail"`
-	Fix    string `json:"fix,omitempty"`
+	Level  string
+	Check  string
+	Detail string
+	Fix    string
 }
 
 // Report is the whole diagnosis.
 type Report struct {
-	Findings []Finding `json:"findings"`
+	Findings []Finding
 }
 
 // Failed reports whether any check failed.

@@ -152,16 +152,16 @@ func (m Manager) Wired(hook string) bool {
 
 // HookState describes one git hook.
 type HookState struct {
-	Hook      string `json:"hook"`
-	Path      string `json:"path"`
-	Installed bool   `json:"installed"`
-	Via       string `json:"via,omitempty"` // stub, config, husky, lefthook
-	Modified  bool   `json:"modified"`      // a stub with our marker but other bytes
-	Chained   bool   `json:"chained"`       // a foreign hook runs first
-	Foreign   bool   `json:"foreign"`       // a hook that is not ours is in the way
+	Hook      string
+	Path      string
+	Installed bool
+	Via       string // stub, config, husky, lefthook
+	Modified  bool   // a stub with our marker but other bytes
+	Chained   bool   // a foreign hook runs first
+	Foreign   bool   // a hook that is not ours is in the way
 	// Shared: the hooks directory is shared by every repository
 	// (core.hooksPath in the global or system git config).
-	Shared bool `json:"shared"`
+	Shared bool
 }
 
 // InstallGitHook installs hook. With a manager present (and !Force) it

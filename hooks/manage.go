@@ -122,12 +122,12 @@ func Uninstall(ctx context.Context, r *gitrepo.Repo, sel Selection, opt Options)
 
 // Status describes every hook git-ctx knows.
 type Status struct {
-	Hooks      []HookState `json:"hooks"`
-	Managers   []string    `json:"managers"`
-	Claude     bool        `json:"claude"`
-	Codex      bool        `json:"codex"`
-	BinaryPath string      `json:"binary"` // git-ctx as found on PATH ("" if not)
-	LastRun    string      `json:"last_run,omitempty"`
+	Hooks      []HookState
+	Managers   []string
+	Claude     bool
+	Codex      bool
+	BinaryPath string // git-ctx as found on PATH ("" if not)
+	LastRun    string
 }
 
 // GetStatus reports the wiring of every hook.

@@ -21,18 +21,18 @@ const (
 
 // ListEntry is one session, local, remote or both.
 type ListEntry struct {
-	Agent      string `json:"agent"`
-	SessionID  string `json:"session_id"`
-	ProjectID  string `json:"project_id"`
-	State      string `json:"state"`
-	Newer      string `json:"newer"` // "local", "remote" or "" (in sync or one side only)
-	LocalPath  string `json:"local_path,omitempty"`
-	LocalMTime string `json:"local_modified,omitempty"`
-	LocalSize  int64  `json:"local_size,omitempty"`
-	Head       string `json:"remote_head,omitempty"`
-	HeadTime   string `json:"remote_updated,omitempty"`
-	Base       string `json:"base,omitempty"` // the snapshot last pushed or restored here
-	Mapped     bool   `json:"mapped"`         // the project maps to a work tree here
+	Agent      string
+	SessionID  string
+	ProjectID  string
+	State      string
+	Newer      string // "local", "remote" or "" (in sync or one side only)
+	LocalPath  string
+	LocalMTime string
+	LocalSize  int64
+	Head       string
+	HeadTime   string
+	Base       string // the snapshot last pushed or restored here
+	Mapped     bool   // the project maps to a work tree here
 }
 
 // List returns this project's local sessions and every remote head of the
@@ -138,16 +138,16 @@ func (c *Client) judge(le *ListEntry, st *State) {
 // Status summarises the configuration without the passphrase: the number
 // of objects in the profile and this project's local sessions.
 type Status struct {
-	Store     string `json:"store"`
-	Profile   string `json:"profile"`
-	ProjectID string `json:"project_id"`
-	WorkTree  string `json:"work_tree"`
-	StateDir  string `json:"state_dir"`
-	Snapshots int    `json:"remote_snapshots"`
-	Manifest  bool   `json:"remote_manifest"`
-	Local     int    `json:"local_sessions"`
-	Synced    int    `json:"synced_here"` // local sessions with state (pushed or restored here)
-	Latest    string `json:"latest_local,omitempty"`
+	Store     string
+	Profile   string
+	ProjectID string
+	WorkTree  string
+	StateDir  string
+	Snapshots int
+	Manifest  bool
+	Local     int
+	Synced    int // local sessions with state (pushed or restored here)
+	Latest    string
 }
 
 // Status reports the store, the profile and the local sessions.

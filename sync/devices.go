@@ -14,17 +14,17 @@ import (
 
 // DeviceInfo describes one device for `git ctx devices`.
 type DeviceInfo struct {
-	ID          string `json:"id"`
-	Fingerprint string `json:"fingerprint"`
-	Trust       string `json:"trust"`
-	This        bool   `json:"this_device"`
-	Checkpoints int    `json:"checkpoints"`
-	Unverified  int    `json:"unverified"`
-	LastSeen    int64  `json:"last_seen"` // ts of its newest checkpoint (unix ns), 0 if none
+	ID          string
+	Fingerprint string
+	Trust       string
+	This        bool
+	Checkpoints int
+	Unverified  int
+	LastSeen    int64 // ts of its newest checkpoint (unix ns), 0 if none
 	// SameKeyAs lists the other device ids on the branch that publish the
 	// very same public key (sorted; empty for almost every device): a
 	// copied key, or a device set up again under a new id.
-	SameKeyAs []string `json:"same_key_as"`
+	SameKeyAs []string
 }
 
 // Devices lists every device with a key on the local branch, plus devices

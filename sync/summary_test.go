@@ -1,15 +1,15 @@
 package sync
 
 import (
-	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
 )
 
 // TestManyRejectionsSummarised: a pull that rejects 200,000 paths prints a
-// few lines, writes a bounded merge message and bounded JSON, and still
-// counts every rejection per reason.
+// few lines and writes a bounded merge message (its bounded JSON is tested
+// in internal/output: TestPullJSONBounded).
 func TestManyRejectionsSummarised(t *testing.T) {
 	const n = 200_000
 	p := &plan{}
@@ -40,32 +40,32 @@ func TestManyRejectionsSummarised(t *testing.T) {
 		t.Errorf("merge message of %d bytes:\n%.2000s", len(msg), msg)
 	}
 
-	b, err := json.Marshal(res)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var v struct {
-		Rejected  []Rejection    `json:"rejected"`
-		Total     int            `json:"rejected_total"`
-		ByReason  map[string]int `json:"rejected_by_reason"`
-		Truncated bool           `json:"rejected_truncated"`
-		Remote    string         `json:"remote"`
-	}
-	if err := json.Unmarshal(b, &v); err != nil {
-		t.Fatal(err)
-	}
-	if len(v.Rejected) != MaxJSONRejections || v.Total != n || !v.Truncated || v.Remote != "origin" ||
-		v.ByReason[ReasonUnexpected] != n*3/4 || v.ByReason[ReasonOrphan] != n/4 {
-		t.Errorf("JSON: %d listed, total %d, truncated %v, by reason %v, remote %q", len(v.Rejected), v.Total, v.Truncated, v.ByReason, v.Remote)
-	}
-
 	// A few rejections are listed in full, with no count line.
 	few := &PullResult{Rejected: p.rejected[:maxSummaryPaths+1]}
 	if got := few.Summary(); len(got) != maxSummaryPaths+1 || strings.Contains(strings.Join(got, "\n"), "paths:") {
 		t.Errorf("Summary of %d rejections: %q", maxSummaryPaths+1, got)
 	}
-	b, _ = json.Marshal(&PullResult{})
-	if !strings.Contains(string(b), `"rejected":[]`) || !strings.Contains(string(b), `"rejected_by_reason":{}`) {
-		t.Errorf("empty result JSON: %s", b)
+}
+
+// TestPushErrForkOutranks: a push's exit outcome is its most serious pull:
+// a fork in any pull outranks a rejection in another, a rejection alone is
+// a verification failure, and clean pulls are no error.
+func TestPushErrForkOutranks(t *testing.T) {
+	rejected := &PullResult{Rejected: []Rejection{{Reason: ReasonOrphan}}}
+	forked := &PullResult{Forks: 1}
+	for _, tc := range []struct {
+		pulls []*PullResult
+		want  error
+	}{
+		{nil, nil},
+		{[]*PullResult{{}, {}}, nil},
+		{[]*PullResult{rejected}, ErrVerification},
+		{[]*PullResult{rejected, forked, rejected}, ErrFork},
+		{[]*PullResult{forked, rejected}, ErrFork},
+	} {
+		err := (&PushResult{Pulls: tc.pulls}).Err()
+		if tc.want == nil && err != nil || tc.want != nil && !errors.Is(err, tc.want) {
+			t.Errorf("%d pulls: %v, want %v", len(tc.pulls), err, tc.want)
+		}
 	}
 }

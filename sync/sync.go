@@ -2,7 +2,6 @@ package sync
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -24,74 +23,49 @@ import (
 
 // PullResult says what a pull did.
 type PullResult struct {
-	Remote   string         `json:"remote"`
-	Fetched  string         `json:"fetched"` // remote tip ("" when the remote has no memory branch)
-	Before   string         `json:"before"`  // local tip before ("" when there was none)
-	After    string         `json:"after"`
-	UpToDate bool           `json:"up_to_date"`
-	Added    int            `json:"added"`
-	NewKeys  []string       `json:"new_devices"`
-	Devices  []DeviceResult `json:"devices"`
-	Rejected []Rejection    `json:"rejected"`
-	Forks    int            `json:"forks"`
+	Remote   string
+	Fetched  string // remote tip ("" when the remote has no memory branch)
+	Before   string // local tip before ("" when there was none)
+	After    string
+	UpToDate bool
+	Added    int
+	NewKeys  []string
+	Devices  []DeviceResult
+	Rejected []Rejection
+	Forks    int
 	// Packages counts the published package files verified and merged.
-	Packages int `json:"packages"`
+	Packages int
 	// PackageConflicts counts package files rejected because the remote
 	// rewrote a package it had published with this branch's bytes.
-	PackageConflicts int `json:"package_conflicts"`
+	PackageConflicts int
 	// Superseded lists this branch's unpushed packages withdrawn because
 	// the remote had already published another file under the same
 	// name@version (the remote's copy was merged in their place).
-	Superseded []Superseded `json:"superseded"`
+	Superseded []Superseded
 	// SharedKeys lists keys this pull accepted that are also published
 	// under another device id (reported once: by the pull that accepts
 	// them). Such devices are merged; `git ctx devices` keeps showing them.
-	SharedKeys []SharedKey `json:"shared_keys"`
-	Durations  Timings     `json:"timings_ms"`
+	SharedKeys []SharedKey
+	Durations  Timings
 
 	verified []string // checkpoints this pull verified and merged
 }
 
 // MaxJSONRejections bounds the rejections a pull's JSON lists (the first
-// ones, in the order of Rejected); rejected_total and rejected_by_reason
-// count them all, and the quarantine ('git ctx log --unverified --json')
-// holds them all.
+// ones, in the order of Rejected; internal/output builds that JSON);
+// rejected_total and rejected_by_reason count them all, and the quarantine
+// ('git ctx log --unverified --json') holds them all.
 const MaxJSONRejections = 1000
 
 // maxSummaryPaths bounds the rejected paths Summary lists one by one.
 const maxSummaryPaths = 5
 
-// MarshalJSON writes the result with at most MaxJSONRejections rejections
-// listed, and their counts: rejected_total, rejected_by_reason and
-// rejected_truncated (whether some are not listed).
-func (r *PullResult) MarshalJSON() ([]byte, error) {
-	type plain PullResult
-	byReason := map[string]int{}
-	for _, rj := range r.Rejected {
-		byReason[rj.Reason]++
-	}
-	listed := r.Rejected
-	if listed == nil {
-		listed = []Rejection{}
-	}
-	if len(listed) > MaxJSONRejections {
-		listed = listed[:MaxJSONRejections]
-	}
-	return json.Marshal(struct {
-		*plain
-		Rejected  []Rejection    `json:"rejected"`
-		Total     int            `json:"rejected_total"`
-		ByReason  map[string]int `json:"rejected_by_reason"`
-		Truncated bool           `json:"rejected_truncated"`
-	}{(*plain)(r), listed, len(r.Rejected), byReason, len(listed) < len(r.Rejected)})
-}
-
 // Timings splits a pull's wall time (milliseconds).
 type Timings struct {
-	Fetch  float64 `json:"fetch"`
-	Verify float64 `json:"verify"`
-	Merge  float64 `json:"merge"`
-	Cache  float64 `json:"cache"`
+	Fetch  float64
+	Verify float64
+	Merge  float64
+	Cache  float64
 }
 
 // Err returns the error a pull's outcome stands for: ErrFork when a chain
@@ -399,10 +373,22 @@ type PushOptions struct {
 
 // PushResult says what a push did.
 type PushResult struct {
-	Remote   string        `json:"remote"`
-	Pushed   string        `json:"pushed"`
-	Attempts int           `json:"attempts"`
-	Pulls    []*PullResult `json:"pulls"` // merges done because the remote had moved
+	Remote   string
+	Pushed   string
+	Attempts int
+	Pulls    []*PullResult // merges done because the remote had moved
+}
+
+// Err returns the most serious outcome of the pulls a push made: ErrFork
+// outranks a rejection (ErrVerification); nil when every pull was clean.
+func (r *PushResult) Err() error {
+	var err error
+	for _, p := range r.Pulls {
+		if e := p.Err(); e != nil && (err == nil || errors.Is(e, ErrFork)) {
+			err = e
+		}
+	}
+	return err
 }
 
 // Push pushes the memory branch without ever forcing. When the remote

@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/git-ctx/git-ctx/internal/output"
 )
 
 func cmdAdopt() *cli.Command {
@@ -17,6 +19,7 @@ func cmdAdopt() *cli.Command {
 			"directory as this repository's. 'git ctx status' and 'git ctx doctor' list the ids on the branch\n" +
 			"that are not adopted yet. Push to share the adoption.\n\n" +
 			"Example:\n  git ctx adopt 0432dc9db558d8b80b2438dabb57bd7de1631e8960f1773e40a2a00f409dd657",
+		Flags: []cli.Flag{jsonFlag},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
 				return usageErr("adopt takes one repository id")
@@ -32,6 +35,9 @@ func cmdAdopt() *cli.Command {
 			this, err := m.RepoID(c.Context)
 			if err != nil {
 				return err
+			}
+			if c.Bool("json") {
+				return output.Write(c.App.Writer, output.Adopt{Adopted: id, RepoID: this})
 			}
 			if !quiet(c) {
 				fmt.Fprintf(c.App.Writer, "Adopted repos/%s into repository %s\n", id, this)

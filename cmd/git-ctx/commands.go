@@ -18,6 +18,7 @@ import (
 	"github.com/git-ctx/git-ctx/formats/checkpoint"
 	"github.com/git-ctx/git-ctx/gitstore"
 	"github.com/git-ctx/git-ctx/internal/checkpoints"
+	"github.com/git-ctx/git-ctx/internal/output"
 	"github.com/git-ctx/git-ctx/internal/termtext"
 	"github.com/git-ctx/git-ctx/internal/workspace"
 )
@@ -53,20 +54,6 @@ func quiet(c *cli.Context) bool {
 	return os.Getenv("GIT_CTX_QUIET") != "" || c.Bool("quiet")
 }
 
-// printJSON prints v indented. Values stay exact; the runes a terminal
-// would act on that encoding/json leaves raw (DEL, C1 controls,
-// bidirectional controls) are written as \u escapes.
-func printJSON(w io.Writer, v any) error {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
-		return err
-	}
-	_, err := w.Write(termtext.EscapeJSON(buf.Bytes()))
-	return err
-}
-
 func cmdInit() *cli.Command {
 	return &cli.Command{
 		Name:  "init",
@@ -77,6 +64,7 @@ func cmdInit() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "layout", Usage: "layout of a new branch: ctx-v1 or ghyll-v1", Value: ""},
 			&cli.StringFlag{Name: "remote", Usage: "remote to exchange memory with (sets git config ctx.remote)"},
+			jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
 			var layout gitstore.Layout
@@ -108,6 +96,11 @@ func cmdInit() *cli.Command {
 				return err
 			}
 			w := c.App.Writer
+			if c.Bool("json") {
+				return output.Write(w, output.Init{Device: id.DeviceID, Fingerprint: checkpoint.Fingerprint(id.Public),
+					IdentityCreated: id.Created, Created: res.Created, Layout: string(res.Layout), Tip: res.Tip.String(),
+					Published: res.Published, Remote: c.String("remote")})
+			}
 			if id.Created {
 				fmt.Fprintf(w, "Created device identity %s (key %s) in %s\n", id.DeviceID, checkpoint.Fingerprint(id.Public), id.KeyPath)
 			}
@@ -123,26 +116,6 @@ func cmdInit() *cli.Command {
 			return nil
 		},
 	}
-}
-
-type statusJSON struct {
-	Initialized       bool   `json:"initialized"`
-	Branch            string `json:"branch"`
-	Tip               string `json:"tip,omitempty"`
-	Layout            string `json:"layout,omitempty"`
-	Device            string `json:"device"`
-	Fingerprint       string `json:"fingerprint"`
-	KeyPublished      bool   `json:"key_published"`
-	RepoID            string `json:"repo_id"`
-	Remote            string `json:"remote"`
-	Checkpoints       int    `json:"checkpoints"`
-	DeviceCheckpoints int    `json:"device_checkpoints"`
-	Devices           int    `json:"devices"`
-	Quarantined       int    `json:"quarantined"`
-	// Adopted and OtherRepos: see docs/JSON.md (repository ids).
-	Adopted        []string              `json:"adopted_repos"`
-	OtherRepos     []workspace.RepoCount `json:"other_repos"`
-	RepoIDOverride string                `json:"repo_id_override,omitempty"`
 }
 
 func cmdStatus() *cli.Command {
@@ -164,19 +137,9 @@ func cmdStatus() *cli.Command {
 			if err != nil {
 				return err
 			}
-			out := statusJSON{
-				Initialized: st.Initialized, Branch: "ghyll/memory", Device: id.DeviceID,
-				Fingerprint: checkpoint.Fingerprint(id.Public), KeyPublished: st.KeyPublished,
-				RepoID: st.RepoID, Remote: m.Repo.MemoryRemote(), Checkpoints: st.Checkpoints,
-				DeviceCheckpoints: st.DeviceCheckpoints, Devices: st.Devices, Quarantined: st.Quarantined,
-				Adopted: append([]string{}, st.Adopted...), OtherRepos: append([]workspace.RepoCount{}, st.OtherRepos...),
-				RepoIDOverride: st.RepoIDOverride,
-			}
-			if st.Initialized {
-				out.Tip, out.Layout = st.Tip, string(st.Layout)
-			}
+			out := output.NewStatus(st, id.DeviceID, checkpoint.Fingerprint(id.Public), m.Repo.MemoryRemote())
 			if c.Bool("json") {
-				return printJSON(c.App.Writer, out)
+				return output.Write(c.App.Writer, out)
 			}
 			w := c.App.Writer
 			if !st.Initialized {
@@ -279,12 +242,7 @@ func cmdCheckpoint() *cli.Command {
 				if err != nil {
 					return err
 				}
-				var buf bytes.Buffer
-				if err := json.Indent(&buf, b, "", "  "); err != nil {
-					return err
-				}
-				fmt.Fprintln(c.App.Writer, buf.String())
-				return nil
+				return output.WriteCompact(c.App.Writer, b)
 			}
 			fmt.Fprintf(c.App.Writer, "checkpoint %s (device %s, session %q, turn %d)\n", cp.Hash, cp.DeviceID, cp.SessionID, cp.Turn)
 			return nil
@@ -427,8 +385,7 @@ func cmdShow() *cli.Command {
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(w, "%s\n", shown)
-				return nil
+				return output.WriteStored(w, shown)
 			}
 			if !cp.Verified {
 				fmt.Fprintf(w, "UNVERIFIED: this checkpoint failed verification; see 'git ctx log --unverified'\n")
@@ -467,7 +424,7 @@ func cmdVersion() *cli.Command {
 		Flags: []cli.Flag{jsonFlag},
 		Action: func(c *cli.Context) error {
 			if c.Bool("json") {
-				return printJSON(c.App.Writer, map[string]string{"version": version, "go": runtime.Version()})
+				return output.Write(c.App.Writer, output.Version{Go: runtime.Version(), Version: version})
 			}
 			fmt.Fprintf(c.App.Writer, "git-ctx version %s (%s)\n", version, runtime.Version())
 			return nil

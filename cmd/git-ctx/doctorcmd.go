@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-ctx/git-ctx/doctor"
+	"github.com/git-ctx/git-ctx/internal/output"
 	"github.com/git-ctx/git-ctx/internal/termtext"
 )
 
@@ -25,7 +26,7 @@ func cmdDoctor() *cli.Command {
 				return err
 			}
 			if c.Bool("json") {
-				if err := printJSON(c.App.Writer, rep); err != nil {
+				if err := output.Write(c.App.Writer, output.NewDoctor(rep)); err != nil {
 					return err
 				}
 			} else {

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os/exec"
 	"strings"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/git-ctx/git-ctx/gitrepo"
 	"github.com/git-ctx/git-ctx/gitstore"
 	"github.com/git-ctx/git-ctx/hooks"
+	"github.com/git-ctx/git-ctx/internal/output"
 	"github.com/git-ctx/git-ctx/internal/termtext"
 )
 
@@ -57,109 +59,137 @@ func cmdHooks() *cli.Command {
 			"The Claude hook's settings file is kept out of 'git status' through .git/info/exclude.\n\n" +
 			"Examples:\n  git ctx hooks install\n  git ctx hooks install --pre-push --agent claude\n  git ctx hooks install --agent codex --global\n  git ctx hooks status\n  git ctx hooks uninstall",
 		Subcommands: []*cli.Command{
-			{
-				Name: "install", Usage: "install hooks (default: post-commit)", Flags: selectionFlags(),
-				Action: func(c *cli.Context) error {
-					sel, err := selection(c)
-					if err != nil {
-						return err
-					}
-					m, err := openMemory(c)
-					if err != nil {
-						return err
-					}
-					if tip, err := m.Store.Tip(); err == nil && tip.IsZero() {
-						if _, err := m.Init(c.Context, ""); err != nil {
-							return err
-						}
-						fmt.Fprintln(c.App.Writer, "Initialised the memory branch ghyll/memory")
-					}
-					lines, err := hooks.Install(c.Context, m.Repo, sel, hookOptions(c))
-					for _, l := range lines {
-						fmt.Fprintln(c.App.Writer, l)
-					}
-					if errors.Is(err, hooks.ErrManaged) || errors.Is(err, hooks.ErrShared) {
-						return withCode(exitRefused, err)
-					}
-					if errors.Is(err, hooks.ErrModified) {
-						return withCode(exitConflict, err)
-					}
-					if _, lerr := exec.LookPath("git-ctx"); lerr != nil && err == nil {
-						fmt.Fprintln(c.App.ErrWriter, "git-ctx: warning: git-ctx is not on PATH, so the hooks will only print how to fix that; run ./install.sh")
-					}
-					return err
-				},
-			},
-			{
-				Name: "uninstall", Usage: "remove what install added (default: everything)", Flags: selectionFlags(),
-				Action: func(c *cli.Context) error {
-					sel, err := selection(c)
-					if err != nil {
-						return err
-					}
-					r, err := gitrepo.Open(c.Context, ".")
-					if err != nil {
-						return err
-					}
-					lines, err := hooks.Uninstall(c.Context, r, sel, hookOptions(c))
-					for _, l := range lines {
-						fmt.Fprintln(c.App.Writer, l)
-					}
-					if errors.Is(err, hooks.ErrModified) {
-						return withCode(exitConflict, err)
-					}
-					return err
-				},
-			},
-			{
-				Name: "status", Usage: "show how each hook is wired", Flags: []cli.Flag{jsonFlag},
-				Action: func(c *cli.Context) error {
-					r, err := gitrepo.Open(c.Context, ".")
-					if err != nil {
-						return err
-					}
-					st, err := hooks.GetStatus(c.Context, r, exec.LookPath)
-					if err != nil {
-						return err
-					}
-					if c.Bool("json") {
-						return printJSON(c.App.Writer, st)
-					}
-					w := c.App.Writer
-					for _, h := range st.Hooks {
-						state := "not installed"
-						switch {
-						case h.Installed && h.Modified:
-							state = "installed (stub edited by hand)"
-						case h.Installed:
-							state = "installed (" + h.Via + ")"
-						case h.Foreign:
-							state = "not installed (another hook is there: install chains to it)"
-						}
-						if h.Chained {
-							state += ", runs the previous hook first"
-						}
-						if h.Shared {
-							state += ", in a hooks directory every repository shares"
-						}
-						fmt.Fprintf(w, "%-12s %s\n", h.Hook, state)
-					}
-					fmt.Fprintf(w, "%-12s %v\n", "claude", map[bool]string{true: "installed", false: "not installed"}[st.Claude])
-					fmt.Fprintf(w, "%-12s %v\n", "codex", map[bool]string{true: "installed", false: "not installed"}[st.Codex])
-					if len(st.Managers) > 0 {
-						fmt.Fprintf(w, "hook managers: %s\n", strings.Join(st.Managers, ", "))
-					}
-					if st.BinaryPath == "" {
-						fmt.Fprintln(w, "git-ctx is not on PATH: hooks cannot run it (run ./install.sh)")
-					}
-					if st.LastRun != "" {
-						fmt.Fprintf(w, "last hook run: %s\n", termtext.Line(st.LastRun))
-					}
-					return nil
-				},
-			},
+			{Name: "install", Usage: "install hooks (default: post-commit)", Flags: append(selectionFlags(), jsonFlag), Action: hooksInstall},
+			{Name: "uninstall", Usage: "remove what install added (default: everything)", Flags: append(selectionFlags(), jsonFlag), Action: hooksUninstall},
+			{Name: "status", Usage: "show how each hook is wired", Flags: []cli.Flag{jsonFlag}, Action: hooksStatus},
 		},
 	}
+}
+
+func hooksInstall(c *cli.Context) error {
+	sel, err := selection(c)
+	if err != nil {
+		return err
+	}
+	m, err := openMemory(c)
+	if err != nil {
+		return err
+	}
+	var res output.HooksInstall
+	if tip, err := m.Store.Tip(); err == nil && tip.IsZero() {
+		if _, err := m.Init(c.Context, ""); err != nil {
+			return err
+		}
+		res.Initialized = true
+	}
+	lines, err := hooks.Install(c.Context, m.Repo, sel, hookOptions(c))
+	_, lerr := exec.LookPath("git-ctx")
+	res.Messages, res.OnPath = append([]string{}, lines...), lerr == nil
+	switch {
+	case c.Bool("json") && err == nil:
+		if werr := output.Write(c.App.Writer, res); werr != nil {
+			return werr
+		}
+	case c.Bool("json"):
+		printLines(c.App.ErrWriter, lines) // nothing on standard output when it fails
+	default:
+		if res.Initialized {
+			fmt.Fprintln(c.App.Writer, "Initialised the memory branch ghyll/memory")
+		}
+		printLines(c.App.Writer, lines)
+	}
+	if errors.Is(err, hooks.ErrManaged) || errors.Is(err, hooks.ErrShared) {
+		return withCode(exitRefused, err)
+	}
+	if errors.Is(err, hooks.ErrModified) {
+		return withCode(exitConflict, err)
+	}
+	if !res.OnPath && err == nil {
+		fmt.Fprintln(c.App.ErrWriter, "git-ctx: warning: git-ctx is not on PATH, so the hooks will only print how to fix that; run ./install.sh")
+	}
+	return err
+}
+
+// printLines prints each line as it is (hooks' messages, already made
+// safe by the hooks package).
+func printLines(w io.Writer, lines []string) {
+	for _, l := range lines {
+		fmt.Fprintln(w, l)
+	}
+}
+
+func hooksUninstall(c *cli.Context) error {
+	sel, err := selection(c)
+	if err != nil {
+		return err
+	}
+	r, err := gitrepo.Open(c.Context, ".")
+	if err != nil {
+		return err
+	}
+	lines, err := hooks.Uninstall(c.Context, r, sel, hookOptions(c))
+	switch {
+	case c.Bool("json") && err == nil:
+		return output.Write(c.App.Writer, output.HooksUninstall{Messages: append([]string{}, lines...)})
+	case c.Bool("json"):
+		printLines(c.App.ErrWriter, lines)
+	default:
+		printLines(c.App.Writer, lines)
+	}
+	if errors.Is(err, hooks.ErrModified) {
+		return withCode(exitConflict, err)
+	}
+	return err
+}
+
+func hooksStatus(c *cli.Context) error {
+	r, err := gitrepo.Open(c.Context, ".")
+	if err != nil {
+		return err
+	}
+	st, err := hooks.GetStatus(c.Context, r, exec.LookPath)
+	if err != nil {
+		return err
+	}
+	if c.Bool("json") {
+		return output.Write(c.App.Writer, output.NewHooksStatus(st))
+	}
+	w := c.App.Writer
+	for _, h := range st.Hooks {
+		fmt.Fprintf(w, "%-12s %s\n", h.Hook, hookState(h))
+	}
+	fmt.Fprintf(w, "%-12s %v\n", "claude", map[bool]string{true: "installed", false: "not installed"}[st.Claude])
+	fmt.Fprintf(w, "%-12s %v\n", "codex", map[bool]string{true: "installed", false: "not installed"}[st.Codex])
+	if len(st.Managers) > 0 {
+		fmt.Fprintf(w, "hook managers: %s\n", strings.Join(st.Managers, ", "))
+	}
+	if st.BinaryPath == "" {
+		fmt.Fprintln(w, "git-ctx is not on PATH: hooks cannot run it (run ./install.sh)")
+	}
+	if st.LastRun != "" {
+		fmt.Fprintf(w, "last hook run: %s\n", termtext.Line(st.LastRun))
+	}
+	return nil
+}
+
+// hookState describes how one hook is wired, for hooks status's text.
+func hookState(h hooks.HookState) string {
+	state := "not installed"
+	switch {
+	case h.Installed && h.Modified:
+		state = "installed (stub edited by hand)"
+	case h.Installed:
+		state = "installed (" + h.Via + ")"
+	case h.Foreign:
+		state = "not installed (another hook is there: install chains to it)"
+	}
+	if h.Chained {
+		state += ", runs the previous hook first"
+	}
+	if h.Shared {
+		state += ", in a hooks directory every repository shares"
+	}
+	return state
 }
 
 // cmdHook is what the installed hooks run. It never fails the git command

@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-ctx/git-ctx/internal/checkpoints"
+	"github.com/git-ctx/git-ctx/internal/output"
 	"github.com/git-ctx/git-ctx/internal/termtext"
 )
 
@@ -41,7 +42,7 @@ func cmdImport() *cli.Command {
 				return err
 			}
 			if c.Bool("json") {
-				if err := printJSON(c.App.Writer, res); err != nil {
+				if err := output.Write(c.App.Writer, output.NewImport(res)); err != nil {
 					return err
 				}
 			} else {

@@ -1,7 +1,8 @@
 // Command git-ctx is the `git ctx` subcommand: agents' memory as signed,
 // hash-chained checkpoints on the ghyll/memory branch of the project's own
 // repository. This package wires flags to the memory, gitstore and formats
-// packages and prints their results; it holds no logic of its own.
+// packages and prints their results (JSON only through internal/output);
+// it holds no logic of its own.
 package main
 
 import (

@@ -15,6 +15,7 @@ import (
 
 	"github.com/git-ctx/git-ctx/formats/ctxpkg"
 	"github.com/git-ctx/git-ctx/internal/ctxpackages"
+	"github.com/git-ctx/git-ctx/internal/output"
 	"github.com/git-ctx/git-ctx/internal/snapshots"
 	"github.com/git-ctx/git-ctx/internal/termtext"
 	"github.com/git-ctx/git-ctx/internal/workspace"
@@ -136,7 +137,7 @@ func pkgBuild() *cli.Command {
 			&cli.StringFlag{Name: "description", Usage: "manifest description `TEXT`"},
 			&cli.BoolFlag{Name: "sign", Usage: "sign with this device's key (ctxpkg-sign-v1)"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to `FILE` (default <name>-<version>.ctxpkg, '/' in the name as '_')"},
-			forceFlag,
+			forceFlag, jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 0 {
@@ -173,6 +174,10 @@ func pkgBuild() *cli.Command {
 			if err := writeOutput(c, out, data); err != nil {
 				return err
 			}
+			if c.Bool("json") {
+				return output.Write(c.App.Writer, output.PackageFile{Name: p.Manifest.Name, Version: p.Manifest.Version, File: out,
+					Bytes: len(data), SHA256: p.Manifest.Integrity.SHA256, Signed: p.Manifest.Signature != nil})
+			}
 			signed := ""
 			if p.Manifest.Signature != nil {
 				signed = " [signed]"
@@ -205,7 +210,7 @@ func pkgVerify() *cli.Command {
 			}
 			w := c.App.Writer
 			if c.Bool("json") {
-				if err := printJSON(w, checks); err != nil {
+				if err := output.Write(w, output.NewPackageChecks(checks)); err != nil {
 					return err
 				}
 			} else {
@@ -258,21 +263,11 @@ func pkgInspect() *cli.Command {
 			m := &pc.Package.Manifest
 			w := c.App.Writer
 			if c.Bool("json") {
-				mj, err := m.AppendJSON(nil)
+				out, err := output.NewPackageInspect(file, &pc)
 				if err != nil {
 					return err
 				}
-				type inspectJSON struct {
-					File     string         `json:"file"`
-					Valid    bool           `json:"valid"`
-					Failures []string       `json:"failures"`
-					Signer   string         `json:"signer,omitempty"`
-					Bytes    int            `json:"bytes"`
-					Manifest rawJSONMessage `json:"manifest"`
-					Content  map[string]int `json:"content"`
-				}
-				return printJSON(w, inspectJSON{File: file, Valid: pc.Valid, Failures: pc.Failures, Signer: pc.Signer,
-					Bytes: len(pc.Raw), Manifest: rawJSONMessage(mj), Content: layerCounts(&pc.Package.Content)})
+				return output.Write(w, out)
 			}
 			line := termtext.Line
 			fmt.Fprintf(w, "package   %s@%s (schema %d, kind %s)\n", line(m.Name), line(m.Version), m.SchemaVersion, line(string(m.EffectiveKind())))
@@ -287,7 +282,7 @@ func pkgInspect() *cli.Command {
 			} else {
 				fmt.Fprintln(w, "signature none")
 			}
-			counts := layerCounts(&pc.Package.Content)
+			counts := output.LayerCounts(&pc.Package.Content)
 			for _, l := range m.Layers {
 				fmt.Fprintf(w, "layer     %-9s %d items\n", line(string(l)), counts[string(l)])
 			}
@@ -304,32 +299,6 @@ func pkgInspect() *cli.Command {
 	}
 }
 
-// rawJSONMessage prints pre-encoded JSON as is.
-type rawJSONMessage []byte
-
-// MarshalJSON returns the bytes unchanged.
-func (r rawJSONMessage) MarshalJSON() ([]byte, error) { return r, nil }
-
-func layerCounts(ct *ctxpkg.Content) map[string]int {
-	out := map[string]int{}
-	if k := ct.Knowledge; k != nil {
-		out["knowledge"] = len(k.Facts) + len(k.Patterns) + len(k.Insights)
-	}
-	if g := ct.Graph; g != nil {
-		out["graph"] = len(g.Nodes) + len(g.Edges)
-	}
-	if s := ct.Session; s != nil {
-		out["session"] = len(s.Findings) + len(s.Decisions) + len(s.NextSteps) + len(s.FilesTouched)
-	}
-	if p := ct.Patterns; p != nil {
-		out["patterns"] = len(p.Patterns)
-	}
-	if g := ct.Gotchas; g != nil {
-		out["gotchas"] = len(g.Gotchas)
-	}
-	return out
-}
-
 func pkgPublish() *cli.Command {
 	return &cli.Command{
 		Name: "publish", Usage: "publish a verified package file on the memory branch (immutable per name@version)",
@@ -337,6 +306,7 @@ func pkgPublish() *cli.Command {
 		Description: "Stores the file byte for byte at repos/<repo-id>/packages/<name>/<version>.ctxpkg in one\n" +
 			"commit. Publishing the identical file again does nothing (exit 0); a different file under an\n" +
 			"existing name and version is refused (exit 6): publish it under a new version.",
+		Flags: []cli.Flag{jsonFlag},
 		Action: func(c *cli.Context) error {
 			file, m, err := pkgArgAndMemory(c)
 			if err != nil {
@@ -347,6 +317,10 @@ func pkgPublish() *cli.Command {
 				return err
 			}
 			mf := &res.Package.Manifest
+			if c.Bool("json") {
+				return output.Write(c.App.Writer, output.PackagePublish{Name: mf.Name, Version: mf.Version, SHA256: mf.Integrity.SHA256,
+					Path: res.Path, Existed: res.Existed})
+			}
 			if res.Existed {
 				fmt.Fprintf(c.App.Writer, "%s@%s is already published, identical: nothing to do\n  %s\n", termtext.Line(mf.Name), termtext.Line(mf.Version), termtext.Line(res.Path))
 				return nil
@@ -384,7 +358,7 @@ func pkgList() *cli.Command {
 			}
 			w := c.App.Writer
 			if c.Bool("json") {
-				return printJSON(w, list)
+				return output.Write(w, output.NewPackageList(list))
 			}
 			if len(list) == 0 {
 				fmt.Fprintln(w, "No packages published. Publish one with: git ctx pkg publish FILE")
@@ -436,12 +410,15 @@ func pkgGet() *cli.Command {
 			"build metadata (\"+build\") only breaks ties.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to `FILE` (default <name>-<version>.ctxpkg, '/' as '_'; '-' for standard output)"},
-			forceFlag,
+			forceFlag, jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
 			spec, err := pkgArg(c, "NAME[@VERSION]")
 			if err != nil {
 				return err
+			}
+			if c.Bool("json") && c.String("output") == "-" {
+				return usageErr("pkg get: --json and -o - both print on standard output: give -o FILE")
 			}
 			m, err := openMemory(c)
 			if err != nil {
@@ -462,6 +439,10 @@ func pkgGet() *cli.Command {
 			if err := writeOutput(c, out, data); err != nil {
 				return err
 			}
+			if c.Bool("json") {
+				return output.Write(c.App.Writer, output.PackageFile{Name: info.Name, Version: info.Version, File: out, Bytes: len(data),
+					SHA256: info.SHA256, Signed: info.Signed})
+			}
 			fmt.Fprintf(c.App.Writer, "%s@%s -> %s (%d bytes, verified)\n", termtext.Line(info.Name), termtext.Line(info.Version), termtext.Line(out), len(data))
 			return nil
 		},
@@ -478,7 +459,7 @@ func pkgWrap() *cli.Command {
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "to", Usage: "recipient `AGENT` id"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to `FILE` (default FILE.envelope.json)"},
-			forceFlag,
+			forceFlag, jsonFlag,
 		}, secretFlags...),
 		Action: func(c *cli.Context) error {
 			file, err := pkgArg(c, "FILE")
@@ -512,6 +493,9 @@ func pkgWrap() *cli.Command {
 			if err := writeOutput(c, out, env); err != nil {
 				return err
 			}
+			if c.Bool("json") {
+				return output.Write(c.App.Writer, output.PackageWrap{Name: pc.Name, Version: pc.Version, File: out, Bytes: len(env)})
+			}
 			fmt.Fprintf(c.App.Writer, "wrapped %s@%s -> %s (%d bytes, HMAC-SHA256)\n", termtext.Line(pc.Name), termtext.Line(pc.Version), termtext.Line(out), len(env))
 			return nil
 		},
@@ -527,7 +511,7 @@ func pkgUnwrap() *cli.Command {
 			"7 when the envelope is over 2,000,000 bytes or carries something other than a package.",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the package to `FILE` (default <name>-<version>.ctxpkg, '/' as '_')"},
-			forceFlag,
+			forceFlag, jsonFlag,
 		}, secretFlags...),
 		Action: func(c *cli.Context) error {
 			file, err := pkgArg(c, "FILE")
@@ -560,6 +544,9 @@ func pkgUnwrap() *cli.Command {
 			}
 			if err := writeOutput(c, out, []byte(ef.Envelope.PayloadJSON)); err != nil {
 				return err
+			}
+			if c.Bool("json") {
+				return output.Write(c.App.Writer, output.PackageUnwrap{Form: ef.Form.String(), Name: pc.Name, Version: pc.Version, File: out})
 			}
 			fmt.Fprintf(c.App.Writer, "HMAC ok (%s form); package %s@%s verified -> %s\n", ef.Form, termtext.Line(pc.Name), termtext.Line(pc.Version), termtext.Line(out))
 			return nil

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -14,40 +13,10 @@ import (
 	"github.com/git-ctx/git-ctx/cache"
 	"github.com/git-ctx/git-ctx/internal/checkpoints"
 	"github.com/git-ctx/git-ctx/internal/gitname"
+	"github.com/git-ctx/git-ctx/internal/output"
 	"github.com/git-ctx/git-ctx/internal/termtext"
 	"github.com/git-ctx/git-ctx/internal/workspace"
 )
-
-// entryJSON is one checkpoint in listings: the record's own members plus
-// "verified".
-func entryJSON(e *cache.Entry, extra map[string]any) (json.RawMessage, error) {
-	tail := map[string]any{"verified": e.Verified}
-	for k, v := range extra {
-		tail[k] = v
-	}
-	if u := e.Unauthenticated(); u != nil {
-		tail["unauthenticated"] = u
-	}
-	// A record's own unknown member must not collide with what is added
-	// here: a forged "verified" would otherwise appear twice.
-	cp := *e.Checkpoint
-	cp.Extra = nil
-	for _, m := range e.Extra {
-		if _, clash := tail[m.Key]; !clash && m.Key != "unauthenticated" {
-			cp.Extra = append(cp.Extra, m)
-		}
-	}
-	b, err := cp.MarshalCompact()
-	if err != nil {
-		return nil, err
-	}
-	t, err := json.Marshal(tail)
-	if err != nil {
-		return nil, err
-	}
-	out := append(b[:len(b)-1:len(b)-1], ',')
-	return append(out, t[1:]...), nil
-}
 
 // unauthNote marks, in text output, an embedding the record's hash does
 // not cover.
@@ -106,21 +75,7 @@ func cmdLog() *cli.Command {
 			}
 			w := c.App.Writer
 			if c.Bool("json") {
-				list := make([]json.RawMessage, 0, len(entries))
-				for _, e := range entries {
-					b, err := entryJSON(e, nil)
-					if err != nil {
-						return err
-					}
-					list = append(list, b)
-				}
-				if f.Unverified {
-					if quarantine == nil {
-						quarantine = []cache.Quarantined{}
-					}
-					return printJSON(w, map[string]any{"quarantine": quarantine, "checkpoints": list})
-				}
-				return printJSON(w, list)
+				return printLogJSON(w, entries, quarantine, f.Unverified)
 			}
 			for _, q := range quarantine {
 				// Names a pull refused may hide characters: quoted when not all printable, then escaped.
@@ -139,6 +94,23 @@ func cmdLog() *cli.Command {
 			return nil
 		},
 	}
+}
+
+// printLogJSON prints log's JSON: the entries, or with --unverified an
+// object of the entries and the quarantine.
+func printLogJSON(w io.Writer, entries []*cache.Entry, quarantine []cache.Quarantined, unverified bool) error {
+	if unverified {
+		out, err := output.NewLogUnverified(entries, quarantine)
+		if err != nil {
+			return err
+		}
+		return output.Write(w, out)
+	}
+	list, err := output.Entries(entries)
+	if err != nil {
+		return err
+	}
+	return output.Write(w, list)
 }
 
 // printEntryLine prints one line per checkpoint; tail (already made safe
@@ -224,15 +196,11 @@ func cmdSearch() *cli.Command {
 				return err
 			}
 			if c.Bool("json") {
-				list := make([]json.RawMessage, 0, len(hits))
-				for _, h := range hits {
-					b, err := entryJSON(h.Entry, map[string]any{"snippet": h.Snippet, "rank": h.Rank})
-					if err != nil {
-						return err
-					}
-					list = append(list, b)
+				list, err := output.SearchHits(hits)
+				if err != nil {
+					return err
 				}
-				if err := printJSON(c.App.Writer, list); err != nil {
+				if err := output.Write(c.App.Writer, list); err != nil {
 					return err
 				}
 			} else {
@@ -282,15 +250,11 @@ func cmdSimilar() *cli.Command {
 				return err
 			}
 			if c.Bool("json") {
-				list := make([]json.RawMessage, 0, len(matches))
-				for _, mt := range matches {
-					b, err := entryJSON(mt.Entry, map[string]any{"score": mt.Score})
-					if err != nil {
-						return err
-					}
-					list = append(list, b)
+				list, err := output.SimilarMatches(matches)
+				if err != nil {
+					return err
 				}
-				return printJSON(c.App.Writer, list)
+				return output.Write(c.App.Writer, list)
 			}
 			for _, mt := range matches {
 				fmt.Fprintf(c.App.Writer, "%.4f ", mt.Score)
@@ -306,6 +270,7 @@ func cmdReindex() *cli.Command {
 		Name:        "reindex",
 		Usage:       "rebuild the local cache from the memory branch",
 		Description: "The cache (<git-common-dir>/ctx/cache.db) only mirrors the branch; rebuilding loses nothing.\n\nExample:\n  git ctx reindex",
+		Flags:       []cli.Flag{jsonFlag},
 		Action: func(c *cli.Context) error {
 			m, err := openMemory(c)
 			if err != nil {
@@ -318,6 +283,9 @@ func cmdReindex() *cli.Command {
 			st, err := checkpoints.ReadStatus(c.Context, m)
 			if err != nil {
 				return err
+			}
+			if c.Bool("json") {
+				return output.Write(c.App.Writer, output.Reindex{Checkpoints: st.Checkpoints, Devices: st.Devices, Seconds: time.Since(start).Seconds()})
 			}
 			fmt.Fprintf(c.App.Writer, "Reindexed %d checkpoints of this repository (%d devices) in %.2fs\n",
 				st.Checkpoints, st.Devices, time.Since(start).Seconds())

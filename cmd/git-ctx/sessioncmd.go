@@ -14,11 +14,10 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/git-ctx/git-ctx/formats/session"
-	"github.com/git-ctx/git-ctx/gitexec"
 	"github.com/git-ctx/git-ctx/gitrepo"
+	"github.com/git-ctx/git-ctx/internal/output"
 	"github.com/git-ctx/git-ctx/internal/termtext"
 	"github.com/git-ctx/git-ctx/sessions"
-	"github.com/git-ctx/git-ctx/sessions/store"
 	ctxsync "github.com/git-ctx/git-ctx/sync"
 )
 
@@ -45,6 +44,7 @@ func cmdSession() *cli.Command {
 				&cli.StringFlag{Name: "session", Usage: "restore only session `ID`"},
 				&cli.StringSliceFlag{Name: "project", Usage: "map project `ID=/abs/path` (repeatable; this repository's id maps to this work tree without it)"},
 				&cli.BoolFlag{Name: "keep-both", Usage: "on a local copy with unpushed changes, restore the remote copy beside it under a fork id"},
+				jsonFlag,
 			),
 			Action: sessionPull,
 		}
@@ -77,6 +77,7 @@ func cmdSession() *cli.Command {
 					&cli.StringFlag{Name: "agent", Usage: "only sessions of `AGENT` (claude or codex)"},
 					&cli.StringFlag{Name: "session", Usage: "push session `ID` instead of the most recent"},
 					&cli.IntFlag{Name: "work-factor", Usage: "scrypt work factor `N` (log2; default 18, at most 22; lower values make the passphrase cheaper to guess)"},
+					jsonFlag,
 				),
 				Action: sessionPush,
 			},
@@ -95,9 +96,8 @@ func cmdSession() *cli.Command {
 
 // sessionSetup is what every session verb needs.
 type sessionSetup struct {
-	client     *sessions.Client
-	repo       *gitrepo.Repo
-	configured bool // ctx.sessionProfile was set
+	client *sessions.Client
+	setup  *sessions.Setup
 }
 
 // openSessions opens the repository, the store and the profile. create:
@@ -106,51 +106,16 @@ func openSessions(c *cli.Context, create, needPass bool) (*sessionSetup, error) 
 	if c.NArg() != 0 {
 		return nil, usageErr("session %s takes no arguments (see 'git ctx session %s --help')", c.Command.Name, c.Command.Name)
 	}
-	ctx := c.Context
-	repo, err := gitrepo.Open(ctx, ".")
+	setup, err := sessions.Open(c.Context, ".", sessions.SetupOptions{
+		Store: c.String("store"), Profile: c.String("profile"), Create: create,
+		LocalOnly: c.Command.Name == "list" || c.Command.Name == "status",
+		Remote:    func(r *gitrepo.Repo) (string, error) { return ctxsync.ResolveRemote(r, "") },
+		Warn:      func(s string) { fmt.Fprintf(c.App.ErrWriter, "git-ctx: warning: %s\n", termtext.Line(s)) },
+	})
 	if err != nil {
 		return nil, err
 	}
-	wt, err := repo.WorkTree(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if wt == "" {
-		return nil, withCode(exitConfig, errors.New("git ctx session needs a work tree: run it inside a checkout of the project"))
-	}
-	repoID, err := repo.RepoID(ctx)
-	if err != nil {
-		return nil, err
-	}
-	spec := c.String("store")
-	if spec == "" {
-		spec = repo.Config("ctx.sessionStore")
-	}
-	remote := ""
-	if spec == "" || spec == "git" {
-		if remote, err = ctxsync.ResolveRemote(repo, ""); err != nil {
-			return nil, err
-		}
-	}
-	st, err := store.Open(ctx, spec, store.Options{Repo: repo, Remote: remote})
-	if err != nil {
-		return nil, withCode(exitConfig, fmt.Errorf("open the session store: %w", err))
-	}
-	configured := repo.Config("ctx.sessionProfile")
-	profile, created, err := sessions.ResolveProfile(ctx, st, c.String("profile"), configured, create)
-	if err != nil {
-		// list and status work without a profile: local sessions only.
-		if !errors.Is(err, sessions.ErrNotFound) || (c.Command.Name != "list" && c.Command.Name != "status") {
-			return nil, err
-		}
-		needPass = false
-	}
-	home, _ := os.UserHomeDir()
-	cl := &sessions.Client{
-		Store: st, Profile: profile, ProjectID: repoID, WorkTree: wt, Home: home,
-		StateDir: filepath.Join(repo.CommonDir, "ctx", "sessions"),
-		Warn:     func(s string) { fmt.Fprintf(c.App.ErrWriter, "git-ctx: warning: %s\n", termtext.Line(s)) },
-	}
+	cl := setup.Client
 	for _, m := range c.StringSlice("project") {
 		id, p, ok := strings.Cut(m, "=")
 		if !ok || id == "" || !filepath.IsAbs(p) {
@@ -158,24 +123,18 @@ func openSessions(c *cli.Context, create, needPass bool) (*sessionSetup, error) 
 		}
 		cl.Mappings = append(cl.Mappings, sessions.Mapping{ID: id, Root: filepath.Clean(p)})
 	}
-	if needPass {
-		if cl.Passphrase, err = readPassphrase(c, created); err != nil {
+	if needPass && setup.HasProfile() {
+		if cl.Passphrase, err = readPassphrase(c, setup.Created); err != nil {
 			return nil, err
 		}
 	}
-	return &sessionSetup{client: cl, repo: repo, configured: configured != "" || c.String("profile") != ""}, nil
+	return &sessionSetup{client: cl, setup: setup}, nil
 }
 
 // rememberProfile stores the profile in the local config when none was
 // configured (first push, or a machine that found the store's only one).
 func (s *sessionSetup) rememberProfile(c *cli.Context) error {
-	if s.configured || s.client.Profile == "" {
-		return nil
-	}
-	if _, err := gitexec.Git(c.Context, s.repo.Dir, "config", "--local", "ctx.sessionProfile", s.client.Profile); err != nil {
-		return withCode(exitConfig, fmt.Errorf("store the profile in git config: %w", err))
-	}
-	return nil
+	return s.setup.RememberProfile(c.Context)
 }
 
 func sessionPush(c *cli.Context) error {
@@ -205,6 +164,9 @@ func sessionPush(c *cli.Context) error {
 		return err
 	}
 	w := c.App.Writer
+	if c.Bool("json") {
+		return output.Write(w, output.NewSessionPush(res, cl.Store.Describe(), cl.Profile))
+	}
 	if res.UpToDate {
 		fmt.Fprintf(w, "%s session %s is up to date (snapshot %s)\n", res.Session.Agent, res.Session.ID, res.SnapshotID)
 		return nil
@@ -221,6 +183,15 @@ func sessionPull(c *cli.Context) error {
 	}
 	results, err := s.client.Pull(c.Context, sessions.PullOptions{SessionID: c.String("session"), KeepBoth: c.Bool("keep-both")})
 	w := c.App.Writer
+	if c.Bool("json") {
+		if err != nil {
+			return err
+		}
+		if err := s.rememberProfile(c); err != nil {
+			return err
+		}
+		return output.Write(w, output.NewSessionPull(s.client.Profile, results))
+	}
 	line := termtext.Line
 	for _, r := range results {
 		switch {
@@ -259,10 +230,7 @@ func sessionList(c *cli.Context) error {
 	}
 	w := c.App.Writer
 	if c.Bool("json") {
-		if list == nil {
-			list = []sessions.ListEntry{}
-		}
-		return printJSON(w, list)
+		return output.Write(w, output.NewSessionList(list))
 	}
 	if len(list) == 0 {
 		fmt.Fprintln(w, "No sessions, local or remote. Push this project's latest with: git ctx session push")
@@ -301,7 +269,7 @@ func sessionStatus(c *cli.Context) error {
 	}
 	w := c.App.Writer
 	if c.Bool("json") {
-		return printJSON(w, st)
+		return output.Write(w, output.NewSessionStatus(st))
 	}
 	prof := st.Profile
 	if prof == "" {

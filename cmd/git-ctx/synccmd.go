@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 
+	"github.com/git-ctx/git-ctx/internal/output"
 	"github.com/git-ctx/git-ctx/internal/termtext"
 	"github.com/git-ctx/git-ctx/internal/workspace"
 	ctxsync "github.com/git-ctx/git-ctx/sync"
@@ -100,7 +101,7 @@ func cmdPull() *cli.Command {
 				return err
 			}
 			if c.Bool("json") {
-				if err := printJSON(c.App.Writer, res); err != nil {
+				if err := output.Write(c.App.Writer, output.NewPull(res)); err != nil {
 					return err
 				}
 			} else if !c.Bool("quiet") {
@@ -139,14 +140,9 @@ func cmdPush() *cli.Command {
 func reportPush(c *cli.Context, res *ctxsync.PushResult) error {
 	// The most serious outcome decides the exit code: a fork outranks a
 	// rejection.
-	var pullErr error
-	for _, p := range res.Pulls {
-		if e := p.Err(); e != nil && (pullErr == nil || errors.Is(e, ctxsync.ErrFork)) {
-			pullErr = e
-		}
-	}
+	pullErr := res.Err()
 	if c.Bool("json") {
-		if err := printJSON(c.App.Writer, res); err != nil {
+		if err := output.Write(c.App.Writer, output.NewPush(res)); err != nil {
 			return err
 		}
 	} else if !c.Bool("quiet") {
@@ -205,7 +201,7 @@ func cmdDevices() *cli.Command {
 	trust := func(name string, trusted bool, usage string) *cli.Command {
 		return &cli.Command{
 			Name: name, Usage: usage, ArgsUsage: "ID",
-			Flags: []cli.Flag{&cli.BoolFlag{Name: "force", Usage: "trust an id this clone has not seen yet (no key on a memory branch, nothing rejected)"}},
+			Flags: []cli.Flag{&cli.BoolFlag{Name: "force", Usage: "trust an id this clone has not seen yet (no key on a memory branch, nothing rejected)"}, jsonFlag},
 			Action: func(c *cli.Context) error {
 				if c.NArg() != 1 {
 					return usageErr("devices %s takes one device id", name)
@@ -217,8 +213,12 @@ func cmdDevices() *cli.Command {
 				if err := ctxsync.SetTrust(c.Context, m, c.Args().First(), trusted, c.Bool("force")); err != nil {
 					return err
 				}
-				fmt.Fprintf(c.App.Writer, "Device %s is now %s (git config ctx.%s)\n", termtext.Line(c.Args().First()), map[bool]string{true: "trusted", false: "untrusted"}[trusted],
-					map[bool]string{true: "trustedDevice", false: "untrustedDevice"}[trusted])
+				state := map[bool]string{true: "trusted", false: "untrusted"}[trusted]
+				key := map[bool]string{true: "trustedDevice", false: "untrustedDevice"}[trusted]
+				if c.Bool("json") {
+					return output.Write(c.App.Writer, output.Trust{Device: c.Args().First(), Trust: state, Config: "ctx." + key})
+				}
+				fmt.Fprintf(c.App.Writer, "Device %s is now %s (git config ctx.%s)\n", termtext.Line(c.Args().First()), state, key)
 				return nil
 			},
 		}
@@ -247,10 +247,7 @@ func cmdDevices() *cli.Command {
 				return err
 			}
 			if c.Bool("json") {
-				if list == nil {
-					list = []ctxsync.DeviceInfo{}
-				}
-				return printJSON(c.App.Writer, list)
+				return output.Write(c.App.Writer, output.NewDevices(list))
 			}
 			for _, d := range list {
 				me := ""
@@ -305,7 +302,7 @@ func cmdReview() *cli.Command {
 				return err
 			}
 			if c.Bool("json") {
-				return printJSON(c.App.Writer, commits)
+				return output.Write(c.App.Writer, output.NewReview(commits))
 			}
 			printReview(c.App.Writer, rng, commits)
 			return nil

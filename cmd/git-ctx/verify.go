@@ -11,6 +11,7 @@ import (
 	"github.com/git-ctx/git-ctx/gitrepo"
 	"github.com/git-ctx/git-ctx/internal/checkpoints"
 	"github.com/git-ctx/git-ctx/internal/fileverify"
+	"github.com/git-ctx/git-ctx/internal/output"
 	"github.com/git-ctx/git-ctx/internal/termtext"
 )
 
@@ -50,7 +51,7 @@ func verifyBranch(c *cli.Context) error {
 		return err
 	}
 	if c.Bool("json") {
-		if err := printJSON(c.App.Writer, rep); err != nil {
+		if err := output.Write(c.App.Writer, output.NewVerify(rep)); err != nil {
 			return err
 		}
 	} else {
@@ -140,7 +141,7 @@ func verifyFiles(c *cli.Context) error {
 		refused = refused || r.Refused
 	}
 	if c.Bool("json") {
-		if err := printJSON(c.App.Writer, results); err != nil {
+		if err := output.Write(c.App.Writer, output.NewVerifiedFiles(results)); err != nil {
 			return err
 		}
 	} else {
