@@ -664,7 +664,14 @@ func syncNewRemote(t *testing.T, s *sandbox, kind string) *syncRemote {
 	if kind != "file" {
 		t.Fatalf("remote kind %q needs a server: test it in ../../integration", kind)
 	}
-	bare := filepath.Join(s.dir(t, "srv"), "remote.git")
+	return repoidRemote(t, s, "remote")
+}
+
+// repoidRemote creates the empty bare repository srv/NAME.git, reached by
+// its path.
+func repoidRemote(t *testing.T, s *sandbox, name string) *syncRemote {
+	t.Helper()
+	bare := filepath.Join(s.dir(t, "srv"), name+".git")
 	mustRun(t, s.root, s.env("setup"), "git", "init", "-q", "--bare", "-b", "main", bare)
 	return &syncRemote{bare: bare, url: bare}
 }
@@ -721,4 +728,38 @@ func syncUnverified(t *testing.T, d *syncDevice) []syncQuarantine {
 		t.Fatalf("log --unverified --json lacks quarantine or checkpoints:\n%s", out)
 	}
 	return v.Quarantine
+}
+
+// syncWantHashes fails unless got equals want (as sets).
+func syncWantHashes(t *testing.T, what string, got map[string]bool, want ...string) {
+	t.Helper()
+	w := map[string]bool{}
+	for _, h := range want {
+		w[h] = true
+	}
+	var missing, extra []string
+	for h := range w {
+		if !got[h] {
+			missing = append(missing, h[:12])
+		}
+	}
+	for h := range got {
+		if !w[h] {
+			extra = append(extra, h[:12])
+		}
+	}
+	if len(missing) > 0 || len(extra) > 0 {
+		sort.Strings(missing)
+		sort.Strings(extra)
+		t.Fatalf("%s: %d hashes, want %d; missing %v, unexpected %v", what, len(got), len(w), missing, extra)
+	}
+}
+
+// syncHashesOf is the hashes of cps, in order.
+func syncHashesOf(cps ...record) []string {
+	out := make([]string, len(cps))
+	for i, c := range cps {
+		out[i] = c.Hash
+	}
+	return out
 }
