@@ -178,4 +178,3 @@ func TestCacheTwoProcesses30s(t *testing.T) {
 		t.Fatalf("verify:\n%s", rep.raw)
 	}
 }
-

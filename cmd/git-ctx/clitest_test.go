@@ -763,3 +763,45 @@ func syncHashesOf(cps ...record) []string {
 	}
 	return out
 }
+
+// chainLine is one line of a device chain.
+type chainLine struct {
+	Hash   string `json:"hash"`
+	Parent string `json:"parent"`
+	TS     int64  `json:"ts"`
+}
+
+func parseChain(t *testing.T, data string) []chainLine {
+	t.Helper()
+	var out []chainLine
+	if data == "" {
+		return nil
+	}
+	if !strings.HasSuffix(data, "\n") {
+		t.Fatalf("chain does not end in a newline: %q", data)
+	}
+	for _, l := range strings.Split(strings.TrimSuffix(data, "\n"), "\n") {
+		var e chainLine
+		if err := json.Unmarshal([]byte(l), &e); err != nil {
+			t.Fatalf("chain line %q: %v", l, err)
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// syncPulled matches the per-device line a pull prints for verified news.
+func syncPulled(device string, n int) string {
+	return fmt.Sprintf("%s: +%d checkpoints, verified", device, n)
+}
+
+// syncWantLine fails unless out holds a line equal to want.
+func syncWantLine(t *testing.T, what, out, want string) {
+	t.Helper()
+	for _, l := range strings.Split(out, "\n") {
+		if l == want {
+			return
+		}
+	}
+	t.Fatalf("%s: no line %q in output:\n%s", what, want, out)
+}
