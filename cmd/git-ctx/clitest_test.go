@@ -694,42 +694,6 @@ func syncCloneDevice(t *testing.T, s *sandbox, r *syncRemote, name string) *sync
 	return newSyncDevice(s, name, dir)
 }
 
-// syncBareTip is the remote's ghyll/memory ("" when absent).
-func syncBareTip(t *testing.T, s *sandbox, bare string) string {
-	t.Helper()
-	out, _, code := runArgv(t, bare, s.env("setup"), "git", "rev-parse", "--verify", "-q", memRef)
-	if code != 0 {
-		return ""
-	}
-	return strings.TrimSpace(out)
-}
-
-// syncQuarantine is one entry of `git ctx log --unverified --json`.
-type syncQuarantine struct {
-	Ref    string `json:"ref"`
-	RepoID string `json:"repo_id"`
-	Device string `json:"device"`
-	Record string `json:"record"`
-	Reason string `json:"reason"`
-	Detail string `json:"detail"`
-}
-
-func syncUnverified(t *testing.T, d *syncDevice) []syncQuarantine {
-	t.Helper()
-	out := d.must(t, "log", "--unverified", "--json")
-	var v struct {
-		Quarantine  []syncQuarantine  `json:"quarantine"`
-		Checkpoints []json.RawMessage `json:"checkpoints"`
-	}
-	if err := json.Unmarshal([]byte(out), &v); err != nil {
-		t.Fatalf("decode log --unverified --json: %v\n%s", err, out)
-	}
-	if v.Quarantine == nil || v.Checkpoints == nil {
-		t.Fatalf("log --unverified --json lacks quarantine or checkpoints:\n%s", out)
-	}
-	return v.Quarantine
-}
-
 // syncWantHashes fails unless got equals want (as sets).
 func syncWantHashes(t *testing.T, what string, got map[string]bool, want ...string) {
 	t.Helper()
