@@ -17,8 +17,11 @@ package main
 // a parallel test, so a mistake fails loudly).
 //
 // The API follows the integration harness (sandbox, env, gitCtx, mustCtx,
-// execute, checkpoint, status, …) so that a test reads the same in both
-// places; runArgv is that harness's run (run is the CLI here).
+// execute, syncDevice, …) so that a test reads the same in both places.
+// Three names differ, because package main already declares or imports
+// them: runArgv is that harness's run (run is the CLI), cliCheckpoint and
+// cliStatus are its checkpoint and status. The call itself goes through
+// runIn (exitcodes_test.go).
 
 import (
 	"bytes"
