@@ -182,6 +182,18 @@ func (r result) String() string {
 // "git-ctx" is the built binary; anything else is looked up as is.
 func execute(t *testing.T, dir string, env []string, stdin []byte, argv ...string) result {
 	t.Helper()
+	res, err := inpExec(cmdTimeout, dir, env, stdin, argv...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// inpExec runs argv like execute, bounded by limit, and never calls t (it
+// is safe in goroutines): "git" is the real git, "git-ctx" the built
+// binary; stdin nil is /dev/null. A non-zero exit is a result; a command
+// that could not run or outlived limit is an error.
+func inpExec(limit time.Duration, dir string, env []string, stdin []byte, argv ...string) (result, error) {
 	prog := argv[0]
 	switch prog {
 	case "git":
@@ -189,7 +201,7 @@ func execute(t *testing.T, dir string, env []string, stdin []byte, argv ...strin
 	case "git-ctx":
 		prog = binPath
 	}
-	c, cancel := context.WithTimeout(context.Background(), cmdTimeout)
+	c, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	cmd := exec.CommandContext(c, prog, argv[1:]...)
 	cmd.Dir = dir
@@ -199,17 +211,41 @@ func execute(t *testing.T, dir string, env []string, stdin []byte, argv ...strin
 	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
+	res, err := inpResult(&stdout, &stderr, cmd.Run(), c.Err())
+	if err != nil {
+		return res, fmt.Errorf("run %q in %s: %w", argv, dir, err)
+	}
+	return res, nil
+}
+
+// inpResult makes the result of a finished command from its output and the
+// error of Run or Wait: an exit status is the result's code; any other
+// failure, or one while timedOut (the context's error) is set, is an error
+// that quotes the output.
+func inpResult(stdout, stderr *bytes.Buffer, err, timedOut error) (result, error) {
 	res := result{stdout: stdout.String(), stderr: stderr.String()}
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
-	case errors.As(err, &ee) && c.Err() == nil:
+	case errors.As(err, &ee) && timedOut == nil:
 		res.code = ee.ExitCode()
 	default:
-		t.Fatalf("run %q in %s: %v (ctx %v)\n%s", argv, dir, err, c.Err(), res)
+		return res, fmt.Errorf("%v (ctx %v)\n%s", err, timedOut, res)
 	}
-	return res
+	return res, nil
+}
+
+// inpNULList splits NUL-terminated git output (-z) into its non-empty
+// entries, sorted.
+func inpNULList(out string) []string {
+	var list []string
+	for _, p := range strings.Split(out, "\x00") {
+		if p != "" {
+			list = append(list, p)
+		}
+	}
+	sort.Strings(list)
+	return list
 }
 
 // run runs argv and returns stdout, stderr and the exit code.
@@ -365,14 +401,21 @@ func decodeRecord(t *testing.T, data []byte) record {
 	return r
 }
 
+// inpCtxJSON runs `git ctx ARGS`, which must exit 0, and decodes its
+// stdout into v.
+func inpCtxJSON(t *testing.T, dir string, env []string, v any, args ...string) {
+	t.Helper()
+	out := mustCtx(t, dir, env, args...)
+	if err := json.Unmarshal([]byte(out), v); err != nil {
+		t.Fatalf("decode git ctx %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
 // logJSON runs `git ctx log --json ARGS`.
 func logJSON(t *testing.T, dir string, env []string, args ...string) []record {
 	t.Helper()
-	out := mustCtx(t, dir, env, append([]string{"log", "--json"}, args...)...)
 	var list []record
-	if err := json.Unmarshal([]byte(out), &list); err != nil {
-		t.Fatalf("decode log --json: %v\n%s", err, out)
-	}
+	inpCtxJSON(t, dir, env, &list, append([]string{"log", "--json"}, args...)...)
 	return list
 }
 
@@ -392,13 +435,11 @@ type statusInfo struct {
 	Devices           int    `json:"devices"`
 }
 
+// status runs `git ctx status --json`.
 func status(t *testing.T, dir string, env []string) statusInfo {
 	t.Helper()
-	out := mustCtx(t, dir, env, "status", "--json")
 	var st statusInfo
-	if err := json.Unmarshal([]byte(out), &st); err != nil {
-		t.Fatalf("decode status --json: %v\n%s", err, out)
-	}
+	inpCtxJSON(t, dir, env, &st, "status", "--json")
 	return st
 }
 
@@ -445,15 +486,7 @@ const memRef = "refs/heads/ghyll/memory"
 // branchPaths lists every file path on the memory branch.
 func branchPaths(t *testing.T, dir string, env []string) []string {
 	t.Helper()
-	out := gitOut(t, dir, env, "ls-tree", "-r", "--name-only", "-z", memRef)
-	var paths []string
-	for _, p := range strings.Split(out, "\x00") {
-		if p != "" {
-			paths = append(paths, p)
-		}
-	}
-	sort.Strings(paths)
-	return paths
+	return inpNULList(gitOut(t, dir, env, "ls-tree", "-r", "--name-only", "-z", memRef))
 }
 
 // branchFile returns the exact bytes of path on the memory branch.
@@ -689,4 +722,17 @@ func wantUnchanged(t *testing.T, before, after repoState) {
 	if d := before.diff(after); len(d) > 0 {
 		t.Fatalf("git-ctx touched the checkout:\n%s", strings.Join(d, "\n"))
 	}
+}
+
+// equalStrings reports whether a and b hold the same strings in order.
+func equalStrings(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }

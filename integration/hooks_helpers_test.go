@@ -219,15 +219,7 @@ func hkOldestFirst(t *testing.T, dir string, env []string) []record {
 // parent, sorted.
 func hkChangedPaths(t *testing.T, dir string, env []string, sha string) []string {
 	t.Helper()
-	out := mustRun(t, dir, env, "git", "diff", "--no-renames", "--name-only", "-z", sha+"^1", sha, "--")
-	var paths []string
-	for _, p := range strings.Split(out, "\x00") {
-		if p != "" {
-			paths = append(paths, p)
-		}
-	}
-	sort.Strings(paths)
-	return paths
+	return inpNULList(mustRun(t, dir, env, "git", "diff", "--no-renames", "--name-only", "-z", sha+"^1", sha, "--"))
 }
 
 // hkWantCommitRecord checks that r is the checkpoint of commit sha: the

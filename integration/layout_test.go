@@ -48,60 +48,6 @@ func catFiles(t *testing.T, dir string, env []string, paths []string) map[string
 
 var chainLineRE = regexp.MustCompile(`^\{"hash":"[0-9a-f]{64}","parent":"[0-9a-f]{64}","ts":[0-9]+\}$`)
 
-// TestLayoutGhyllV1 round-trips the seed's layout.
-func TestLayoutGhyllV1(t *testing.T) {
-	t.Parallel()
-	s := newSandbox(t)
-	repo := newRepo(t, s, "repo")
-	env := s.env("dev")
-	out := mustCtx(t, repo, env, "init", "--layout", "ghyll-v1")
-	if !strings.Contains(out, "(layout ghyll-v1)") {
-		t.Fatalf("init: %q", out)
-	}
-	var cps []record
-	for i := 0; i < 5; i++ {
-		cps = append(cps, checkpoint(t, repo, env, "-m", fmt.Sprintf("ghyll %d", i), "--file", "a.go"))
-	}
-	st := status(t, repo, env)
-	if st.Layout != "ghyll-v1" || st.Checkpoints != 5 {
-		t.Fatalf("status: %+v", st)
-	}
-	rid, dev := st.RepoID, st.Device
-	// REPO fixes the repository id (FORMAT §3.3); ghyll never reads the
-	// branch root, so it carries it along.
-	want := []string{"REPO", "devices/" + dev + ".pub", "repos/" + rid + "/chains/" + dev + ".jsonl"}
-	for _, cp := range cps {
-		want = append(want, ghyllV1CheckpointPath(rid, cp.Hash))
-	}
-	wantPaths(t, branchPaths(t, repo, env), want)
-	if got := strings.TrimSpace(branchFile(t, repo, env, "REPO")); got != rid {
-		t.Fatalf("REPO holds %q, want the repository id %s", got, rid)
-	}
-
-	// The published key is this device's public key file, byte for byte.
-	if got, local := branchFile(t, repo, env, "devices/"+dev+".pub"),
-		string(readFile(t, s.ctxHome("dev")+"/keys/"+dev+".pub")); got != local {
-		t.Fatalf("published key %q differs from the local .pub %q", got, local)
-	}
-	chain := branchFile(t, repo, env, "repos/"+rid+"/chains/"+dev+".jsonl")
-	wantChain(t, chain, cps)
-	for _, cp := range cps {
-		file := branchFile(t, repo, env, ghyllV1CheckpointPath(rid, cp.Hash))
-		if js := mustCtx(t, repo, env, "show", "--json", cp.Hash[:12]); js != file+"\n" {
-			t.Fatalf("show --json %s differs from the file on the branch:\n%q\n%q", cp.Hash[:12], js, file)
-		}
-	}
-	out = mustCtx(t, repo, env, "verify")
-	if !strings.Contains(out, "verified 5 checkpoints in 1 chains") {
-		t.Fatalf("verify: %q", out)
-	}
-	// init again keeps the layout.
-	if out := mustCtx(t, repo, env, "init"); !strings.Contains(out, "already initialised (layout ghyll-v1)") {
-		t.Fatalf("second init: %q", out)
-	}
-	wantCommitSubjects(t, repo, env, cps, dev)
-}
-
 // checkCtxV1PastASegment appends checkpoints to a ctx-v1 repository whose
 // branch already holds written (hash → record, one device) until it holds
 // n > 256 (two full 128-line segments), then checks the layout round-trips:
@@ -109,7 +55,41 @@ func TestLayoutGhyllV1(t *testing.T) {
 // segment 00000002.jsonl, every
 // file is the record git-ctx printed, and verify passes. It is run on the
 // repository TestConcurrentCheckpoints filled, to keep the package fast.
+//
+// The in-process test of the ghyll-v1 layout (TestLayoutGhyllV1) and its
+// own copies of wantPaths, wantChain and wantCommitSubjects are in
+// cmd/git-ctx/cli_layout_test.go.
 func checkCtxV1PastASegment(t *testing.T, repo string, env []string, written map[string]record, n int) {
+	t.Helper()
+	inpAppendTwoWriters(t, repo, env, written, n)
+	st := status(t, repo, env)
+	if st.Layout != "ctx-v1" || st.Checkpoints != n {
+		t.Fatalf("status: %+v", st)
+	}
+	cps, cpPaths, files := inpCtxV1Tree(t, repo, env, st, written, n)
+	inpLogHasFiles(t, repo, env, cps, cpPaths, files)
+	// show --json is the file's bytes, on both sides of the segment boundary.
+	for _, i := range []int{0, 127, 255, 256, n - 1} {
+		if js := mustCtx(t, repo, env, "show", "--json", cps[i].Hash[:10]); js != files[cpPaths[i]]+"\n" {
+			t.Fatalf("show --json of checkpoint %d differs from the file:\n%q\n%q", i, js, files[cpPaths[i]])
+		}
+	}
+	out := mustCtx(t, repo, env, "verify")
+	if !strings.Contains(out, fmt.Sprintf("verified %d checkpoints in 1 chains", n)) {
+		t.Fatalf("verify: %q", out)
+	}
+	wantCommitSubjects(t, repo, env, cps[n-3:], st.Device)
+	// A segment is never rewritten once full: the last commit touched
+	// only segment 1 among the chain files.
+	changed := gitOut(t, repo, env, "diff-tree", "-r", "--name-only", "--no-commit-id", memRef)
+	if strings.Contains(changed, "00000000.jsonl") || strings.Contains(changed, "00000001.jsonl") || !strings.Contains(changed, "00000002.jsonl") {
+		t.Fatalf("last commit changed:\n%s", changed)
+	}
+}
+
+// inpAppendTwoWriters appends checkpoints until written holds n, with two
+// writers at once, adding each record a writer printed to written.
+func inpAppendTwoWriters(t *testing.T, repo string, env []string, written map[string]record, n int) {
 	t.Helper()
 	// Two writers at once (one through --stdin and git's dispatch, one
 	// calling the binary with flags); the chain order is read back below.
@@ -154,10 +134,14 @@ func checkCtxV1PastASegment(t *testing.T, repo string, env []string, written map
 	if t.Failed() || len(written) != n {
 		t.Fatalf("%d distinct checkpoints written, want %d", len(written), n)
 	}
-	st := status(t, repo, env)
-	if st.Layout != "ctx-v1" || st.Checkpoints != n {
-		t.Fatalf("status: %+v", st)
-	}
+}
+
+// inpCtxV1Tree checks the branch holds exactly the ctx-v1 paths (LAYOUT,
+// REPO, the key, three chain segments of 128, 128 and n-256 lines, one
+// file per checkpoint) and returns the checkpoints in chain order, their
+// paths and the files' bytes by path.
+func inpCtxV1Tree(t *testing.T, repo string, env []string, st statusInfo, written map[string]record, n int) ([]record, []string, map[string]string) {
+	t.Helper()
 	rid, dev := st.RepoID, st.Device
 	seg0 := "repos/" + rid + "/chains/" + dev + "/00000000.jsonl"
 	segMid := "repos/" + rid + "/chains/" + dev + "/00000001.jsonl"
@@ -192,7 +176,14 @@ func checkCtxV1PastASegment(t *testing.T, repo string, env []string, written map
 		t.Fatalf("segments hold %d, %d and %d lines, want 128, 128 and %d", l0, lm, l1, n-256)
 	}
 	wantChain(t, files[seg0]+files[segMid]+files[seg1], cps)
+	return cps, cpPaths, files
+}
 
+// inpLogHasFiles: every file on the branch is the record log --json
+// prints (with members of its own added), and each session's turns count
+// 1, 2, … along the chain.
+func inpLogHasFiles(t *testing.T, repo string, env []string, cps []record, cpPaths []string, files map[string]string) {
+	t.Helper()
 	// Every file on the branch is the record git-ctx printed when it wrote
 	// it, and the record log --json prints.
 	logged := map[string]json.RawMessage{}
@@ -229,23 +220,6 @@ func checkCtxV1PastASegment(t *testing.T, repo string, env []string, written map
 		if cp.Turn != turns[cp.Session] {
 			t.Fatalf("chain entry %d: session %q turn %d, want %d", i+1, cp.Session, cp.Turn, turns[cp.Session])
 		}
-	}
-	// show --json is the file's bytes, on both sides of the segment boundary.
-	for _, i := range []int{0, 127, 255, 256, n - 1} {
-		if js := mustCtx(t, repo, env, "show", "--json", cps[i].Hash[:10]); js != files[cpPaths[i]]+"\n" {
-			t.Fatalf("show --json of checkpoint %d differs from the file:\n%q\n%q", i, js, files[cpPaths[i]])
-		}
-	}
-	out := mustCtx(t, repo, env, "verify")
-	if !strings.Contains(out, fmt.Sprintf("verified %d checkpoints in 1 chains", n)) {
-		t.Fatalf("verify: %q", out)
-	}
-	wantCommitSubjects(t, repo, env, cps[n-3:], dev)
-	// A segment is never rewritten once full: the last commit touched
-	// only segment 1 among the chain files.
-	changed := gitOut(t, repo, env, "diff-tree", "-r", "--name-only", "--no-commit-id", memRef)
-	if strings.Contains(changed, "00000000.jsonl") || strings.Contains(changed, "00000001.jsonl") || !strings.Contains(changed, "00000002.jsonl") {
-		t.Fatalf("last commit changed:\n%s", changed)
 	}
 }
 

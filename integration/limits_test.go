@@ -3,7 +3,6 @@ package integration
 import (
 	"bytes"
 	"context"
-	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -58,14 +57,9 @@ func limitRun(t *testing.T, dir string, env []string, gen func(w io.Writer) erro
 	}
 	err := cmd.Wait()
 	<-done
-	res := result{stdout: stdout.String(), stderr: stderr.String()}
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &ee) && c.Err() == nil:
-		res.code = ee.ExitCode()
-	default:
-		t.Fatalf("git-ctx %q: %v\n%s", args, err, res)
+	res, err := inpResult(&stdout, &stderr, err, c.Err())
+	if err != nil {
+		t.Fatalf("git-ctx %q: %v", args, err)
 	}
 	ru, _ := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 	rss := int64(0)

@@ -102,15 +102,9 @@ func sessRun(t *testing.T, dir string, env []string, pass string, args ...string
 	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	res := result{stdout: stdout.String(), stderr: stderr.String()}
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &ee) && c.Err() == nil:
-		res.code = ee.ExitCode()
-	default:
-		t.Fatalf("git-ctx session %q: %v\n%s", args, err, res)
+	res, err := inpResult(&stdout, &stderr, cmd.Run(), c.Err())
+	if err != nil {
+		t.Fatalf("git-ctx session %q: %v", args, err)
 	}
 	return res, cmd.ProcessState
 }

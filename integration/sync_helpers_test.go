@@ -396,29 +396,7 @@ func syncExec(dir string, env []string, argv ...string) (result, error) {
 
 // syncExecWithin is syncExec with its own time limit.
 func syncExecWithin(limit time.Duration, dir string, env []string, argv ...string) (result, error) {
-	prog := argv[0]
-	switch prog {
-	case "git":
-		prog = gitPath
-	case "git-ctx":
-		prog = binPath
-	}
-	c, cancel := context.WithTimeout(context.Background(), limit)
-	defer cancel()
-	cmd := exec.CommandContext(c, prog, argv[1:]...)
-	cmd.Dir, cmd.Env = dir, env
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	res := result{stdout: stdout.String(), stderr: stderr.String()}
-	if ee, ok := err.(*exec.ExitError); ok && c.Err() == nil {
-		res.code = ee.ExitCode()
-		return res, nil
-	}
-	if err != nil {
-		return res, fmt.Errorf("%q in %s: %v (%v)\n%s", argv, dir, err, c.Err(), res)
-	}
-	return res, nil
+	return inpExec(limit, dir, env, nil, argv...)
 }
 
 // syncWithout returns env without the variables named.

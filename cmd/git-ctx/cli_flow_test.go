@@ -1,4 +1,4 @@
-package integration
+package main
 
 import (
 	"encoding/json"
@@ -11,17 +11,31 @@ import (
 )
 
 // TestNewUserFlow is the first session of a new user: init, one checkpoint,
-// log, verify, status, show — through `git ctx` and the binary itself.
+// log, verify, status, show — called as `git ctx` and as git-ctx (here both
+// are run in process; ../../integration checks git's dispatch to the
+// binary gives the same).
 func TestNewUserFlow(t *testing.T) {
-	t.Parallel()
 	s := newSandbox(t)
 	repo := newRepo(t, s, "repo")
 	env := s.env("laptop")
 	root := gitOut(t, repo, env, "rev-list", "--max-parents=0", "HEAD")
 	wantRepoID := sha256Hex(root) // no remote: the root commit names the repo
 
+	deviceID := newUserInit(t, s, repo, env)
+	hash := newUserCheckpoint(t, repo, env, deviceID, wantRepoID)
+	newUserShow(t, repo, env, deviceID, wantRepoID, hash)
+	newUserPrefixes(t, repo, env, hash)
+}
+
+// newUserSummary is the summary of the new user's first checkpoint.
+const newUserSummary = "switched auth to JWT"
+
+// newUserInit: status before init, init, a second harmless init; it
+// returns the device id init created.
+func newUserInit(t *testing.T, s *sandbox, repo string, env []string) string {
+	t.Helper()
 	// Before init: not initialised.
-	st := status(t, repo, env)
+	st := cliStatus(t, repo, env)
 	if st.Initialized || st.Checkpoints != 0 {
 		t.Fatalf("status before init: %+v", st)
 	}
@@ -44,9 +58,15 @@ func TestNewUserFlow(t *testing.T) {
 	if got := gitOut(t, repo, env, "rev-parse", memRef); got != tip {
 		t.Fatalf("second init moved the branch %s → %s", tip, got)
 	}
+	return deviceID
+}
 
-	const summary = "switched auth to JWT"
-	out = mustCtx(t, repo, env, "checkpoint", "-m", summary, "--file", "a.go", "--tool", "edit")
+// newUserCheckpoint: the first checkpoint, then log, verify, status and
+// the branch's commit; it returns the checkpoint's hash.
+func newUserCheckpoint(t *testing.T, repo string, env []string, deviceID, wantRepoID string) string {
+	t.Helper()
+	const summary = newUserSummary
+	out := mustCtx(t, repo, env, "checkpoint", "-m", summary, "--file", "a.go", "--tool", "edit")
 	m := regexp.MustCompile(`^checkpoint ([0-9a-f]{64}) \(device (\S+), session "", turn 1\)\n$`).FindStringSubmatch(out)
 	if m == nil {
 		t.Fatalf("checkpoint output: %q", out)
@@ -73,7 +93,7 @@ func TestNewUserFlow(t *testing.T) {
 		t.Fatalf("verify output: %q", out)
 	}
 
-	st = status(t, repo, env)
+	st := cliStatus(t, repo, env)
 	if !st.Initialized || st.Device != deviceID || st.RepoID != wantRepoID || st.Checkpoints != 1 ||
 		st.DeviceCheckpoints != 1 || st.Devices != 1 || !st.KeyPublished || st.Layout != "ctx-v1" ||
 		st.Branch != "ghyll/memory" || st.Tip != gitOut(t, repo, env, "rev-parse", memRef) ||
@@ -92,9 +112,15 @@ func TestNewUserFlow(t *testing.T) {
 	if author := gitOut(t, repo, env, "log", "-1", "--format=%ae", memRef); author != "test@example.org" {
 		t.Fatalf("commit author %q", author)
 	}
+	return hash
+}
 
-	// show: text and --json (the file's bytes).
-	out = mustCtx(t, repo, env, "show", hash[:8])
+// newUserShow: show in text and --json (the file's bytes), by lower- and
+// upper-case prefix.
+func newUserShow(t *testing.T, repo string, env []string, deviceID, wantRepoID, hash string) {
+	t.Helper()
+	const summary = newUserSummary
+	out := mustCtx(t, repo, env, "show", hash[:8])
 	for _, want := range []string{"checkpoint " + hash, "Parent:   " + zeroHash, "Device:   " + deviceID,
 		"Author:   test@example.org", "Branch:   main", "Files:    a.go", "Tools:    edit", "    " + summary} {
 		if !strings.Contains(out, want) {
@@ -116,13 +142,17 @@ func TestNewUserFlow(t *testing.T) {
 	if got := mustCtx(t, repo, env, "show", "--json", strings.ToUpper(hash[:10])); got != js {
 		t.Fatalf("upper-case prefix shows %q", got)
 	}
+}
 
+// newUserPrefixes: ambiguous (exit 2) and unknown (exit 1) prefixes.
+func newUserPrefixes(t *testing.T, repo string, env []string, hash string) {
+	t.Helper()
 	// Ambiguous and unknown prefixes: add checkpoints until two hashes
 	// share a first hex digit.
 	hashes := []string{hash}
 	var shared string
 	for i := 0; shared == "" && i < 17; i++ {
-		h := checkpoint(t, repo, env, "-m", "more "+string(rune('a'+i))).Hash
+		h := cliCheckpoint(t, repo, env, "-m", "more "+string(rune('a'+i))).Hash
 		for _, o := range hashes {
 			if o[0] == h[0] {
 				shared = h[:1]
@@ -184,7 +214,6 @@ func equalStrings(a, b []string) bool {
 // TestNotInitialisedAndUsage covers the errors a new user meets before and
 // around init.
 func TestNotInitialisedAndUsage(t *testing.T) {
-	t.Parallel()
 	s := newSandbox(t)
 	repo := newRepo(t, s, "repo")
 	env := s.env("dev")
@@ -199,14 +228,14 @@ func TestNotInitialisedAndUsage(t *testing.T) {
 		}
 		wantOneLine(t, strings.Join(args, " "), r.stderr)
 	}
-	if _, _, code := run(t, repo, env, "git", "rev-parse", "--verify", "-q", memRef); code == 0 {
+	if _, _, code := runArgv(t, repo, env, "git", "rev-parse", "--verify", "-q", memRef); code == 0 {
 		t.Fatal("a failed checkpoint created the memory branch")
 	}
 	// init --remote with a remote that does not exist: bad config.
 	r0 := gitCtx(t, repo, env, "init", "--remote", "nope")
 	wantCode(t, "init --remote nope", r0, 3)
 	wantOneLine(t, "init --remote nope", r0.stderr)
-	if _, _, code := run(t, repo, env, "git", "rev-parse", "--verify", "-q", memRef); code == 0 {
+	if _, _, code := runArgv(t, repo, env, "git", "rev-parse", "--verify", "-q", memRef); code == 0 {
 		t.Fatal("init --remote nope created the memory branch")
 	}
 
@@ -233,7 +262,7 @@ func TestNotInitialisedAndUsage(t *testing.T) {
 		wantOneLine(t, strings.Join(args, " "), r.stderr)
 	}
 	// The binary called directly reports usage errors the same way.
-	if _, se, code := run(t, repo, env, "git-ctx", "frobnicate"); code != 2 || !strings.Contains(se, "frobnicate") {
+	if _, se, code := runArgv(t, repo, env, "git-ctx", "frobnicate"); code != 2 || !strings.Contains(se, "frobnicate") {
 		t.Fatalf("git-ctx frobnicate: exit %d, %q", code, se)
 	}
 
@@ -267,7 +296,6 @@ func TestNotInitialisedAndUsage(t *testing.T) {
 // TestCheckpointInputs: --stdin, --emb-file (JSON and raw float32) and
 // --from-commit.
 func TestCheckpointInputs(t *testing.T) {
-	t.Parallel()
 	s := newSandbox(t)
 	repo := newRepo(t, s, "repo")
 	env := s.env("dev")
@@ -297,7 +325,7 @@ func TestCheckpointInputs(t *testing.T) {
 		}
 	}
 	// The next checkpoint of session s continues its turns.
-	if next := checkpoint(t, repo, env, "-m", "next", "--session", "s"); next.Turn != 5 || next.Parent != rec.Hash {
+	if next := cliCheckpoint(t, repo, env, "-m", "next", "--session", "s"); next.Turn != 5 || next.Parent != rec.Hash {
 		t.Fatalf("next in session s: turn %d parent %s", next.Turn, next.Parent)
 	}
 
@@ -305,7 +333,7 @@ func TestCheckpointInputs(t *testing.T) {
 	dir := t.TempDir()
 	jsonEmb := filepath.Join(dir, "emb.json")
 	writeFile(t, jsonEmb, "[0.5, -0.25, 1, 0.125]\n")
-	rec = checkpoint(t, repo, env, "-m", "with json emb", "--emb-file", jsonEmb)
+	rec = cliCheckpoint(t, repo, env, "-m", "with json emb", "--emb-file", jsonEmb)
 	wantEmb(t, repo, env, rec.Hash, []float64{0.5, -0.25, 1, 0.125})
 
 	rawEmb := filepath.Join(dir, "emb.f32")
@@ -317,7 +345,7 @@ func TestCheckpointInputs(t *testing.T) {
 	if err := os.WriteFile(rawEmb, raw, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rec = checkpoint(t, repo, env, "-m", "with raw emb", "--emb-file", rawEmb)
+	rec = cliCheckpoint(t, repo, env, "-m", "with raw emb", "--emb-file", rawEmb)
 	wantEmb(t, repo, env, rec.Hash, []float64{1.5, -2, 0.125})
 	if out := mustCtx(t, repo, env, "show", rec.Hash); !strings.Contains(out, "Embedding: 3 dimensions") {
 		t.Fatalf("show does not mention the embedding:\n%s", out)
@@ -331,7 +359,7 @@ func TestCheckpointInputs(t *testing.T) {
 
 	// --from-commit HEAD: the subject and the commit's paths.
 	commitFiles(t, repo, env, "Add feature X", map[string]string{"b.go": "package b\n", "c/d.go": "package d\n"})
-	rec = checkpoint(t, repo, env, "--from-commit", "HEAD", "--tool", "commit")
+	rec = cliCheckpoint(t, repo, env, "--from-commit", "HEAD", "--tool", "commit")
 	head := strings.TrimSpace(gitOut(t, repo, env, "rev-parse", "HEAD"))
 	if rec.Summary != "Add feature X\n\nCommit: "+head || !equalStrings(rec.Files, []string{"b.go", "c/d.go"}) ||
 		!equalStrings(rec.Tools, []string{"commit"}) {

@@ -1,4 +1,4 @@
-package integration
+package main
 
 import (
 	"os"
@@ -11,27 +11,26 @@ import (
 // TestAfterGC: `git gc` packs the memory branch's objects and its ref;
 // git-ctx keeps reading and appending.
 func TestAfterGC(t *testing.T) {
-	t.Parallel()
 	s := newSandbox(t)
 	repo := newRepo(t, s, "repo")
 	env := s.env("dev")
 	mustCtx(t, repo, env, "init")
 	var cps []record
 	for i := 0; i < 3; i++ {
-		cps = append(cps, checkpoint(t, repo, env, "-m", "before gc"))
+		cps = append(cps, cliCheckpoint(t, repo, env, "-m", "before gc"))
 	}
 	mustRun(t, repo, env, "git", "gc", "--quiet", "--prune=now")
 	loose := filepath.Join(repo, ".git", "refs", "heads", "ghyll", "memory")
 	if _, err := os.Stat(loose); err == nil {
 		t.Fatal("setup: git gc left the memory ref loose")
 	}
-	if st := status(t, repo, env); st.Tip != gitOut(t, repo, env, "rev-parse", memRef) || st.Checkpoints != 3 {
+	if st := cliStatus(t, repo, env); st.Tip != gitOut(t, repo, env, "rev-parse", memRef) || st.Checkpoints != 3 {
 		t.Fatalf("status after gc: %+v", st)
 	}
 	if js := mustCtx(t, repo, env, "show", "--json", cps[1].Hash); decodeRecord(t, []byte(js)).Hash != cps[1].Hash {
 		t.Fatal("show after gc returned another record")
 	}
-	cp := checkpoint(t, repo, env, "-m", "after gc")
+	cp := cliCheckpoint(t, repo, env, "-m", "after gc")
 	if cp.Parent != cps[2].Hash {
 		t.Fatalf("checkpoint after gc has parent %s, want %s", cp.Parent, cps[2].Hash)
 	}
@@ -53,18 +52,17 @@ func TestAfterGC(t *testing.T) {
 // git-ctx wait, not fail and not overwrite, and it goes ahead once the lock
 // is gone.
 func TestWaitsForGitRefLock(t *testing.T) {
-	t.Parallel()
 	s := newSandbox(t)
 	repo := newRepo(t, s, "repo")
 	env := s.env("dev")
 	mustCtx(t, repo, env, "init")
-	first := checkpoint(t, repo, env, "-m", "first")
+	first := cliCheckpoint(t, repo, env, "-m", "first")
 	lock := filepath.Join(repo, ".git", "refs", "heads", "ghyll", "memory.lock")
 	if err := os.WriteFile(lock, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	// Plain git refuses while the lock is there.
-	if _, _, code := run(t, repo, env, "git", "update-ref", memRef, gitOut(t, repo, env, "rev-parse", memRef+"~1")); code == 0 {
+	if _, _, code := runArgv(t, repo, env, "git", "update-ref", memRef, gitOut(t, repo, env, "rev-parse", memRef+"~1")); code == 0 {
 		t.Fatal("setup: git update-ref ignored the lock")
 	}
 	done := make(chan result, 1)

@@ -1,4 +1,4 @@
-package integration
+package main
 
 import (
 	"encoding/json"
@@ -22,7 +22,7 @@ type fileResult struct {
 
 // verifyFiles runs verify with the given arguments (flags first) and
 // decodes the JSON array it prints.
-func verifyFiles(t *testing.T, dir string, env []string, argv ...string) ([]fileResult, result) {
+func cliVerifyFiles(t *testing.T, dir string, env []string, argv ...string) ([]fileResult, result) {
 	t.Helper()
 	r := execute(t, dir, env, nil, append([]string{"git-ctx", "verify", "--json"}, argv...)...)
 	var res []fileResult
@@ -32,23 +32,43 @@ func verifyFiles(t *testing.T, dir string, env []string, argv ...string) ([]file
 	return res, r
 }
 
+// TestVerifyFileOffline: `git ctx verify FILE` checks a checkpoint file
+// with the key from the branch, from --key, or none; wrong keys, tampered,
+// oversized and junk files fail with the documented exit codes.
 func TestVerifyFileOffline(t *testing.T) {
-	t.Parallel()
 	s := newSandbox(t)
 	repo := newRepo(t, s, "repo")
 	env := s.env("dev")
 	mustCtx(t, repo, env, "init")
-	cp := checkpoint(t, repo, env, "-m", "offline record", "--file", "a.go")
-	st := status(t, repo, env)
-	work := s.dir(t, "files")
-	outside := s.dir(t, "outside") // not in any repository
+	cp := cliCheckpoint(t, repo, env, "-m", "offline record", "--file", "a.go")
+	st := cliStatus(t, repo, env)
+	f := &verifyFileFixture{
+		repo: repo, env: env, cp: cp, st: st,
+		work:    s.dir(t, "files"),
+		outside: s.dir(t, "outside"), // not in any repository
+	}
+	f.good = filepath.Join(f.work, "cp.json")
+	writeFile(t, f.good, branchFile(t, repo, env, ctxV1CheckpointPath(st.RepoID, cp.Hash)))
+	f.localPub = filepath.Join(s.ctxHome("dev"), "keys", st.Device+".pub")
+	verifyFileKeys(t, f)
+	verifyFileBroken(t, f)
+}
 
-	good := filepath.Join(work, "cp.json")
-	writeFile(t, good, branchFile(t, repo, env, ctxV1CheckpointPath(st.RepoID, cp.Hash)))
-	localPub := filepath.Join(s.ctxHome("dev"), "keys", st.Device+".pub")
+// verifyFileFixture is one repository with one checkpoint, copied to the
+// file good, and a directory outside any repository.
+type verifyFileFixture struct {
+	repo                          string
+	env                           []string
+	cp                            record
+	st                            statusInfo
+	work, outside, good, localPub string
+}
 
+// verifyFileKeys: where the key comes from (branch, --key, none, wrong).
+func verifyFileKeys(t *testing.T, f *verifyFileFixture) {
+	repo, env, cp, st, work, outside, good, localPub := f.repo, f.env, f.cp, f.st, f.work, f.outside, f.good, f.localPub
 	// Inside the repository the key comes from the branch.
-	res, r := verifyFiles(t, repo, env, good)
+	res, r := cliVerifyFiles(t, repo, env, good)
 	wantCode(t, "verify FILE in the repo", r, 0)
 	if len(res) != 1 || res[0].File != good || res[0].Format != "checkpoint" || !res[0].Valid ||
 		res[0].ID != cp.Hash || res[0].Error != "" || res[0].Rule != "seed-v1" || res[0].Device != st.Device ||
@@ -62,14 +82,14 @@ func TestVerifyFileOffline(t *testing.T) {
 	}
 
 	// Outside any repository, without --key: no key, not valid.
-	res, r = verifyFiles(t, outside, env, good)
+	res, r = cliVerifyFiles(t, outside, env, good)
 	wantCode(t, "verify FILE outside a repo without --key", r, 1)
 	if len(res) != 1 || res[0].Valid || res[0].Format != "checkpoint" || !strings.Contains(res[0].Error, "--key") {
 		t.Fatalf("verify FILE without a key: %+v", res)
 	}
 
 	// With --key the device's public key.
-	res, r = verifyFiles(t, outside, env, "--key", localPub, good)
+	res, r = cliVerifyFiles(t, outside, env, "--key", localPub, good)
 	wantCode(t, "verify FILE --key", r, 0)
 	if len(res) != 1 || !res[0].Valid || res[0].ID != cp.Hash || res[0].Error != "" || res[0].KeySource != "--key "+localPub {
 		t.Fatalf("verify FILE --key: %+v", res)
@@ -78,12 +98,18 @@ func TestVerifyFileOffline(t *testing.T) {
 	// Another valid key: bad signature.
 	otherPub := filepath.Join(work, "other.pem")
 	writeFile(t, otherPub, newPublicKeyPEM(t))
-	res, r = verifyFiles(t, outside, env, "--key", otherPub, good)
+	res, r = cliVerifyFiles(t, outside, env, "--key", otherPub, good)
 	wantCode(t, "verify FILE with the wrong key", r, 1)
 	if len(res) != 1 || res[0].Valid || !strings.Contains(res[0].Error, "bad_signature") {
 		t.Fatalf("verify FILE with the wrong key: %+v", res)
 	}
 
+}
+
+// verifyFileBroken: tampered, mixed, oversized, junk and missing files,
+// and a --key that is not a key.
+func verifyFileBroken(t *testing.T, f *verifyFileFixture) {
+	repo, env, work, outside, good, localPub := f.repo, f.env, f.work, f.outside, f.good, f.localPub
 	// A tampered copy.
 	tampered := filepath.Join(work, "tampered.json")
 	data := string(readFile(t, good))
@@ -92,14 +118,14 @@ func TestVerifyFileOffline(t *testing.T) {
 		t.Fatal("setup: summary not found")
 	}
 	writeFile(t, tampered, edited)
-	res, r = verifyFiles(t, outside, env, "--key", localPub, tampered)
+	res, r := cliVerifyFiles(t, outside, env, "--key", localPub, tampered)
 	wantCode(t, "verify tampered FILE", r, 1)
 	if len(res) != 1 || res[0].Valid || res[0].Error == "" || !strings.Contains(res[0].Error, "hash_mismatch") {
 		t.Fatalf("verify tampered FILE: %+v", res)
 	}
 
 	// Valid and invalid together: exit 1, one object each, in order.
-	res, r = verifyFiles(t, repo, env, good, tampered)
+	res, r = cliVerifyFiles(t, repo, env, good, tampered)
 	wantCode(t, "verify good+tampered", r, 1)
 	if len(res) != 2 || !res[0].Valid || res[1].Valid || res[0].File != good || res[1].File != tampered {
 		t.Fatalf("verify good+tampered: %+v", res)
@@ -110,7 +136,7 @@ func TestVerifyFileOffline(t *testing.T) {
 	if err := os.WriteFile(big, []byte(`{"v":1,"summary":"`+strings.Repeat("x", 1<<20)+`"}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	res, r = verifyFiles(t, outside, env, "--key", localPub, big)
+	res, r = cliVerifyFiles(t, outside, env, "--key", localPub, big)
 	wantCode(t, "verify a file over 1 MiB", r, 7)
 	if len(res) != 1 || res[0].Valid {
 		t.Fatalf("verify big: %+v", res)
@@ -119,7 +145,7 @@ func TestVerifyFileOffline(t *testing.T) {
 	// Not a record at all, and a missing file.
 	junk := filepath.Join(work, "junk.json")
 	writeFile(t, junk, `{"hello":"world"}`)
-	res, r = verifyFiles(t, outside, env, "--key", localPub, junk, filepath.Join(work, "missing.json"))
+	res, r = cliVerifyFiles(t, outside, env, "--key", localPub, junk, filepath.Join(work, "missing.json"))
 	wantCode(t, "verify junk", r, 1)
 	if len(res) != 2 || res[0].Valid || res[1].Valid || res[0].Error == "" || res[1].Error == "" {
 		t.Fatalf("verify junk: %+v", res)
@@ -131,11 +157,10 @@ func TestVerifyFileOffline(t *testing.T) {
 
 // TestVerifyVectorFiles verifies the shared vectors' files offline.
 func TestVerifyVectorFiles(t *testing.T) {
-	t.Parallel()
 	s := newSandbox(t)
 	env := s.env("dev")
 	outside := s.dir(t, "outside")
-	root, err := moduleRoot()
+	root, err := filepath.Abs(filepath.Join("..", "..")) // the module root
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +182,7 @@ func TestVerifyVectorFiles(t *testing.T) {
 		kp := filepath.Join(outside, name+".pem")
 		writeFile(t, fp, file)
 		writeFile(t, kp, pemKey)
-		res, r := verifyFiles(t, outside, env, "--key", kp, fp)
+		res, r := cliVerifyFiles(t, outside, env, "--key", kp, fp)
 		wantCode(t, "verify vector "+name, r, 0)
 		if len(res) != 1 || !res[0].Valid || res[0].Rule != "seed-v1" || res[0].ID != hash || res[0].Format != "checkpoint" {
 			t.Fatalf("vector %s: %+v", name, res)
@@ -168,7 +193,7 @@ func TestVerifyVectorFiles(t *testing.T) {
 			t.Fatalf("vector %s: no version member", name)
 		}
 		writeFile(t, fp, bad)
-		if _, r := verifyFiles(t, outside, env, "--key", kp, fp); r.code != 1 {
+		if _, r := cliVerifyFiles(t, outside, env, "--key", kp, fp); r.code != 1 {
 			t.Fatalf("modified vector %s: %s", name, r)
 		}
 	}
@@ -181,12 +206,11 @@ func TestVerifyVectorFiles(t *testing.T) {
 // positional arguments (`git ctx show <hash-prefix> [--json]`,
 // `git ctx verify FILE... [--key PUB.pem] [--json]`); they must work there.
 func TestFlagsAfterArguments(t *testing.T) {
-	t.Parallel()
 	s := newSandbox(t)
 	repo := newRepo(t, s, "repo")
 	env := s.env("dev")
 	mustCtx(t, repo, env, "init")
-	cp := checkpoint(t, repo, env, "-m", "flags last")
+	cp := cliCheckpoint(t, repo, env, "-m", "flags last")
 	want := mustCtx(t, repo, env, "show", "--json", cp.Hash[:12])
 
 	r := gitCtx(t, repo, env, "show", cp.Hash[:12], "--json")
@@ -194,7 +218,7 @@ func TestFlagsAfterArguments(t *testing.T) {
 		t.Errorf("git ctx show HASH --json: want the --json output, got %s", r)
 	}
 
-	st := status(t, repo, env)
+	st := cliStatus(t, repo, env)
 	file := filepath.Join(s.dir(t, "files"), "cp.json")
 	writeFile(t, file, branchFile(t, repo, env, ctxV1CheckpointPath(st.RepoID, cp.Hash)))
 	pub := filepath.Join(s.ctxHome("dev"), "keys", st.Device+".pub")

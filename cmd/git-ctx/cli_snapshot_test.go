@@ -1,4 +1,4 @@
-package integration
+package main
 
 import (
 	"encoding/json"
@@ -64,17 +64,43 @@ func snapVerifyFile(t *testing.T, d *syncDevice, file string) (snapFileResult, r
 // import and by verify FILE; pull merges another device's snapshots and
 // timeline; restore --git refuses a dirty tree and checks out on a clean one.
 func TestSnapshotFlow(t *testing.T) {
-	t.Parallel()
 	s := newSandbox(t)
-	rem := syncNewRemote(t, s, "file")
-	a := syncFirstDevice(t, s, rem, "A")
-	a.must(t, "init")
-	checkpoint(t, a.dir, a.env, "-m", "a1: chose sqlite\n\nbecause", "--session", "s1", "--file", "db.go", "--tool", "edit")
-	checkpoint(t, a.dir, a.env, "-m", "a2: wrote the schema", "--session", "s1", "--file", "schema.sql", "--file", "db.go")
-	idA := a.id(t)
-	head := a.git(t, "rev-parse", "HEAD")
+	f := &snapFlow{s: s, rem: syncNewRemote(t, s, "file")}
+	f.a = syncFirstDevice(t, s, f.rem, "A")
+	f.a.must(t, "init")
+	cliCheckpoint(t, f.a.dir, f.a.env, "-m", "a1: chose sqlite\n\nbecause", "--session", "s1", "--file", "db.go", "--tool", "edit")
+	cliCheckpoint(t, f.a.dir, f.a.env, "-m", "a2: wrote the schema", "--session", "s1", "--file", "schema.sql", "--file", "db.go")
+	f.head = f.a.git(t, "rev-parse", "HEAD")
 
-	// create / list / show
+	snapFlowCreate(t, f)
+	snapFlowVerifyID(t, f)
+	snapFlowPublish(t, f)
+	snapFlowRestore(t, f)
+	f.a.must(t, "push")
+	snapFlowImport(t, f)
+	snapFlowTampered(t, f)
+	snapFlowPull(t, f)
+	snapFlowRestoreGit(t, f)
+}
+
+// snapFlow is the state TestSnapshotFlow's steps share: device A with two
+// checkpoints at head, its snapshots e1 and e2, e2 published as the file
+// shared (bytes data), and the clone B.
+type snapFlow struct {
+	s            *sandbox
+	rem          *syncRemote
+	a, b         *syncDevice
+	head         string
+	e1, e2       snapEntry
+	shared, data string
+}
+
+// snapFlowCreate: create (signed, anchored at HEAD, chained), list (newest
+// first, --mine, text) and show --json (the stored file).
+func snapFlowCreate(t *testing.T, f *snapFlow) {
+	t.Helper()
+	a, head := f.a, f.head
+	idA := a.id(t)
 	e1 := snapCreate(t, a)
 	if !e1.Signed || e1.Device != idA || e1.ParentID != nil || e1.GitCommit == nil || *e1.GitCommit != head ||
 		e1.GitBranch == nil || *e1.GitBranch != "main" || !strings.HasSuffix(e1.CreatedAt, "+00:00") {
@@ -99,6 +125,14 @@ func TestSnapshotFlow(t *testing.T) {
 	if strings.TrimSuffix(raw, "\n") != strings.TrimSuffix(stored, "\n") {
 		t.Fatalf("show --json is not the stored file:\n%s\nvs\n%s", raw, stored)
 	}
+	snapWantContent(t, raw)
+	f.e1, f.e2 = e1, e2
+}
+
+// snapWantContent checks the first snapshot's document: the git anchor,
+// the project hashes, the session (task, decisions, files) and lineage.
+func snapWantContent(t *testing.T, raw string) {
+	t.Helper()
 	var doc struct {
 		Git struct {
 			Commit *string `json:"commit"`
@@ -130,8 +164,13 @@ func TestSnapshotFlow(t *testing.T) {
 		strings.Join(doc.Session.FilesTouched, "|") != "db.go|schema.sql" || *doc.Session.SessionID != "s1" || len(doc.Lineage.Items) != 3 {
 		t.Fatalf("snapshot content:\n%s", raw)
 	}
+}
 
-	// verify ID: the reference's messages and exit codes.
+// snapFlowVerifyID: snapshot verify/show ID with the reference's messages
+// and exit codes.
+func snapFlowVerifyID(t *testing.T, f *snapFlow) {
+	t.Helper()
+	a, e1 := f.a, f.e1
 	if out := a.must(t, "snapshot", "verify", e1.SnapshotID[:8]); out != "OK: "+e1.SnapshotID[:12]+" verified (signature + integrity)\n" {
 		t.Fatalf("verify: %q", out)
 	}
@@ -147,8 +186,13 @@ func TestSnapshotFlow(t *testing.T) {
 	}
 	wantOneLine(t, "show of an unknown id", r.stderr)
 	wantCode(t, "verify without id", a.ctx(t, "snapshot", "verify"), 2)
+}
 
-	// publish: pretty, signed, <id12>.ctxsnapshot.json by default.
+// snapFlowPublish: publish is pretty, signed, <id12>.ctxsnapshot.json by
+// default; --out writes the same bytes, which verify FILE accepts.
+func snapFlowPublish(t *testing.T, f *snapFlow) {
+	t.Helper()
+	s, a, e2 := f.s, f.a, f.e2
 	out := a.must(t, "snapshot", "publish", e2.SnapshotID[:9])
 	pub := filepath.Join(a.dir, e2.SnapshotID[:12]+".ctxsnapshot.json")
 	data := string(readFile(t, pub))
@@ -165,10 +209,15 @@ func TestSnapshotFlow(t *testing.T) {
 	if fr.Format != "ctxsnapshot" || !fr.Valid || fr.ID != e2.SnapshotID || fr.Error != "" {
 		t.Fatalf("verify FILE of a published snapshot: %+v", fr)
 	}
+	f.shared, f.data = shared, data
+}
 
-	// restore without --git prints and writes the slice.
+// snapFlowRestore: restore without --git prints and writes the slice.
+func snapFlowRestore(t *testing.T, f *snapFlow) {
+	t.Helper()
+	s, a, e1, head := f.s, f.a, f.e1, f.head
 	outFile := filepath.Join(s.root, "restore", "slice.json")
-	out = a.must(t, "snapshot", "restore", e1.SnapshotID[:8], "--out", outFile)
+	out := a.must(t, "snapshot", "restore", e1.SnapshotID[:8], "--out", outFile)
 	for _, want := range []string{"restored from snapshot " + e1.SnapshotID[:12], "session  task: a2: wrote the schema",
 		"session  +2 decision(s), +2 file(s) resumed", "git      not touched — rerun with --git to check out " + head[:7]} {
 		if !strings.Contains(out, want) {
@@ -183,14 +232,19 @@ func TestSnapshotFlow(t *testing.T) {
 	if err := json.Unmarshal(readFile(t, outFile), &slice); err != nil || slice.SnapshotID != e1.SnapshotID || slice.Task != "a2: wrote the schema" || len(slice.Decisions) != 2 {
 		t.Fatalf("restore --out: %v %+v", err, slice)
 	}
-	a.must(t, "push")
+}
 
-	// Another clone imports the published file: idempotent, verified.
-	b := syncCloneDevice(t, s, rem, "B")
+// snapFlowImport: another clone imports the published file: idempotent,
+// verified, on its own timeline.
+func snapFlowImport(t *testing.T, f *snapFlow) {
+	t.Helper()
+	e2, shared := f.e2, f.shared
+	b := syncCloneDevice(t, f.s, f.rem, "B")
+	f.b = b
 	b.must(t, "pull")
 	b.must(t, "init")
 	idB := b.id(t)
-	out = b.must(t, "snapshot", "import", shared)
+	out := b.must(t, "snapshot", "import", shared)
 	if !strings.Contains(out, "imported snapshot "+e2.SnapshotID[:12]) || !strings.Contains(out, "signature verified") {
 		t.Fatalf("import:\n%s", out)
 	}
@@ -207,8 +261,14 @@ func TestSnapshotFlow(t *testing.T) {
 	if fr, _ := snapVerifyFile(t, b, shared); !fr.Valid {
 		t.Fatalf("verify FILE on B: %+v", fr)
 	}
+}
 
-	// Changing a float, a string or a list element is caught.
+// snapFlowTampered: changing a float, a string or a list element of the
+// published file is caught by import and verify FILE; an unsigned copy is
+// not valid; nothing refused reaches the timeline.
+func snapFlowTampered(t *testing.T, f *snapFlow) {
+	t.Helper()
+	s, b, e2, data := f.s, f.b, f.e2, f.data
 	for name, edit := range map[string][2]string{
 		"float":  {`"compression_rate": 0.0`, `"compression_rate": 0.5`},
 		"string": {`"task": "a2: wrote the schema"`, `"task": "a2: wrote the schemas"`},
@@ -238,8 +298,14 @@ func TestSnapshotFlow(t *testing.T) {
 	if len(snapList(t, b, "--mine")) != 1 {
 		t.Fatal("a refused import changed the timeline")
 	}
+}
 
-	// B snapshots too and syncs; A's pull merges B's snapshots and timeline.
+// snapFlowPull: B snapshots too and syncs; A's pull merges B's snapshots
+// and timeline, which verify reports.
+func snapFlowPull(t *testing.T, f *snapFlow) {
+	t.Helper()
+	a, b, e2 := f.a, f.b, f.e2
+	idB := b.id(t)
 	commitFiles(t, b.dir, b.env, "b work", map[string]string{"b.txt": "b\n"})
 	b.git(t, "push", "-q", "origin", "main")
 	eb := snapCreate(t, b)
@@ -247,7 +313,7 @@ func TestSnapshotFlow(t *testing.T) {
 		t.Fatalf("B's snapshot's parent: %+v", eb)
 	}
 	b.must(t, "sync")
-	out = a.must(t, "pull")
+	out := a.must(t, "pull")
 	all := snapList(t, a)
 	if len(all) != 4 || all[0].SnapshotID != eb.SnapshotID || all[0].Device != idB {
 		t.Fatalf("A's list after the pull: %+v\n%s", all, out)
@@ -266,11 +332,16 @@ func TestSnapshotFlow(t *testing.T) {
 	if r := a.ctx(t, "verify"); r.code != 0 || !strings.Contains(r.stdout, "OK   device "+idB+": 2 snapshots") {
 		t.Fatalf("verify text: %s", r)
 	}
+}
 
-	// restore --git: refused on a dirty tree, checks out on a clean one.
+// snapFlowRestoreGit: restore --git is refused on a dirty tree and checks
+// out (detached) on a clean one.
+func snapFlowRestoreGit(t *testing.T, f *snapFlow) {
+	t.Helper()
+	a, e1, head := f.a, f.e1, f.head
 	commitFiles(t, a.dir, a.env, "later", map[string]string{"later.txt": "x\n"})
 	writeFile(t, filepath.Join(a.dir, "untracked.txt"), "dirty\n")
-	r = a.ctx(t, "snapshot", "restore", e1.SnapshotID[:8], "--git")
+	r := a.ctx(t, "snapshot", "restore", e1.SnapshotID[:8], "--git")
 	wantCode(t, "restore --git on a dirty tree", r, 1)
 	if !strings.Contains(r.stdout, "git      SKIPPED — working tree has uncommitted changes (commit or stash first)") {
 		t.Fatalf("restore --git on a dirty tree: %s", r)
@@ -280,7 +351,7 @@ func TestSnapshotFlow(t *testing.T) {
 		t.Fatal("a refused restore moved HEAD")
 	}
 	os.Remove(filepath.Join(a.dir, "untracked.txt"))
-	out = a.must(t, "snapshot", "restore", e1.SnapshotID[:8], "--git")
+	out := a.must(t, "snapshot", "restore", e1.SnapshotID[:8], "--git")
 	if !strings.Contains(out, "git      checked out "+head[:7]) || a.git(t, "rev-parse", "HEAD") != head {
 		t.Fatalf("restore --git on a clean tree:\n%s", out)
 	}
@@ -297,7 +368,6 @@ func TestSnapshotFlow(t *testing.T) {
 // changed (a forged entry) is rejected by pull, with a reason, and nothing
 // past it is merged; an orphan snapshot file is rejected too.
 func TestSnapshotPullRejectsForgery(t *testing.T) {
-	t.Parallel()
 	s := newSandbox(t)
 	rem := syncNewRemote(t, s, "file")
 	a := syncFirstDevice(t, s, rem, "A")
@@ -331,7 +401,6 @@ func TestSnapshotPullRejectsForgery(t *testing.T) {
 
 // TestSnapshotGhyllLayout: snapshot commands need the ctx-v1 layout.
 func TestSnapshotGhyllLayout(t *testing.T) {
-	t.Parallel()
 	s := newSandbox(t)
 	dir := newRepo(t, s, "g")
 	env := s.env("G")

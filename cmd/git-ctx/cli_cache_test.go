@@ -1,0 +1,892 @@
+package main
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	_ "github.com/mattn/go-sqlite3"
+)
+
+// ---- ghyll memory.db fixtures (independent of git-ctx's own packages) ----
+
+// ghyllCP is a checkpoint as ghyll's code makes it.
+type ghyllCP struct {
+	V         int
+	Hash      string
+	Parent    string
+	Device    string
+	TS        int64
+	Session   string
+	Turn      int
+	Model     string
+	Summary   string
+	Files     []string // nil is hashed as null and stored as '[]'
+	Sig       string
+	stored    string // summary stored in the database, when different
+	signedBy  ed25519.PrivateKey
+	canonical string
+}
+
+// cacheGhyllKey is the reference vectors' key (seed 0x01 … 0x20).
+func cacheGhyllKey() ed25519.PrivateKey {
+	seed := make([]byte, ed25519.SeedSize)
+	for i := range seed {
+		seed[i] = byte(i + 1)
+	}
+	return ed25519.NewKeyFromSeed(seed)
+}
+
+// seal computes ghyll's v2 canonical hash (a map of typed values, keys
+// sorted by encoding/json, emb left out, optional members absent) and signs
+// the hash string.
+func (c *ghyllCP) seal(t *testing.T, key ed25519.PrivateKey) {
+	t.Helper()
+	fields := map[string]any{
+		"v": c.V, "parent": c.Parent, "device": c.Device, "author": c.Device, "ts": c.TS,
+		"repo": "", "branch": "", "session": c.Session, "turn": c.Turn, "model": c.Model,
+		"summary": c.Summary, "files": c.Files, "tools": []string(nil),
+	}
+	b, err := json.Marshal(fields)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(b)
+	c.canonical = string(b)
+	c.Hash = hex.EncodeToString(sum[:])
+	c.Sig = hex.EncodeToString(ed25519.Sign(key, []byte(c.Hash)))
+	c.signedBy = key
+}
+
+const cacheSeedGhyllTable = `
+CREATE TABLE checkpoints (
+    hash       TEXT PRIMARY KEY,
+    parent     TEXT NOT NULL,
+    device     TEXT NOT NULL,
+    author     TEXT NOT NULL,
+    ts         INTEGER NOT NULL,
+    repo       TEXT NOT NULL,
+    branch     TEXT NOT NULL,
+    session    TEXT NOT NULL,
+    turn       INTEGER NOT NULL,
+    model      TEXT NOT NULL,
+    summary    TEXT NOT NULL,
+    embedding  BLOB NOT NULL,       -- float32 array, binary
+    files      TEXT NOT NULL,        -- JSON array
+    tools      TEXT NOT NULL,        -- JSON array
+    injections TEXT,                 -- JSON array, nullable
+    sig        TEXT NOT NULL,
+    verified   INTEGER DEFAULT 1,   -- 0 = unverified remote
+    imported   INTEGER DEFAULT 0    -- unix timestamp of import
+);
+CREATE INDEX idx_checkpoints_session ON checkpoints(session);
+CREATE INDEX idx_checkpoints_device ON checkpoints(device);
+CREATE INDEX idx_checkpoints_repo ON checkpoints(repo);
+`
+
+// cacheWriteGhyllDB writes rows into a new ghyll memory.db at path, the way
+// ghyll's store does (nil lists as '[]', empty embedding blob).
+func cacheWriteGhyllDB(t *testing.T, path string, rows ...*ghyllCP) {
+	t.Helper()
+	db, err := sql.Open("sqlite3", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(cacheSeedGhyllTable); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		files := "[]"
+		if r.Files != nil {
+			b, _ := json.Marshal(r.Files)
+			files = string(b)
+		}
+		summary := r.Summary
+		if r.stored != "" {
+			summary = r.stored
+		}
+		if _, err := db.Exec(`INSERT INTO checkpoints (hash,parent,device,author,ts,repo,branch,session,turn,model,summary,embedding,files,tools,injections,sig)
+			VALUES (?,?,?,?,?,'','',?,?,?,?,x'',?,'[]',NULL,?)`,
+			r.Hash, r.Parent, r.Device, r.Device, r.TS, r.Session, r.Turn, r.Model, summary, files, r.Sig); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// cacheWriteGhyllKey writes <dir>/<device>.pub.
+func cacheWriteGhyllKey(t *testing.T, dir, device string, pub ed25519.PublicKey) {
+	t.Helper()
+	writeFile(t, filepath.Join(dir, device+".pub"), string(pem.EncodeToMemory(&pem.Block{Type: "ED25519 PUBLIC KEY", Bytes: pub})))
+}
+
+func cacheTime(t *testing.T, s string) int64 {
+	t.Helper()
+	tm, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tm.UnixNano()
+}
+
+// ---- comparing the log with the branch ----
+
+// cacheLogEntries runs `git ctx log --json ARGS` and returns each element
+// raw, compacted.
+func cacheLogEntries(t *testing.T, dir string, env []string, args ...string) []string {
+	t.Helper()
+	r := gitCtx(t, dir, env, append([]string{"log", "--json"}, args...)...)
+	wantCode(t, "log --json", r, 0)
+	var list []json.RawMessage
+	if err := json.Unmarshal([]byte(r.stdout), &list); err != nil {
+		t.Fatalf("log --json: %v\n%s", err, r.stdout)
+	}
+	out := make([]string, len(list))
+	for i, e := range list {
+		out[i] = cacheCompact(t, []byte(e))
+	}
+	return out
+}
+
+func cacheCompact(t *testing.T, b []byte) string {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, b); err != nil {
+		t.Fatalf("compact %s: %v", b, err)
+	}
+	return buf.String()
+}
+
+// cacheWantLogEqualsBranch: `git ctx log --json` lists exactly the
+// checkpoint files of this repository on the branch, each element being the
+// file's JSON plus "verified" (true unless listed in unverified).
+func cacheWantLogEqualsBranch(t *testing.T, dir string, env []string, unverified map[string]bool) int {
+	t.Helper()
+	st := cliStatus(t, dir, env)
+	prefix := "repos/" + st.RepoID + "/checkpoints/"
+	files := map[string]string{}
+	for _, p := range branchPaths(t, dir, env) {
+		if strings.HasPrefix(p, prefix) && strings.HasSuffix(p, ".json") {
+			files[strings.TrimSuffix(filepath.Base(p), ".json")] = p
+		}
+	}
+	entries := cacheLogEntries(t, dir, env)
+	if len(entries) != len(files) {
+		t.Fatalf("log lists %d checkpoints, the branch holds %d files", len(entries), len(files))
+	}
+	seen := map[string]bool{}
+	for _, e := range entries {
+		var h struct {
+			Hash string `json:"hash"`
+		}
+		if err := json.Unmarshal([]byte(e), &h); err != nil {
+			t.Fatal(err)
+		}
+		p, ok := files[h.Hash]
+		if !ok || seen[h.Hash] {
+			t.Fatalf("log entry %s: on the branch %v, listed twice %v", h.Hash, ok, seen[h.Hash])
+		}
+		seen[h.Hash] = true
+		file := cacheCompact(t, []byte(branchFile(t, dir, env, p)))
+		want := file[:len(file)-1] + fmt.Sprintf(`,"verified":%v}`, !unverified[h.Hash])
+		if e != want {
+			t.Errorf("log entry differs from the branch file %s (plus verified):\n log  %s\n want %s", p, e, want)
+		}
+	}
+	if st.Checkpoints != len(files) {
+		t.Errorf("status counts %d checkpoints, the branch holds %d", st.Checkpoints, len(files))
+	}
+	return len(files)
+}
+
+// cacheCheckpointPath finds the file of hash in repoID on the branch,
+// whatever the layout's directory fan-out.
+func cacheCheckpointPath(t *testing.T, dir string, env []string, repoID, hash string) string {
+	t.Helper()
+	for _, p := range branchPaths(t, dir, env) {
+		if strings.HasPrefix(p, "repos/"+repoID+"/checkpoints/") && strings.HasSuffix(p, "/"+hash+".json") {
+			return p
+		}
+	}
+	t.Fatalf("no file for checkpoint %s on the branch", hash)
+	return ""
+}
+
+func cacheHashes(t *testing.T, entries []string) []string {
+	t.Helper()
+	out := make([]string, len(entries))
+	for i, e := range entries {
+		var h struct {
+			Hash string `json:"hash"`
+		}
+		if err := json.Unmarshal([]byte(e), &h); err != nil {
+			t.Fatal(err)
+		}
+		out[i] = h.Hash
+	}
+	return out
+}
+
+// ---- the query fixture ----
+
+// cacheFixture: one repository with two imported ghyll records from 2024
+// and four recent checkpoints by two devices.
+type cacheFixture struct {
+	s                    *sandbox
+	repo                 string
+	env, env2            []string
+	dev1, dev2           string
+	old1, old2           string // imported, 2024-01-15 and 2024-06-15 12:00 UTC
+	jwt, db, front, jwt2 string
+}
+
+func newCacheFixture(t *testing.T) *cacheFixture {
+	t.Helper()
+	s := newSandbox(t)
+	f := &cacheFixture{s: s, repo: newRepo(t, s, "repo"), env: s.env("dev1"), env2: s.env("dev2")}
+	mustCtx(t, f.repo, f.env, "init")
+
+	key := cacheGhyllKey()
+	g1 := &ghyllCP{V: 2, Parent: zeroHash, Device: "alice-laptop", TS: cacheTime(t, "2024-01-15T12:00:00Z"),
+		Session: "alice-laptop-1", Turn: 1, Model: "m25", Summary: "turn 1 imported legacy"}
+	g1.seal(t, key)
+	g2 := &ghyllCP{V: 2, Parent: g1.Hash, Device: "alice-laptop", TS: cacheTime(t, "2024-06-15T12:00:00Z"),
+		Session: "alice-laptop-1", Turn: 2, Model: "m25", Summary: "turn 2 imported legacy"}
+	g2.seal(t, key)
+	dbPath := filepath.Join(s.root, "memory.db")
+	keys := filepath.Join(s.root, "ghyll-keys")
+	cacheWriteGhyllDB(t, dbPath, g1, g2)
+	cacheWriteGhyllKey(t, keys, "alice-laptop", key.Public().(ed25519.PublicKey))
+	out := mustCtx(t, f.repo, f.env, "import", "--ghyll-db", dbPath, "--ghyll-keys", keys, "--json")
+	var res struct {
+		Imported []struct{ From, Hash, Rule string } `json:"imported"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil || len(res.Imported) != 2 {
+		t.Fatalf("import: %v\n%s", err, out)
+	}
+	f.old1, f.old2 = res.Imported[0].Hash, res.Imported[1].Hash
+
+	e1 := filepath.Join(s.root, "e1.json")
+	writeFile(t, e1, "[1, 0, 0]")
+	e2 := filepath.Join(s.root, "e2.f32")
+	writeFile(t, e2, string(cacheF32(0.9, 0.1, 0)))
+	e3 := filepath.Join(s.root, "e3.json")
+	writeFile(t, e3, "[0,1,0]")
+	f.jwt = cliCheckpoint(t, f.repo, f.env, "-m", "switched auth to JWT: jwt refresh tokens and jwt rotation", "--session", "s1",
+		"--file", "auth.go", "--tool", "edit", "--emb-file", e1).Hash
+	f.db = cliCheckpoint(t, f.repo, f.env, "-m", "database migration for users", "--session", "s1", "--emb-file", e2).Hash
+	r := execute(t, f.repo, f.env2, nil, "git", "-c", "user.email=bob@example.org", "ctx", "checkpoint", "--json",
+		"-m", "frontend tweaks", "--session", "s2", "--emb-file", e3)
+	wantCode(t, "checkpoint as dev2", r, 0)
+	f.front = decodeRecord(t, []byte(r.stdout)).Hash
+	f.jwt2 = cliCheckpoint(t, f.repo, f.env, "-m", "jwt again, without an embedding, after a long afternoon of other unrelated work", "--session", "s3").Hash
+	f.dev1, f.dev2 = cliStatus(t, f.repo, f.env).Device, cliStatus(t, f.repo, f.env2).Device
+	return f
+}
+
+func cacheF32(vals ...float32) []byte {
+	out := make([]byte, 4*len(vals))
+	for i, v := range vals {
+		binary.LittleEndian.PutUint32(out[4*i:], math.Float32bits(v))
+	}
+	return out
+}
+
+// TestCacheLogFlags: log lists what the branch holds, filtered by -n,
+// --device, --session, --author, --since and --until; the text form; and
+// --unverified on a clean branch and after a record was tampered with.
+func TestCacheLogFlags(t *testing.T) {
+	f := newCacheFixture(t)
+	all := []string{f.jwt2, f.front, f.db, f.jwt, f.old2, f.old1}
+	if n := cacheWantLogEqualsBranch(t, f.repo, f.env, nil); n != 6 {
+		t.Fatalf("%d checkpoints, want 6", n)
+	}
+	cacheLogFilters(t, f, all)
+	cacheLogText(t, f, all)
+	cacheLogUnverifiedClean(t, f)
+	cacheLogUnverifiedTampered(t, f)
+}
+
+// cacheLogFilters: each filter flag, alone and combined, and bad values.
+func cacheLogFilters(t *testing.T, f *cacheFixture, all []string) {
+	t.Helper()
+	// Imported records keep their 2024 timestamps and name their origin.
+	for _, e := range cacheLogEntries(t, f.repo, f.env, "--author", "alice-laptop") {
+		if !strings.Contains(e, `"imported_from":"ghyll:`) {
+			t.Errorf("imported record without imported_from: %s", e)
+		}
+	}
+	cases := []struct {
+		args []string
+		want []string
+	}{
+		{nil, all},
+		{[]string{"-n", "2"}, all[:2]},
+		{[]string{"--max-count", "1"}, all[:1]},
+		{[]string{"-n", "0"}, all},
+		{[]string{"--device", f.dev2}, []string{f.front}},
+		{[]string{"--device", f.dev1, "-n", "3"}, []string{f.jwt2, f.db, f.jwt}},
+		{[]string{"--device", "nobody"}, []string{}},
+		{[]string{"--session", "s1"}, []string{f.db, f.jwt}},
+		{[]string{"--author", "bob@example.org"}, []string{f.front}},
+		{[]string{"--author", "test@example.org"}, []string{f.jwt2, f.db, f.jwt}},
+		{[]string{"--author", "alice-laptop"}, []string{f.old2, f.old1}},
+		{[]string{"--since", "2024-03-01"}, all[:5]},
+		{[]string{"--since", "2024-03-01T00:00:00Z"}, all[:5]},
+		{[]string{"--since", "2024-06-15T12:00:00Z"}, all[:5]},
+		{[]string{"--since", "2024-06-15T12:00:00.000000001Z"}, all[:4]},
+		{[]string{"--until", "2024-03-01"}, []string{f.old1}},
+		{[]string{"--until", "2024-06-15T12:00:00Z"}, []string{f.old2, f.old1}},
+		{[]string{"--since", "2024-01-15T12:00:00Z", "--until", "2024-01-15T12:00:00Z"}, []string{f.old1}},
+		{[]string{"--since", "2024-01-01", "--until", "2024-12-31"}, []string{f.old2, f.old1}},
+		{[]string{"--since", "1h"}, all[:4]},
+		{[]string{"--since", "90m"}, all[:4]},
+		{[]string{"--since", "7d"}, all[:4]},
+		{[]string{"--since", "2w"}, all[:4]},
+		{[]string{"--until", "1h"}, []string{f.old2, f.old1}},
+		{[]string{"--until", "2w", "--author", "alice-laptop", "-n", "1"}, []string{f.old2}},
+	}
+	for _, c := range cases {
+		got := cacheHashes(t, cacheLogEntries(t, f.repo, f.env, c.args...))
+		if !equalStrings(got, c.want) {
+			t.Errorf("log %q: got %v, want %v", c.args, cacheShort(got), cacheShort(c.want))
+		}
+	}
+	for _, bad := range [][]string{{"--since", "yesterday"}, {"--until", "5x"}, {"-n", "-1"}, {"--since", "-3d"}} {
+		r := gitCtx(t, f.repo, f.env, append([]string{"log"}, bad...)...)
+		wantCode(t, fmt.Sprintf("log %q", bad), r, 2)
+		wantOneLine(t, fmt.Sprintf("log %q stderr", bad), r.stderr)
+	}
+}
+
+// cacheLogText: one line per checkpoint, hash prefix first, device named.
+func cacheLogText(t *testing.T, f *cacheFixture, all []string) {
+	t.Helper()
+	out := mustCtx(t, f.repo, f.env, "log")
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) != 6 {
+		t.Fatalf("log text: %d lines\n%s", len(lines), out)
+	}
+	for i, l := range lines {
+		if !strings.HasPrefix(l, all[i][:12]+" ") || strings.Contains(l, "UNVERIFIED") {
+			t.Errorf("log line %d: %q", i, l)
+		}
+	}
+	if !strings.Contains(lines[2], " "+f.dev1+" s1/") || !strings.Contains(lines[1], " "+f.dev2+" s2/1 frontend tweaks") {
+		t.Errorf("log text lines: %q", lines)
+	}
+}
+
+// cacheLogUnverifiedClean: --unverified on a clean branch: both lists
+// present and empty.
+func cacheLogUnverifiedClean(t *testing.T, f *cacheFixture) {
+	t.Helper()
+	r := gitCtx(t, f.repo, f.env, "log", "--unverified", "--json")
+	wantCode(t, "log --unverified --json", r, 0)
+	if cacheCompact(t, []byte(r.stdout)) != `{"checkpoints":[],"quarantine":[]}` {
+		t.Errorf("log --unverified --json on a clean branch: %s", r.stdout)
+	}
+	if out := mustCtx(t, f.repo, f.env, "log", "--unverified"); out != "" {
+		t.Errorf("log --unverified on a clean branch: %q", out)
+	}
+}
+
+// cacheLogUnverifiedTampered: a fresh checkpoint is tampered with before
+// any command refreshed the cache (checkpoint itself does not read it);
+// log --unverified reports it in both forms and log marks it.
+func cacheLogUnverifiedTampered(t *testing.T, f *cacheFixture) {
+	t.Helper()
+	st := cliStatus(t, f.repo, f.env)
+	bad2 := cliCheckpoint(t, f.repo, f.env, "-m", "tamper me", "--session", "s9")
+	p := cacheCheckpointPath(t, f.repo, f.env, st.RepoID, bad2.Hash)
+	body := branchFile(t, f.repo, f.env, p)
+	edited := strings.Replace(body, `"summary": "tamper me"`, `"summary": "tampered"`, 1)
+	if edited == body {
+		t.Fatalf("setup: summary not found in %s", body)
+	}
+	rewriteBranch(t, f.repo, f.env, "tamper", fileEdit{path: p, content: edited})
+	r := gitCtx(t, f.repo, f.env, "log", "--unverified", "--json")
+	wantCode(t, "log --unverified --json", r, 0)
+	var un struct {
+		Quarantine  []map[string]any `json:"quarantine"`
+		Checkpoints []map[string]any `json:"checkpoints"`
+	}
+	dec := json.NewDecoder(strings.NewReader(r.stdout))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&un); err != nil {
+		t.Fatalf("log --unverified --json: %v\n%s", err, r.stdout)
+	}
+	if len(un.Quarantine) != 1 || len(un.Checkpoints) != 1 {
+		t.Fatalf("log --unverified --json: %s", r.stdout)
+	}
+	q := un.Quarantine[0]
+	if q["ref"] != memRef || q["repo_id"] != st.RepoID || q["device"] != f.dev1 || q["record"] != bad2.Hash ||
+		q["reason"] != "hash_mismatch" || q["detail"] == "" || q["seen"] == nil || len(q) != 7 {
+		t.Errorf("quarantine entry: %v", q)
+	}
+	c := un.Checkpoints[0]
+	if c["hash"] != bad2.Hash || c["verified"] != false || c["summary"] != "tampered" {
+		t.Errorf("unverified checkpoint: %v", c)
+	}
+	out := mustCtx(t, f.repo, f.env, "log", "--unverified")
+	if !strings.Contains(out, "REJECTED device "+f.dev1+", "+bad2.Hash[:12]+": hash_mismatch: ") ||
+		!strings.Contains(out, bad2.Hash[:12]+" ") || !strings.Contains(out, " UNVERIFIED tampered") {
+		t.Errorf("log --unverified text:\n%s", out)
+	}
+	if out := mustCtx(t, f.repo, f.env, "log", "-n", "1"); !strings.Contains(out, "UNVERIFIED") {
+		t.Errorf("log does not mark the unverified record: %q", out)
+	}
+	cacheWantLogEqualsBranch(t, f.repo, f.env, map[string]bool{bad2.Hash: true})
+	if st := cliStatus(t, f.repo, f.env); st.Checkpoints != 7 {
+		t.Errorf("status after tampering: %+v", st)
+	}
+}
+
+func cacheShort(hs []string) []string {
+	out := make([]string, len(hs))
+	for i, h := range hs {
+		if len(h) > 8 {
+			h = h[:8]
+		}
+		out[i] = h
+	}
+	return out
+}
+
+// TestCacheSearchSimilarShowReindex: full-text search (order, marks,
+// --json ranks, odd queries, no match), similar (--to, --emb-file JSON and
+// raw, -k, dimension and argument errors), show of an ambiguous prefix,
+// and reindex / rebuilding a deleted or damaged cache.
+func TestCacheSearchSimilarShowReindex(t *testing.T) {
+	f := newCacheFixture(t)
+	t.Run("search", func(t *testing.T) {
+		cacheSearchText(t, f)
+		cacheSearchJSON(t, f)
+		cacheSearchQueries(t, f)
+	})
+	t.Run("similar", func(t *testing.T) {
+		cacheSimilarScores(t, f)
+		cacheSimilarErrors(t, f)
+	})
+	t.Run("show ambiguous", func(t *testing.T) { cacheShowAmbiguous(t, f) })
+	t.Run("reindex", func(t *testing.T) { cacheReindex(t, f) })
+}
+
+// cacheSearchText: the record saying jwt twice comes first; matches are
+// marked.
+func cacheSearchText(t *testing.T, f *cacheFixture) {
+	t.Helper()
+	r := gitCtx(t, f.repo, f.env, "search", "jwt")
+	wantCode(t, "search jwt", r, 0)
+	lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("search jwt: %q", r.stdout)
+	}
+	got := []string{lines[0][:12], lines[1][:12]}
+	if !(got[0] == f.jwt[:12] && got[1] == f.jwt2[:12]) {
+		t.Errorf("search jwt order: %v (want the record saying jwt twice first)", got)
+	}
+	for _, l := range lines {
+		if !strings.Contains(strings.ToLower(l), "[jwt]") {
+			t.Errorf("search line without a marked match: %q", l)
+		}
+	}
+}
+
+// cacheSearchJSON: --json hits carry a plain snippet and a negative bm25
+// rank, ordered by rank; -n limits them.
+func cacheSearchJSON(t *testing.T, f *cacheFixture) {
+	t.Helper()
+	r := gitCtx(t, f.repo, f.env, "search", "jwt", "--json")
+	wantCode(t, "search --json", r, 0)
+	var hits []map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &hits); err != nil || len(hits) != 2 {
+		t.Fatalf("search --json: %v\n%s", err, r.stdout)
+	}
+	for _, h := range hits {
+		snip, ok1 := h["snippet"].(string)
+		rank, ok2 := h["rank"].(float64)
+		if !ok1 || !ok2 || !strings.Contains(strings.ToLower(snip), "jwt") || strings.Contains(snip, "[") || h["verified"] != true {
+			t.Errorf("search --json hit: %v", h)
+		}
+		if math.IsNaN(rank) || rank >= 0 {
+			t.Errorf("rank %v: want a negative bm25 score", rank)
+		}
+	}
+	if hits[0]["rank"].(float64) > hits[1]["rank"].(float64) {
+		t.Errorf("search --json not ordered by rank: %v, %v", hits[0]["rank"], hits[1]["rank"])
+	}
+	if r := gitCtx(t, f.repo, f.env, "search", "-n", "1", "jwt", "--json"); r.code != 0 || strings.Count(r.stdout, `"snippet"`) != 1 {
+		t.Errorf("search -n 1: %s", r)
+	}
+}
+
+// cacheSearchQueries: a file name, FTS syntax characters (never an
+// error), no match (exit 1, also with --json) and no query (exit 2).
+func cacheSearchQueries(t *testing.T, f *cacheFixture) {
+	t.Helper()
+	if r := gitCtx(t, f.repo, f.env, "search", "auth.go"); r.code != 0 || !strings.HasPrefix(r.stdout, f.jwt[:12]) {
+		t.Errorf("search auth.go: %s", r)
+	}
+	for _, q := range []string{`"jwt`, "jwt)", "(", "OR", "-", "NEAR(jwt"} {
+		if r := gitCtx(t, f.repo, f.env, "search", q); r.code != 0 && r.code != 1 || r.code == 0 && r.stderr != "" || r.code == 1 && r.stderr != "git-ctx: no matches\n" {
+			t.Errorf("search %q: %s", q, r)
+		}
+	}
+	r := gitCtx(t, f.repo, f.env, "search", "kubernetes")
+	wantCode(t, "search without a hit", r, 1)
+	if r.stdout != "" || r.stderr != "git-ctx: no matches\n" {
+		t.Errorf("search without a hit: want only 'no matches' on stderr, got %s", r)
+	}
+	// Like grep, nothing found is exit 1 in both modes; JSON still prints [].
+	r = gitCtx(t, f.repo, f.env, "search", "kubernetes", "--json")
+	if r.code != 1 || strings.TrimSpace(r.stdout) != "[]" {
+		t.Errorf("search --json without a hit: %s", r)
+	}
+	wantCode(t, "search without a query", gitCtx(t, f.repo, f.env, "search"), 2)
+}
+
+// cacheMatch is one element of `git ctx similar --json`.
+type cacheMatch struct {
+	Hash  string  `json:"hash"`
+	Score float64 `json:"score"`
+}
+
+// cacheSimilar runs `git ctx similar --json ARGS`, which must exit 0.
+func cacheSimilar(t *testing.T, f *cacheFixture, args ...string) []cacheMatch {
+	t.Helper()
+	r := gitCtx(t, f.repo, f.env, append([]string{"similar", "--json"}, args...)...)
+	wantCode(t, fmt.Sprintf("similar %q", args), r, 0)
+	var ms []cacheMatch
+	if err := json.Unmarshal([]byte(r.stdout), &ms); err != nil {
+		t.Fatalf("similar --json: %v\n%s", err, r.stdout)
+	}
+	return ms
+}
+
+// cacheWantMatches fails unless got is hashes with scores, in order.
+func cacheWantMatches(t *testing.T, what string, got []cacheMatch, hashes []string, scores []float64) {
+	t.Helper()
+	if len(got) != len(hashes) {
+		t.Fatalf("%s: %d matches %+v, want %d", what, len(got), got, len(hashes))
+	}
+	for i := range got {
+		if got[i].Hash != hashes[i] || math.Abs(got[i].Score-scores[i]) > 1e-5 {
+			t.Errorf("%s match %d: %s %v, want %s %v", what, i, got[i].Hash[:8], got[i].Score, hashes[i][:8], scores[i])
+		}
+	}
+}
+
+// cacheSimilarScores: cosine scores and order for --to, --emb-file (JSON
+// and raw float32) and -k.
+func cacheSimilarScores(t *testing.T, f *cacheFixture) {
+	t.Helper()
+	similar := func(args ...string) []cacheMatch { t.Helper(); return cacheSimilar(t, f, args...) }
+	want := func(what string, got []cacheMatch, hashes []string, scores []float64) {
+		t.Helper()
+		cacheWantMatches(t, what, got, hashes, scores)
+	}
+	cos := 0.9 / math.Sqrt(0.82)
+	want("--to", similar("--to", f.jwt[:10]), []string{f.db, f.front}, []float64{cos, 0})
+	want("--emb-file json", similar("--emb-file", filepath.Join(f.s.root, "e1.json")), []string{f.jwt, f.db, f.front}, []float64{1, cos, 0})
+	q := filepath.Join(f.s.root, "q.f32")
+	writeFile(t, q, string(cacheF32(0, 2, 0)))
+	want("--emb-file raw", similar("--emb-file", q), []string{f.front, f.db, f.jwt}, []float64{1, 0.1 / math.Sqrt(0.82), 0})
+	want("-k 1", similar("--emb-file", q, "-k", "1"), []string{f.front}, []float64{1})
+}
+
+// cacheSimilarErrors: a query of another dimension (7), the text form,
+// both or neither of --to and --emb-file (2), a record without an
+// embedding (1) and a zero vector.
+func cacheSimilarErrors(t *testing.T, f *cacheFixture) {
+	t.Helper()
+	q := filepath.Join(f.s.root, "q.f32") // written by cacheSimilarScores
+	q4 := filepath.Join(f.s.root, "q4.json")
+	writeFile(t, q4, "[1,0,0,0]")
+	// A dimension no stored embedding has is a mistake, not "no match".
+	if r := gitCtx(t, f.repo, f.env, "similar", "--json", "--emb-file", q4); r.code != 7 || r.stdout != "" ||
+		!strings.Contains(r.stderr, "it has 4 dimensions; the embeddings stored here have 3") {
+		t.Errorf("a 4-dimensional query: want exit 7 naming both dimensions, got %s", r)
+	}
+	r := gitCtx(t, f.repo, f.env, "similar", "--to", f.jwt[:10])
+	wantCode(t, "similar text", r, 0)
+	if !regexp.MustCompile(`^0\.99\d\d ` + f.db[:12] + ` `).MatchString(r.stdout) {
+		t.Errorf("similar text: %q", r.stdout)
+	}
+	wantCode(t, "similar with both", gitCtx(t, f.repo, f.env, "similar", "--to", f.jwt[:10], "--emb-file", q), 2)
+	wantCode(t, "similar with neither", gitCtx(t, f.repo, f.env, "similar"), 2)
+	r = gitCtx(t, f.repo, f.env, "similar", "--to", f.jwt2[:12])
+	wantCode(t, "similar to a record without embedding", r, 1)
+	wantOneLine(t, "similar stderr", r.stderr)
+	zero := filepath.Join(f.s.root, "zero.json")
+	writeFile(t, zero, "[0,0,0]")
+	if r := gitCtx(t, f.repo, f.env, "similar", "--emb-file", zero); r.code == 0 {
+		t.Errorf("similar to a zero vector: %s", r)
+	}
+}
+
+// cacheShowAmbiguous: show of a prefix two hashes share lists both (2); a
+// unique prefix shows the file.
+func cacheShowAmbiguous(t *testing.T, f *cacheFixture) {
+	t.Helper()
+	hashes := cacheHashes(t, cacheLogEntries(t, f.repo, f.env))
+	find := func() (string, []string) {
+		by := map[byte][]string{}
+		for _, h := range hashes {
+			by[h[0]] = append(by[h[0]], h)
+		}
+		for c, hs := range by {
+			if len(hs) > 1 {
+				return string(c), hs
+			}
+		}
+		return "", nil
+	}
+	prefix, same := find()
+	for i := 0; prefix == "" && i < 20; i++ {
+		hashes = append(hashes, cliCheckpoint(t, f.repo, f.env, "-m", fmt.Sprintf("filler %d", i)).Hash)
+		prefix, same = find()
+	}
+	if prefix == "" {
+		t.Fatalf("setup: no two hashes share a first character: %v", hashes)
+	}
+	r := gitCtx(t, f.repo, f.env, "show", prefix)
+	wantCode(t, "show of an ambiguous prefix", r, 2)
+	wantOneLine(t, "show stderr", r.stderr)
+	for _, h := range same {
+		if !strings.Contains(r.stderr, h) {
+			t.Errorf("show %s: candidate %s not listed: %q", prefix, h, r.stderr)
+		}
+	}
+	r = gitCtx(t, f.repo, f.env, "show", "--json", same[0][:12])
+	wantCode(t, "show of a unique prefix", r, 0)
+	if !strings.HasPrefix(r.stdout, "{\n  \"v\": 1,\n  \"hash\": \""+same[0]+"\"") {
+		t.Errorf("show --json: %q", r.stdout)
+	}
+}
+
+// cacheReindex: reindex keeps the log; a deleted cache is built again on
+// the next command, a damaged one rebuilt, each saying so once.
+func cacheReindex(t *testing.T, f *cacheFixture) {
+	t.Helper()
+	before := cacheLogEntries(t, f.repo, f.env)
+	r := gitCtx(t, f.repo, f.env, "reindex")
+	wantCode(t, "reindex", r, 0)
+	re := regexp.MustCompile(fmt.Sprintf(`^Reindexed %d checkpoints of this repository \(2 devices\) in \d+\.\d\ds\n$`, len(before)))
+	if !re.MatchString(r.stdout) || r.stderr != "" {
+		t.Errorf("reindex output: %s", r)
+	}
+	if after := cacheLogEntries(t, f.repo, f.env); !equalStrings(before, after) {
+		t.Errorf("log changed across reindex")
+	}
+	cacheWantLogEqualsBranch(t, f.repo, f.env, nil)
+
+	// A deleted cache is built again on the next command, a damaged
+	// one rebuilt; each says so once on stderr.
+	gitDir := gitOut(t, f.repo, f.env, "rev-parse", "--path-format=absolute", "--git-common-dir")
+	db := filepath.Join(gitDir, "ctx", "cache.db")
+	if _, err := os.Stat(db); err != nil {
+		t.Fatalf("no cache at %s: %v", db, err)
+	}
+	os.Remove(db)
+	r = gitCtx(t, f.repo, f.env, "log", "--json")
+	wantCode(t, "log without a cache", r, 0)
+	if !strings.Contains(r.stderr, "building the cache") {
+		t.Errorf("no notice when building the cache: %q", r.stderr)
+	}
+	writeFile(t, db, strings.Repeat("not a database\n", 300))
+	r = gitCtx(t, f.repo, f.env, "log", "--json")
+	wantCode(t, "log with a damaged cache", r, 0)
+	if !strings.Contains(r.stderr, "rebuilding the cache") {
+		t.Errorf("no notice when rebuilding a damaged cache: %q", r.stderr)
+	}
+	wantOneLine(t, "log stderr with a damaged cache", r.stderr)
+	if after := cacheLogEntries(t, f.repo, f.env); !equalStrings(before, after) {
+		t.Errorf("log changed across the rebuild")
+	}
+}
+
+// TestCacheImportGhyllDBExitCodes: import --ghyll-db of good rows
+// (idempotent, verified, files as the reference stores them), of a row
+// edited after signing and of a row without a device key (exit 1, skipped
+// and named), and usage and input errors (never 0 or 1).
+func TestCacheImportGhyllDBExitCodes(t *testing.T) {
+	s := newSandbox(t)
+	repo := newRepo(t, s, "repo")
+	env := s.env("dev")
+	mustCtx(t, repo, env, "init")
+	key := cacheGhyllKey()
+	a, b := cacheImportGood(t, s, repo, env, key)
+	cacheImportSkipped(t, s, repo, env, key, a, b)
+	cacheImportErrors(t, s, repo, env)
+}
+
+// cacheImportGood imports vector A of the reference and its successor
+// (twice, and with --json) and returns them.
+func cacheImportGood(t *testing.T, s *sandbox, repo string, env []string, key ed25519.PrivateKey) (*ghyllCP, *ghyllCP) {
+	t.Helper()
+
+	// Vector A of the reference, and its successor.
+	a := &ghyllCP{V: 2, Parent: zeroHash, Device: "alice-laptop", TS: 1712345678123456789,
+		Session: "alice-laptop-1712345600000000000", Turn: 5, Model: "m25", Summary: "turn 5"}
+	a.seal(t, key)
+	if a.Hash != "cadfdb7594b1ad5ab315fdb5c912328cdf4262a329cd8e74bef4ea83b37204aa" {
+		t.Fatalf("setup: vector A: %s\n%s", a.Hash, a.canonical)
+	}
+	b := &ghyllCP{V: 1, Parent: a.Hash, Device: "alice-laptop", TS: a.TS + 1e9, Session: a.Session, Turn: 6, Model: "m25",
+		Summary: "turn 6 <b> & more", Files: []string{"auth.go"}}
+	b.seal(t, key)
+	good := filepath.Join(s.root, "good.db")
+	cacheWriteGhyllDB(t, good, a, b)
+	// The default keys directory is ~/.ghyll/keys.
+	cacheWriteGhyllKey(t, filepath.Join(s.root, "home", ".ghyll", "keys"), "alice-laptop", key.Public().(ed25519.PublicKey))
+
+	r := gitCtx(t, repo, env, "import", "--ghyll-db", good)
+	wantCode(t, "import of good rows", r, 0)
+	// The first command reading the cache builds it and may say so.
+	if r.stdout != "Imported 2 checkpoints (0 skipped, 0 already imported)\n" ||
+		r.stderr != "" && r.stderr != "git-ctx: building the cache of the memory branch\n" {
+		t.Errorf("import output: %s", r)
+	}
+	r = gitCtx(t, repo, env, "import", "--ghyll-db", good)
+	wantCode(t, "second import", r, 0)
+	if r.stdout != "Imported 0 checkpoints (0 skipped, 2 already imported)\n" {
+		t.Errorf("second import output: %s", r)
+	}
+	r = gitCtx(t, repo, env, "import", "--ghyll-db", good, "--json")
+	wantCode(t, "import --json", r, 0)
+	if cacheCompact(t, []byte(r.stdout)) != `{"imported":[],"skipped":[],"already_imported":2}` {
+		t.Errorf("import --json: %s", r.stdout)
+	}
+	if rep := verifyJSON(t, repo, env); !rep.OK || len(rep.Chains) != 1 || rep.Chains[0].Verified != 2 {
+		t.Errorf("verify after import:\n%s", rep.raw)
+	}
+	log := logJSON(t, repo, env)
+	if len(log) != 2 || log[0].Summary != b.Summary || log[1].Summary != a.Summary || log[0].TS != b.TS || log[1].Files != nil {
+		t.Errorf("imported records: %+v", log)
+	}
+	cacheWantLogEqualsBranch(t, repo, env, nil)
+	if f := branchFile(t, repo, env, cacheCheckpointPath(t, repo, env, cliStatus(t, repo, env).RepoID, log[1].Hash)); !strings.Contains(f, `"imported_from": "ghyll:`+a.Hash+`"`) ||
+		!strings.Contains(f, `"files": null`) {
+		t.Errorf("imported record file:\n%s", f)
+	}
+	return a, b
+}
+
+// cacheImportSkipped: one more good row and one whose summary was edited
+// after signing; then a row whose device has no key. Both skip (exit 1).
+func cacheImportSkipped(t *testing.T, s *sandbox, repo string, env []string, key ed25519.PrivateKey, a, b *ghyllCP) {
+	t.Helper()
+	c := &ghyllCP{V: 2, Parent: b.Hash, Device: "alice-laptop", TS: b.TS + 1e9, Session: a.Session, Turn: 7, Model: "m25", Summary: "turn 7"}
+	c.seal(t, key)
+	d := &ghyllCP{V: 2, Parent: c.Hash, Device: "alice-laptop", TS: c.TS + 1e9, Session: a.Session, Turn: 8, Model: "m25", Summary: "turn 8"}
+	d.seal(t, key)
+	d.stored = "turn 8, edited"
+	mixed := filepath.Join(s.root, "mixed.db")
+	cacheWriteGhyllDB(t, mixed, a, b, c, d)
+	r := gitCtx(t, repo, env, "import", "--ghyll-db", mixed)
+	wantCode(t, "import with a bad row", r, 1)
+	wantLines := "skipped " + d.Hash[:12] + " (device alice-laptop): hash_mismatch"
+	if !strings.HasPrefix(r.stdout, wantLines) || !strings.HasSuffix(r.stdout, "Imported 1 checkpoints (1 skipped, 2 already imported)\n") {
+		t.Errorf("import with a bad row: %s", r)
+	}
+	r = gitCtx(t, repo, env, "import", "--ghyll-db", mixed, "--json")
+	wantCode(t, "import --json with a bad row", r, 1)
+	var res struct {
+		Imported []json.RawMessage `json:"imported"`
+		Skipped  []struct {
+			Hash, Device, Reason string
+		} `json:"skipped"`
+		Already int `json:"already_imported"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
+		t.Fatalf("import --json: %v\n%s", err, r.stdout)
+	}
+	if len(res.Imported) != 0 || res.Already != 3 || len(res.Skipped) != 1 || res.Skipped[0].Hash != d.Hash ||
+		res.Skipped[0].Device != "alice-laptop" || !strings.Contains(res.Skipped[0].Reason, "hash_mismatch") {
+		t.Errorf("import --json with a bad row: %s", r.stdout)
+	}
+
+	// A row whose device has no key: skipped, exit 1.
+	e := &ghyllCP{V: 2, Parent: zeroHash, Device: "bob-desktop", TS: d.TS + 1e9, Session: "bob-1", Turn: 1, Model: "m25", Summary: "bob"}
+	e.seal(t, key)
+	nokey := filepath.Join(s.root, "nokey.db")
+	cacheWriteGhyllDB(t, nokey, e)
+	r = gitCtx(t, repo, env, "import", "--ghyll-db", nokey)
+	wantCode(t, "import without the device key", r, 1)
+	if !strings.Contains(r.stdout, "skipped "+e.Hash[:12]+" (device bob-desktop): no public key") {
+		t.Errorf("import without the device key: %s", r)
+	}
+	cacheWantLogEqualsBranch(t, repo, env, nil)
+	if rep := verifyJSON(t, repo, env); !rep.OK {
+		t.Errorf("verify after imports:\n%s", rep.raw)
+	}
+}
+
+// cacheImportErrors: usage and input errors: never 0, never 1 (which means
+// "skipped").
+func cacheImportErrors(t *testing.T, s *sandbox, repo string, env []string) {
+	t.Helper()
+	r := gitCtx(t, repo, env, "import", "--ghyll-db", filepath.Join(s.root, "absent.db"))
+	if r.code == 0 || r.code == 1 {
+		t.Errorf("import of a missing file: %s", r)
+	}
+	wantOneLine(t, "import of a missing file", r.stderr)
+	// A missing required flag is a usage error (exit 2, README), not 1.
+	if r = gitCtx(t, repo, env, "import"); r.code != 2 {
+		t.Errorf("import without --ghyll-db: want exit 2 (usage), got %s", r)
+	}
+}
+
+// TestCacheTamperAfterCached: a record the cache already holds is edited on
+// the branch with plumbing. The next command must treat it (and the
+// device's later records) as unverified, as a first build would.
+func TestCacheTamperAfterCached(t *testing.T) {
+	s := newSandbox(t)
+	repo := newRepo(t, s, "repo")
+	env := s.env("dev")
+	mustCtx(t, repo, env, "init")
+	first := cliCheckpoint(t, repo, env, "-m", "original summary")
+	second := cliCheckpoint(t, repo, env, "-m", "later one")
+	st := cliStatus(t, repo, env) // builds the cache: both verified
+	p := cacheCheckpointPath(t, repo, env, st.RepoID, first.Hash)
+	body := branchFile(t, repo, env, p)
+	edited := strings.Replace(body, `"summary": "original summary"`, `"summary": "forged summary"`, 1)
+	if edited == body {
+		t.Fatalf("setup: summary not found in %s", body)
+	}
+	rewriteBranch(t, repo, env, "tamper", fileEdit{path: p, content: edited})
+
+	r := gitCtx(t, repo, env, "show", first.Hash[:12])
+	wantCode(t, "show", r, 0)
+	if !strings.Contains(r.stdout, "UNVERIFIED") || strings.Contains(r.stdout, "original summary") {
+		t.Errorf("show of the tampered record:\n%s", r.stdout)
+	}
+	r = gitCtx(t, repo, env, "log", "--unverified", "--json")
+	wantCode(t, "log --unverified --json", r, 0)
+	var un struct {
+		Quarantine  []struct{ Record, Reason string } `json:"quarantine"`
+		Checkpoints []record                          `json:"checkpoints"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &un); err != nil {
+		t.Fatal(err)
+	}
+	if len(un.Quarantine) != 1 || un.Quarantine[0].Record != first.Hash || un.Quarantine[0].Reason != "hash_mismatch" ||
+		len(un.Checkpoints) != 2 || un.Checkpoints[0].Hash != second.Hash || un.Checkpoints[1].Summary != "forged summary" {
+		t.Errorf("log --unverified --json after tampering a cached record:\n%s", r.stdout)
+	}
+	cacheWantLogEqualsBranch(t, repo, env, map[string]bool{first.Hash: true, second.Hash: true})
+}
