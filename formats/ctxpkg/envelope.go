@@ -73,7 +73,10 @@ var (
 	ErrFormatVersion = errors.New("unsupported format_version")
 	// ErrUnsigned: the envelope carries no signature.
 	ErrUnsigned = errors.New("envelope is not signed")
-	// ErrHMACMismatch: lean-ctx's text for a failed check.
+	// ErrHMACMismatch: lean-ctx's text for a failed check, verbatim (its
+	// capital and full stop are part of the interchange; docs/SECURITY.md
+	// quotes it).
+	//lint:ignore ST1005 lean-ctx's exact message, reproduced byte for byte
 	ErrHMACMismatch = errors.New("Signature verification failed. Envelope may be tampered.")
 )
 
