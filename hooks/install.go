@@ -104,7 +104,7 @@ func configHookName(hook string) string { return "git-ctx-" + hook }
 
 // Manager is a detected hook manager.
 type Manager struct {
-	Name string // husky, lefthook, pre-commit
+	Name string // husky or lefthook (the managers DetectManagers knows)
 	File string // the file to edit
 }
 
