@@ -1,9 +1,3 @@
-// Package hooks installs, removes and reports git-ctx's git hooks and agent
-// hooks, and implements the hook entry points that turn commits and agent
-// turns into checkpoints. Installation never overwrites what it did not
-// write: a foreign hook is kept and chained to (it runs first, once), hook
-// managers get the exact line to add instead of a file their next install
-// would erase, and uninstall restores what was there byte for byte.
 package hooks
 
 import (

@@ -1,6 +1,9 @@
-// Package agents knows where Claude Code and Codex keep their session
-// transcripts: which files belong to a project, the archive path a session
-// travels under inside a snapshot TAR, and where a restored session goes.
+// Package agents knows where AI agents (Claude Code, Codex) keep their
+// session transcript files on this machine: which files belong to a project,
+// the archive path a session travels under inside a snapshot TAR, and where
+// a restored session goes. It is the file-system side of package sessions;
+// it does not parse a single turn (package agentturn) nor install agent
+// hooks (package hooks).
 //
 // It reads directories and the first lines of transcripts; it never writes.
 // Symbolic links are never followed: a transcript that is a symlink, or that
