@@ -160,45 +160,65 @@ func rfc3339Shape(s string) (string, bool) {
 		return "", false
 	}
 	b := []byte(s)
+	if !dateTimeShape(b, layout) {
+		return "", false
+	}
+	i, ok := skipFraction(b, len(layout))
+	if !ok || !offsetShape(b[i:]) {
+		return "", false
+	}
+	return string(b), true
+}
+
+// dateTimeShape checks b's first len(layout) bytes against layout ('d' a
+// digit, 'T' a 'T' or 't', anything else itself) and upper-cases the 'T'.
+func dateTimeShape(b []byte, layout string) bool {
 	for i := 0; i < len(layout); i++ {
 		c := b[i]
 		switch layout[i] {
 		case 'd':
 			if c < '0' || c > '9' {
-				return "", false
+				return false
 			}
 		case 'T':
 			if c != 'T' && c != 't' {
-				return "", false
+				return false
 			}
 			b[i] = 'T'
 		default:
 			if c != layout[i] {
-				return "", false
+				return false
 			}
 		}
 	}
-	i := len(layout)
-	if b[i] == '.' {
-		j := i + 1
-		for j < len(b) && b[j] >= '0' && b[j] <= '9' {
-			j++
-		}
-		if j == i+1 {
-			return "", false
-		}
-		i = j
+	return true
+}
+
+// skipFraction returns the index past an optional ".digits" at b[i]; a dot
+// without digits is refused.
+func skipFraction(b []byte, i int) (int, bool) {
+	if b[i] != '.' {
+		return i, true
 	}
-	rest := b[i:]
+	j := i + 1
+	for j < len(b) && b[j] >= '0' && b[j] <= '9' {
+		j++
+	}
+	return j, j != i+1
+}
+
+// offsetShape checks that rest is exactly "Z" (either case, upper-cased in
+// place) or "±HH:MM".
+func offsetShape(rest []byte) bool {
 	switch {
 	case len(rest) == 1 && (rest[0] == 'Z' || rest[0] == 'z'):
 		rest[0] = 'Z'
 	case len(rest) == 6 && (rest[0] == '+' || rest[0] == '-') && isDigit(rest[1]) && isDigit(rest[2]) &&
 		rest[3] == ':' && isDigit(rest[4]) && isDigit(rest[5]):
 	default:
-		return "", false
+		return false
 	}
-	return string(b), true
+	return true
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }

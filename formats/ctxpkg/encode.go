@@ -29,9 +29,7 @@ func (e *enc) optTime(t *time.Time) {
 	e.time(*t)
 }
 func (e *enc) f64(field string, f float64) {
-	if (math.IsNaN(f) || math.IsInf(f, 0)) && e.err == nil {
-		e.err = fmt.Errorf("%w: %s is %v (serde_json would write null)", ErrUnencodable, field, f)
-	}
+	e.f64check(field, f)
 	e.w.Float64(f)
 }
 func (e *enc) f32(field string, f float32) {
@@ -41,6 +39,21 @@ func (e *enc) f32(field string, f float32) {
 func (e *enc) f64check(field string, f float64) {
 	if (math.IsNaN(f) || math.IsInf(f, 0)) && e.err == nil {
 		e.err = fmt.Errorf("%w: %s is %v (serde_json would write null)", ErrUnencodable, field, f)
+	}
+}
+
+// optStr writes k and *s when s is not nil (an Option<String> serde skips
+// when None); optU64 does the same for an Option of an unsigned integer.
+func (e *enc) optStr(k string, s *string) {
+	if s != nil {
+		e.key(k)
+		e.str(*s)
+	}
+}
+func (e *enc) optU64(k string, u *uint64) {
+	if u != nil {
+		e.key(k)
+		e.u64(*u)
 	}
 }
 
@@ -101,10 +114,7 @@ func (m *Manifest) write(e *enc) {
 	e.str(m.Description)
 	e.key("author")
 	e.w.OptString(m.Author)
-	if m.Scope != nil {
-		e.key("scope")
-		e.str(*m.Scope)
-	}
+	e.optStr("scope", m.Scope)
 	e.key("created_at")
 	e.time(m.CreatedAt)
 	e.key("updated_at")
@@ -130,10 +140,7 @@ func (m *Manifest) write(e *enc) {
 	e.w.EndArray()
 	e.key("tags")
 	e.strs(m.Tags)
-	if m.Visibility != nil {
-		e.key("visibility")
-		e.str(*m.Visibility)
-	}
+	e.optStr("visibility", m.Visibility)
 	e.key("integrity")
 	e.w.BeginObject()
 	e.key("sha256")
@@ -216,140 +223,27 @@ func (m *Manifest) write(e *enc) {
 		e.strs(mk.Categories)
 		e.key("badges")
 		e.strs(mk.Badges)
-		if mk.License != nil {
-			e.key("license")
-			e.str(*mk.License)
-		}
+		e.optStr("license", mk.License)
 		e.w.EndObject()
 	}
 	e.w.EndObject()
 }
 
+// write writes the content object: each layer present, in the order of
+// lean-ctx's PackageContent fields.
 func (c *Content) write(e *enc) {
 	e.w.BeginObject()
 	if k := c.Knowledge; k != nil {
 		e.key("knowledge")
-		e.w.BeginObject()
-		e.key("facts")
-		e.w.BeginArray()
-		for i := range k.Facts {
-			k.Facts[i].write(e)
-		}
-		e.w.EndArray()
-		e.key("patterns")
-		writePatterns(e, k.Patterns)
-		e.key("insights")
-		e.w.BeginArray()
-		for _, in := range k.Insights {
-			e.w.BeginObject()
-			e.key("summary")
-			e.str(in.Summary)
-			e.key("from_sessions")
-			e.strs(in.FromSessions)
-			e.key("timestamp")
-			e.time(in.Timestamp)
-			e.w.EndObject()
-		}
-		e.w.EndArray()
-		e.key("exported_at")
-		e.time(k.ExportedAt)
-		e.w.EndObject()
+		k.write(e)
 	}
 	if g := c.Graph; g != nil {
 		e.key("graph")
-		e.w.BeginObject()
-		e.key("nodes")
-		e.w.BeginArray()
-		for _, n := range g.Nodes {
-			e.w.BeginObject()
-			e.key("kind")
-			e.str(n.Kind)
-			e.key("name")
-			e.str(n.Name)
-			e.key("file_path")
-			e.str(n.FilePath)
-			if n.LineStart != nil {
-				e.key("line_start")
-				e.u64(*n.LineStart)
-			}
-			if n.LineEnd != nil {
-				e.key("line_end")
-				e.u64(*n.LineEnd)
-			}
-			if n.Metadata != nil {
-				e.key("metadata")
-				e.str(*n.Metadata)
-			}
-			e.w.EndObject()
-		}
-		e.w.EndArray()
-		e.key("edges")
-		e.w.BeginArray()
-		for _, ed := range g.Edges {
-			e.w.BeginObject()
-			e.key("source_path")
-			e.str(ed.SourcePath)
-			e.key("source_name")
-			e.str(ed.SourceName)
-			e.key("target_path")
-			e.str(ed.TargetPath)
-			e.key("target_name")
-			e.str(ed.TargetName)
-			e.key("kind")
-			e.str(ed.Kind)
-			if ed.Metadata != nil {
-				e.key("metadata")
-				e.str(*ed.Metadata)
-			}
-			e.w.EndObject()
-		}
-		e.w.EndArray()
-		e.key("exported_at")
-		e.time(g.ExportedAt)
-		e.w.EndObject()
+		g.write(e)
 	}
 	if s := c.Session; s != nil {
 		e.key("session")
-		e.w.BeginObject()
-		e.key("task_description")
-		e.w.OptString(s.TaskDescription)
-		e.key("findings")
-		e.w.BeginArray()
-		for _, f := range s.Findings {
-			e.w.BeginObject()
-			e.key("summary")
-			e.str(f.Summary)
-			if f.File != nil {
-				e.key("file")
-				e.str(*f.File)
-			}
-			if f.Line != nil {
-				e.key("line")
-				e.u64(uint64(*f.Line))
-			}
-			e.w.EndObject()
-		}
-		e.w.EndArray()
-		e.key("decisions")
-		e.w.BeginArray()
-		for _, d := range s.Decisions {
-			e.w.BeginObject()
-			e.key("summary")
-			e.str(d.Summary)
-			if d.Rationale != nil {
-				e.key("rationale")
-				e.str(*d.Rationale)
-			}
-			e.w.EndObject()
-		}
-		e.w.EndArray()
-		e.key("next_steps")
-		e.strs(s.NextSteps)
-		e.key("files_touched")
-		e.strs(s.FilesTouched)
-		e.key("exported_at")
-		e.time(s.ExportedAt)
-		e.w.EndObject()
+		s.write(e)
 	}
 	if p := c.Patterns; p != nil {
 		e.key("patterns")
@@ -362,67 +256,11 @@ func (c *Content) write(e *enc) {
 	}
 	if g := c.Gotchas; g != nil {
 		e.key("gotchas")
-		e.w.BeginObject()
-		e.key("gotchas")
-		e.w.BeginArray()
-		for _, x := range g.Gotchas {
-			e.w.BeginObject()
-			e.key("id")
-			e.str(x.ID)
-			e.key("category")
-			e.str(x.Category)
-			e.key("severity")
-			e.str(x.Severity)
-			e.key("trigger")
-			e.str(x.Trigger)
-			e.key("resolution")
-			e.str(x.Resolution)
-			e.key("file_patterns")
-			e.strs(x.FilePatterns)
-			e.key("confidence")
-			e.f32("gotchas.confidence", x.Confidence)
-			e.w.EndObject()
-		}
-		e.w.EndArray()
-		e.key("exported_at")
-		e.time(g.ExportedAt)
-		e.w.EndObject()
+		g.write(e)
 	}
 	if g := c.ContextGraph; g != nil {
 		e.key("context_graph")
-		e.w.BeginObject()
-		e.key("format")
-		e.str(g.Format)
-		e.key("nodes")
-		e.w.BeginArray()
-		for _, n := range g.Nodes {
-			n.write(e)
-		}
-		e.w.EndArray()
-		e.key("edges")
-		e.w.BeginArray()
-		for _, ed := range g.Edges {
-			e.w.BeginObject()
-			e.key("from")
-			e.str(ed.From)
-			e.key("to")
-			e.str(ed.To)
-			e.key("type")
-			e.str(ed.Type)
-			e.key("weight")
-			e.f64("context_graph.edges.weight", ed.Weight)
-			if ed.Coactivations != 0 {
-				e.key("coactivations")
-				e.u64(uint64(ed.Coactivations))
-			}
-			if ed.Metadata != nil {
-				e.key("metadata")
-				e.str(*ed.Metadata)
-			}
-			e.w.EndObject()
-		}
-		e.w.EndArray()
-		e.w.EndObject()
+		g.write(e)
 	}
 	if a := c.Addon; a != nil {
 		e.key("addon")
@@ -433,24 +271,195 @@ func (c *Content) write(e *enc) {
 	}
 	if d := c.Documents; d != nil {
 		e.key("documents")
+		d.write(e)
+	}
+	e.w.EndObject()
+}
+
+func (k *KnowledgeLayer) write(e *enc) {
+	e.w.BeginObject()
+	e.key("facts")
+	e.w.BeginArray()
+	for i := range k.Facts {
+		k.Facts[i].write(e)
+	}
+	e.w.EndArray()
+	e.key("patterns")
+	writePatterns(e, k.Patterns)
+	e.key("insights")
+	e.w.BeginArray()
+	for _, in := range k.Insights {
 		e.w.BeginObject()
-		e.key("files")
-		e.w.BeginArray()
-		for _, f := range d.Files {
-			e.w.BeginObject()
-			e.key("path")
-			e.str(f.Path)
-			e.key("sha256")
-			e.str(f.SHA256)
-			e.key("encoding")
-			e.str(f.Encoding)
-			e.key("body")
-			e.str(f.Body)
-			e.w.EndObject()
-		}
-		e.w.EndArray()
+		e.key("summary")
+		e.str(in.Summary)
+		e.key("from_sessions")
+		e.strs(in.FromSessions)
+		e.key("timestamp")
+		e.time(in.Timestamp)
 		e.w.EndObject()
 	}
+	e.w.EndArray()
+	e.key("exported_at")
+	e.time(k.ExportedAt)
+	e.w.EndObject()
+}
+
+func (g *GraphLayer) write(e *enc) {
+	e.w.BeginObject()
+	e.key("nodes")
+	e.w.BeginArray()
+	for _, n := range g.Nodes {
+		e.w.BeginObject()
+		e.key("kind")
+		e.str(n.Kind)
+		e.key("name")
+		e.str(n.Name)
+		e.key("file_path")
+		e.str(n.FilePath)
+		e.optU64("line_start", n.LineStart)
+		e.optU64("line_end", n.LineEnd)
+		e.optStr("metadata", n.Metadata)
+		e.w.EndObject()
+	}
+	e.w.EndArray()
+	e.key("edges")
+	e.w.BeginArray()
+	for _, ed := range g.Edges {
+		e.w.BeginObject()
+		e.key("source_path")
+		e.str(ed.SourcePath)
+		e.key("source_name")
+		e.str(ed.SourceName)
+		e.key("target_path")
+		e.str(ed.TargetPath)
+		e.key("target_name")
+		e.str(ed.TargetName)
+		e.key("kind")
+		e.str(ed.Kind)
+		e.optStr("metadata", ed.Metadata)
+		e.w.EndObject()
+	}
+	e.w.EndArray()
+	e.key("exported_at")
+	e.time(g.ExportedAt)
+	e.w.EndObject()
+}
+
+func (s *SessionLayer) write(e *enc) {
+	e.w.BeginObject()
+	e.key("task_description")
+	e.w.OptString(s.TaskDescription)
+	e.key("findings")
+	e.w.BeginArray()
+	for _, f := range s.Findings {
+		e.w.BeginObject()
+		e.key("summary")
+		e.str(f.Summary)
+		e.optStr("file", f.File)
+		if f.Line != nil {
+			e.key("line")
+			e.u64(uint64(*f.Line))
+		}
+		e.w.EndObject()
+	}
+	e.w.EndArray()
+	e.key("decisions")
+	e.w.BeginArray()
+	for _, d := range s.Decisions {
+		e.w.BeginObject()
+		e.key("summary")
+		e.str(d.Summary)
+		e.optStr("rationale", d.Rationale)
+		e.w.EndObject()
+	}
+	e.w.EndArray()
+	e.key("next_steps")
+	e.strs(s.NextSteps)
+	e.key("files_touched")
+	e.strs(s.FilesTouched)
+	e.key("exported_at")
+	e.time(s.ExportedAt)
+	e.w.EndObject()
+}
+
+func (g *GotchasLayer) write(e *enc) {
+	e.w.BeginObject()
+	e.key("gotchas")
+	e.w.BeginArray()
+	for _, x := range g.Gotchas {
+		e.w.BeginObject()
+		e.key("id")
+		e.str(x.ID)
+		e.key("category")
+		e.str(x.Category)
+		e.key("severity")
+		e.str(x.Severity)
+		e.key("trigger")
+		e.str(x.Trigger)
+		e.key("resolution")
+		e.str(x.Resolution)
+		e.key("file_patterns")
+		e.strs(x.FilePatterns)
+		e.key("confidence")
+		e.f32("gotchas.confidence", x.Confidence)
+		e.w.EndObject()
+	}
+	e.w.EndArray()
+	e.key("exported_at")
+	e.time(g.ExportedAt)
+	e.w.EndObject()
+}
+
+func (g *ContextGraph) write(e *enc) {
+	e.w.BeginObject()
+	e.key("format")
+	e.str(g.Format)
+	e.key("nodes")
+	e.w.BeginArray()
+	for _, n := range g.Nodes {
+		n.write(e)
+	}
+	e.w.EndArray()
+	e.key("edges")
+	e.w.BeginArray()
+	for _, ed := range g.Edges {
+		e.w.BeginObject()
+		e.key("from")
+		e.str(ed.From)
+		e.key("to")
+		e.str(ed.To)
+		e.key("type")
+		e.str(ed.Type)
+		e.key("weight")
+		e.f64("context_graph.edges.weight", ed.Weight)
+		if ed.Coactivations != 0 {
+			e.key("coactivations")
+			e.u64(uint64(ed.Coactivations))
+		}
+		e.optStr("metadata", ed.Metadata)
+		e.w.EndObject()
+	}
+	e.w.EndArray()
+	e.w.EndObject()
+}
+
+func (d *DocumentsContent) write(e *enc) {
+	e.w.BeginObject()
+	e.key("files")
+	e.w.BeginArray()
+	for _, f := range d.Files {
+		e.w.BeginObject()
+		e.key("path")
+		e.str(f.Path)
+		e.key("sha256")
+		e.str(f.SHA256)
+		e.key("encoding")
+		e.str(f.Encoding)
+		e.key("body")
+		e.str(f.Body)
+		e.w.EndObject()
+	}
+	e.w.EndArray()
 	e.w.EndObject()
 }
 
@@ -464,14 +473,8 @@ func (n *ContextNode) write(e *enc) {
 	e.str(n.Content)
 	e.key("activation")
 	e.f64("context_graph.nodes.activation", n.Activation)
-	optS := func(k string, s *string) {
-		if s != nil {
-			e.key(k)
-			e.str(*s)
-		}
-	}
-	optS("category", n.Category)
-	optS("source", n.Source)
+	e.optStr("category", n.Category)
+	e.optStr("source", n.Source)
 	if n.CreatedAt != nil {
 		e.key("created_at")
 		e.time(*n.CreatedAt)
@@ -480,21 +483,15 @@ func (n *ContextNode) write(e *enc) {
 		e.key("decay_half_life_days")
 		e.u64(uint64(*n.DecayHalfLifeDays))
 	}
-	optS("blob_ref", n.BlobRef)
-	optS("file_path", n.FilePath)
-	if n.LineStart != nil {
-		e.key("line_start")
-		e.u64(*n.LineStart)
-	}
-	if n.LineEnd != nil {
-		e.key("line_end")
-		e.u64(*n.LineEnd)
-	}
+	e.optStr("blob_ref", n.BlobRef)
+	e.optStr("file_path", n.FilePath)
+	e.optU64("line_start", n.LineStart)
+	e.optU64("line_end", n.LineEnd)
 	if n.Confidence != nil {
 		e.key("confidence")
 		e.f32("context_graph.nodes.confidence", *n.Confidence)
 	}
-	optS("supersedes", n.Supersedes)
+	e.optStr("supersedes", n.Supersedes)
 	e.w.EndObject()
 }
 
