@@ -64,25 +64,13 @@ func ParseFile(data []byte) (*Package, error) {
 
 type field = serdejson.Field
 
-func req(name string, dec func(serdejson.Value) error) field {
-	return field{Name: name, Decode: dec}
-}
-
-// def is a #[serde(default)] field: missing is fine, null is decoded by dec
-// (and so refused for non-Option types).
-func def(name string, dec func(serdejson.Value) error) field {
-	return field{Name: name, Optional: true, Decode: dec}
-}
-
-// opt is an Option<T>: missing or null leaves None.
-func opt(name string, dec func(serdejson.Value) error) field {
-	return field{Name: name, Optional: true, Decode: func(v serdejson.Value) error {
-		if v.IsNull() {
-			return nil
-		}
-		return dec(v)
-	}}
-}
+// Field kinds (formats/serdejson): req must be present, def is
+// #[serde(default)], opt is an Option<T> (missing or null leaves None).
+var (
+	req = serdejson.Required
+	def = serdejson.Defaulted
+	opt = serdejson.Option
+)
 
 // nullable is an Option<T> without #[serde(default)]: serde_derive still
 // treats a missing key as None, so it reads like opt (it is only written
@@ -122,18 +110,9 @@ func f32(dst *float32) func(serdejson.Value) error {
 	return func(v serdejson.Value) (err error) { *dst, err = v.Float32(); return }
 }
 
+// list decodes a Vec<T>, each element by dec.
 func list[T any](dst *[]T, dec func(*T, serdejson.Value) error) func(serdejson.Value) error {
-	return func(v serdejson.Value) error {
-		out := make([]T, 0, v.Len())
-		err := v.Elems(func(e serdejson.Value) error {
-			var x T
-			err := dec(&x, e)
-			out = append(out, x)
-			return err
-		})
-		*dst = out
-		return err
-	}
+	return serdejson.ListField(dst, dec)
 }
 
 // ParseTime parses a chrono DateTime<Utc> the way its serde form is read:
