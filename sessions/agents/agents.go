@@ -236,3 +236,15 @@ func checkRel(agent, rel string) error {
 	}
 	return nil
 }
+
+// versionWarning is an adapter's VersionWarning: a warning naming agent when
+// the version v it recorded is known and outside lo..hi (or unreadable).
+func versionWarning(agent, v, lo, hi string) string {
+	if v == "" {
+		return ""
+	}
+	if in, ok := versionIn(v, lo, hi); !ok || !in {
+		return fmt.Sprintf("%s %s is outside the versions tested with this format (%s to %s); continuing", agent, v, lo, hi)
+	}
+	return ""
+}
