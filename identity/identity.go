@@ -19,6 +19,10 @@
 // rewritten whenever it is missing or differs.
 //
 // The package prints nothing, and error messages never contain key bytes.
+//
+// "Identity" here is always a device's. A project's identity hash is
+// formats/snapshot's (the snapshot's "project.identity_hash"), and the
+// sender identity of a package transport envelope is formats/ctxpkg's.
 package identity
 
 import (
