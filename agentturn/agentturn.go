@@ -1,5 +1,8 @@
-// Package agentturn turns the inputs that AI-agent hooks hand to git-ctx
-// into a single Turn: what one agent turn contributes to a checkpoint.
+// Package agentturn parses what an AI agent's hook hands to git-ctx at the
+// end of a turn (and the transcript tail it points at) into a single Turn:
+// what one agent turn contributes to a checkpoint. It only parses: package
+// hooks installs the agent hooks and records the turn, and package
+// sessions/agents finds whole session transcripts to carry between machines.
 //
 // Two agents are supported:
 //

@@ -230,19 +230,38 @@ var fileTools = map[string]func(*claudeBlock) string{
 // truncated lines are skipped. Input longer than MaxTranscript is cut to its
 // tail first, like ReadClaudeTranscript does.
 func ClaudeTurn(jsonl []byte) Turn {
-	if len(jsonl) > MaxTranscript {
-		start := len(jsonl) - MaxTranscript
-		if jsonl[start-1] == '\n' {
-			jsonl = jsonl[start:]
-		} else {
-			jsonl = dropFirstLine(jsonl[start:])
-		}
+	turn, anySession, anyCwd := lastClaudeTurn(transcriptTail(jsonl))
+	a := newClaudeTurnBuilder()
+	for k := len(turn) - 1; k >= 0; k-- {
+		a.add(&turn[k])
 	}
+	t := a.turn()
+	if t.SessionID == "" {
+		t.SessionID = anySession
+	}
+	if t.Cwd == "" {
+		t.Cwd = anyCwd
+	}
+	return t
+}
 
-	// Walk backwards to the last prompt so that only the final turn is
-	// decoded, then aggregate forwards.
-	var turn []claudeLine
-	var anySession, anyCwd string
+// transcriptTail cuts jsonl to its last MaxTranscript bytes, starting at a
+// line boundary, like ReadClaudeTranscript does.
+func transcriptTail(jsonl []byte) []byte {
+	if len(jsonl) <= MaxTranscript {
+		return jsonl
+	}
+	start := len(jsonl) - MaxTranscript
+	if jsonl[start-1] == '\n' {
+		return jsonl[start:]
+	}
+	return dropFirstLine(jsonl[start:])
+}
+
+// lastClaudeTurn walks backwards to the last prompt so that only the final
+// turn is decoded: it returns the turn's conversation lines, last first,
+// and the first session id and working directory seen on any line.
+func lastClaudeTurn(jsonl []byte) (turn []claudeLine, anySession, anyCwd string) {
 	for end := len(jsonl); end > 0; {
 		i := bytes.LastIndexByte(jsonl[:end], '\n')
 		raw := jsonl[i+1 : end]
@@ -265,74 +284,89 @@ func ClaudeTurn(jsonl []byte) Turn {
 			break
 		}
 	}
+	return turn, anySession, anyCwd
+}
 
-	t := Turn{Agent: agentClaude}
-	tools := newOrderedSet(MaxTools)
-	type edit struct{ path, id string }
-	var edits []edit
-	failed := make(map[string]bool)
-	var summaryID string
-	var summary []string
+// claudeTurnBuilder aggregates a turn's lines, oldest first, into a Turn.
+type claudeTurnBuilder struct {
+	t         Turn
+	tools     *orderedSet
+	edits     []claudeEdit
+	failed    map[string]bool // tool_use ids whose result is an error
+	summaryID string
+	summary   []string
+}
 
-	for k := len(turn) - 1; k >= 0; k-- {
-		l := &turn[k]
-		if l.SessionID != "" {
-			t.SessionID = l.SessionID
-		}
-		if l.Cwd != "" {
-			t.Cwd = l.Cwd
-		}
-		if l.Type == "user" {
-			for _, b := range l.blocks {
-				if b.Type == "tool_result" && b.IsError && b.ToolUseID != "" {
-					failed[b.ToolUseID] = true
-				}
-			}
-			continue
-		}
-		if m := l.Message.Model; m != "" && m != "<synthetic>" {
-			t.Model = m
-		}
-		var texts []string
-		for i := range l.blocks {
-			b := &l.blocks[i]
-			switch b.Type {
-			case "text":
-				if s := strings.TrimSpace(b.Text); s != "" {
-					texts = append(texts, s)
-				}
-			case "tool_use", "server_tool_use":
-				tools.add(b.Name)
-				if pathOf, ok := fileTools[b.Name]; ok && b.Type == "tool_use" {
-					if p := pathOf(b); p != "" {
-						edits = append(edits, edit{p, b.ID})
-					}
-				}
+// claudeEdit is a file a tool call edited or wrote, with the call's id.
+type claudeEdit struct{ path, id string }
+
+func newClaudeTurnBuilder() *claudeTurnBuilder {
+	return &claudeTurnBuilder{t: Turn{Agent: agentClaude}, tools: newOrderedSet(MaxTools), failed: make(map[string]bool)}
+}
+
+// add takes the next line of the turn.
+func (a *claudeTurnBuilder) add(l *claudeLine) {
+	if l.SessionID != "" {
+		a.t.SessionID = l.SessionID
+	}
+	if l.Cwd != "" {
+		a.t.Cwd = l.Cwd
+	}
+	if l.Type == "user" {
+		for _, b := range l.blocks {
+			if b.Type == "tool_result" && b.IsError && b.ToolUseID != "" {
+				a.failed[b.ToolUseID] = true
 			}
 		}
-		if len(texts) > 0 {
-			// Claude Code writes one line per content block, all carrying
-			// the same message id: join the text of one message.
-			if l.Message.ID != "" && l.Message.ID == summaryID {
-				summary = append(summary, texts...)
-			} else {
-				summary = texts
+		return
+	}
+	if m := l.Message.Model; m != "" && m != "<synthetic>" {
+		a.t.Model = m
+	}
+	if texts := a.blocks(l); len(texts) > 0 {
+		// Claude Code writes one line per content block, all carrying
+		// the same message id: join the text of one message.
+		if l.Message.ID != "" && l.Message.ID == a.summaryID {
+			a.summary = append(a.summary, texts...)
+		} else {
+			a.summary = texts
+		}
+		a.summaryID = l.Message.ID
+	}
+}
+
+// blocks records the tools and file edits of an assistant line's content
+// blocks and returns its non-empty texts.
+func (a *claudeTurnBuilder) blocks(l *claudeLine) []string {
+	var texts []string
+	for i := range l.blocks {
+		b := &l.blocks[i]
+		switch b.Type {
+		case "text":
+			if s := strings.TrimSpace(b.Text); s != "" {
+				texts = append(texts, s)
 			}
-			summaryID = l.Message.ID
+		case "tool_use", "server_tool_use":
+			a.tools.add(b.Name)
+			if pathOf, ok := fileTools[b.Name]; ok && b.Type == "tool_use" {
+				if p := pathOf(b); p != "" {
+					a.edits = append(a.edits, claudeEdit{p, b.ID})
+				}
+			}
 		}
 	}
+	return texts
+}
 
-	if t.SessionID == "" {
-		t.SessionID = anySession
-	}
-	if t.Cwd == "" {
-		t.Cwd = anyCwd
-	}
-	t.Summary = summarize(strings.Join(summary, "\n\n"))
-	t.Tools = tools.list
+// turn returns the aggregated Turn: the last message's text as summary,
+// the tools used, and the files edited by calls that did not fail.
+func (a *claudeTurnBuilder) turn() Turn {
+	t := a.t
+	t.Summary = summarize(strings.Join(a.summary, "\n\n"))
+	t.Tools = a.tools.list
 	files := newOrderedSet(MaxFiles)
-	for _, e := range edits {
-		if e.id == "" || !failed[e.id] {
+	for _, e := range a.edits {
+		if e.id == "" || !a.failed[e.id] {
 			files.add(e.path)
 		}
 	}

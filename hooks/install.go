@@ -1,9 +1,3 @@
-// Package hooks installs, removes and reports git-ctx's git hooks and agent
-// hooks, and implements the hook entry points that turn commits and agent
-// turns into checkpoints. Installation never overwrites what it did not
-// write: a foreign hook is kept and chained to (it runs first, once), hook
-// managers get the exact line to add instead of a file their next install
-// would erase, and uninstall restores what was there byte for byte.
 package hooks
 
 import (
@@ -104,7 +98,7 @@ func configHookName(hook string) string { return "git-ctx-" + hook }
 
 // Manager is a detected hook manager.
 type Manager struct {
-	Name string // husky, lefthook, pre-commit
+	Name string // husky or lefthook (the managers DetectManagers knows)
 	File string // the file to edit
 }
 
@@ -177,32 +171,54 @@ func InstallGitHook(ctx context.Context, r *gitrepo.Repo, hook string, opt Optio
 		return "", err
 	}
 	if !opt.Force {
-		managers, err := DetectManagers(ctx, r)
-		if err != nil {
-			return "", err
-		}
-		for _, m := range managers {
-			if m.Wired(hook) {
-				return fmt.Sprintf("%s already runs git-ctx for %s", m.Name, hook), nil
-			}
-		}
-		if len(managers) > 0 {
-			var advice []string
-			for _, m := range managers {
-				advice = append(advice, m.Advice(hook))
-			}
-			return strings.Join(advice, "\n"), fmt.Errorf("%w (%s): %s", ErrManaged, managers[0].Name, strings.Join(advice, "; or "))
+		if msg, handled, err := viaManagers(ctx, r, hook); handled {
+			return msg, err
 		}
 	}
 	if ConfigHooksSupported(major, minor) {
-		name := configHookName(hook)
-		for k, v := range map[string]string{"event": hook, "command": Command(hook)} {
-			if _, err := gitexec.Git(ctx, r.Dir, "config", "--local", "hook."+name+"."+k, v); err != nil {
-				return "", err
-			}
-		}
-		return fmt.Sprintf("%s: git config hook.%s (git %d.%d config-based hook)", hook, name, major, minor), nil
+		return installConfigHook(ctx, r, hook, major, minor)
 	}
+	return installStub(ctx, r, hook, opt)
+}
+
+// viaManagers considers every hook manager in the work tree: when one
+// already runs git-ctx for hook, that is reported; otherwise, with any
+// manager present, the advice for each is returned with ErrManaged. handled
+// is false when there is no manager.
+func viaManagers(ctx context.Context, r *gitrepo.Repo, hook string) (msg string, handled bool, err error) {
+	managers, err := DetectManagers(ctx, r)
+	if err != nil {
+		return "", true, err
+	}
+	for _, m := range managers {
+		if m.Wired(hook) {
+			return fmt.Sprintf("%s already runs git-ctx for %s", m.Name, hook), true, nil
+		}
+	}
+	if len(managers) == 0 {
+		return "", false, nil
+	}
+	var advice []string
+	for _, m := range managers {
+		advice = append(advice, m.Advice(hook))
+	}
+	return strings.Join(advice, "\n"), true, fmt.Errorf("%w (%s): %s", ErrManaged, managers[0].Name, strings.Join(advice, "; or "))
+}
+
+// installConfigHook installs hook as a config-based hook (git 2.54+).
+func installConfigHook(ctx context.Context, r *gitrepo.Repo, hook string, major, minor int) (string, error) {
+	name := configHookName(hook)
+	for k, v := range map[string]string{"event": hook, "command": Command(hook)} {
+		if _, err := gitexec.Git(ctx, r.Dir, "config", "--local", "hook."+name+"."+k, v); err != nil {
+			return "", err
+		}
+	}
+	return fmt.Sprintf("%s: git config hook.%s (git %d.%d config-based hook)", hook, name, major, minor), nil
+}
+
+// installStub writes git-ctx's stub for hook into the hooks directory,
+// keeping a foreign hook as <hook>.pre-git-ctx.
+func installStub(ctx context.Context, r *gitrepo.Repo, hook string, opt Options) (string, error) {
 	loc, err := locateHooks(ctx, r)
 	if err != nil {
 		return "", err
@@ -216,18 +232,8 @@ func InstallGitHook(ctx context.Context, r *gitrepo.Repo, hook string, opt Optio
 	}
 	exists := err == nil
 	installed := exists && bytes.Equal(cur, stub)
-	switch {
-	case loc.shared && !opt.Global:
-		if installed {
-			return fmt.Sprintf("%s: already installed in %s, which core.hooksPath in your %s git config shares with every repository", hook, dir, loc.scope), nil
-		}
-		return "", fmt.Errorf("%w: core.hooksPath in your %s git config makes every repository run the hooks in %s; "+
-			"pass --global to install the %s hook there for all of them, or add '%s || true' to your own %s hook",
-			ErrShared, loc.scope, dir, hook, Command(hook), hook)
-	case loc.inWorkTree && !opt.Force && !installed:
-		advice := fmt.Sprintf("add this line to %s: %s || true", path, Command(hook))
-		return advice, fmt.Errorf("%w (core.hooksPath %s is inside the work tree, so a hook there is a file of the project): %s; or pass --force to write git-ctx's hook file there",
-			ErrManaged, dir, advice)
+	if msg, refused, err := refuseLocation(loc, hook, path, installed, opt); refused {
+		return msg, err
 	}
 	if loc.shared {
 		if err := gitHooksUsers(dir, hook).add(repoKey(r)); err != nil {
@@ -240,18 +246,8 @@ func InstallGitHook(ctx context.Context, r *gitrepo.Repo, hook string, opt Optio
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	switch {
-	case !exists:
-	case bytes.Contains(cur, []byte(Marker)):
-		if !opt.Force {
-			return "", fmt.Errorf("%w: %s was edited after git-ctx installed it; pass --force to replace it", ErrModified, path)
-		}
-	default:
-		backup := path + BackupSuffix
-		if _, err := os.Lstat(backup); err == nil {
-			return "", fmt.Errorf("both %s and %s exist: move one away, then install again", path, backup)
-		}
-		if err := os.Rename(path, backup); err != nil {
+	if exists {
+		if err := setAside(path, cur, opt); err != nil {
 			return "", err
 		}
 	}
@@ -266,6 +262,44 @@ func InstallGitHook(ctx context.Context, r *gitrepo.Repo, hook string, opt Optio
 		msg += fmt.Sprintf(" (runs the existing hook first, kept as %s%s)", hook, BackupSuffix)
 	}
 	return msg, nil
+}
+
+// refuseLocation stops an install into a hooks directory shared by every
+// repository (without Global; one already installed there is reported) or
+// inside the work tree (without Force). refused is false when the install
+// may go on.
+func refuseLocation(loc hooksLocation, hook, path string, installed bool, opt Options) (msg string, refused bool, err error) {
+	switch {
+	case loc.shared && !opt.Global:
+		if installed {
+			return fmt.Sprintf("%s: already installed in %s, which core.hooksPath in your %s git config shares with every repository", hook, loc.dir, loc.scope), true, nil
+		}
+		return "", true, fmt.Errorf("%w: core.hooksPath in your %s git config makes every repository run the hooks in %s; "+
+			"pass --global to install the %s hook there for all of them, or add '%s || true' to your own %s hook",
+			ErrShared, loc.scope, loc.dir, hook, Command(hook), hook)
+	case loc.inWorkTree && !opt.Force && !installed:
+		advice := fmt.Sprintf("add this line to %s: %s || true", path, Command(hook))
+		return advice, true, fmt.Errorf("%w (core.hooksPath %s is inside the work tree, so a hook there is a file of the project): %s; or pass --force to write git-ctx's hook file there",
+			ErrManaged, loc.dir, advice)
+	}
+	return "", false, nil
+}
+
+// setAside makes way for the stub at path, which holds cur: an edited stub
+// of ours is refused without Force (and then simply replaced); a foreign
+// hook is moved to <hook>.pre-git-ctx, unless that name is taken.
+func setAside(path string, cur []byte, opt Options) error {
+	if bytes.Contains(cur, []byte(Marker)) {
+		if !opt.Force {
+			return fmt.Errorf("%w: %s was edited after git-ctx installed it; pass --force to replace it", ErrModified, path)
+		}
+		return nil
+	}
+	backup := path + BackupSuffix
+	if _, err := os.Lstat(backup); err == nil {
+		return fmt.Errorf("both %s and %s exist: move one away, then install again", path, backup)
+	}
+	return os.Rename(path, backup)
 }
 
 // writeExecutable writes data atomically with mode 0755.

@@ -19,6 +19,10 @@
 // rewritten whenever it is missing or differs.
 //
 // The package prints nothing, and error messages never contain key bytes.
+//
+// "Identity" here is always a device's. A project's identity hash is
+// formats/snapshot's (the snapshot's "project.identity_hash"), and the
+// sender identity of a package transport envelope is formats/ctxpkg's.
 package identity
 
 import (
@@ -171,32 +175,35 @@ func Load(home, override string) (*Identity, error) {
 // a safe single path segment on every platform. The error wraps
 // ErrInvalidID and names the rule that failed.
 func ValidDeviceID(id string) error {
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w %q: %s", ErrInvalidID, shorten(id), fmt.Sprintf(format, args...))
-	}
 	if id == "" {
 		return fmt.Errorf("%w: it is empty", ErrInvalidID)
 	}
 	if len(id) > maxDeviceIDLen {
-		return bad("it is %d bytes long, the limit is %d", len(id), maxDeviceIDLen)
+		return invalidID(id, "it is %d bytes long, the limit is %d", len(id), maxDeviceIDLen)
 	}
 	for _, r := range id {
 		if !isLowerAlnum(r) && r != '.' && r != '_' && r != '-' {
-			return bad("it contains %q; only a-z, 0-9, '.', '_' and '-' are allowed", r)
+			return invalidID(id, "it contains %q; only a-z, 0-9, '.', '_' and '-' are allowed", r)
 		}
 	}
 	if !isLowerAlnum(rune(id[0])) {
-		return bad("it must start with a-z or 0-9")
+		return invalidID(id, "it must start with a-z or 0-9")
 	}
 	if strings.Contains(id, "..") {
-		return bad(`it must not contain ".."`)
+		return invalidID(id, `it must not contain ".."`)
 	}
 	for _, s := range reservedSuffixes {
 		if strings.HasSuffix(id, s) {
-			return bad("it must not end with %q", s)
+			return invalidID(id, "it must not end with %q", s)
 		}
 	}
 	return nil
+}
+
+// invalidID is the error for a device id id that breaks the rule format
+// describes.
+func invalidID(id, format string, args ...any) error {
+	return fmt.Errorf("%w %q: %s", ErrInvalidID, shorten(id), fmt.Sprintf(format, args...))
 }
 
 // MaxBranchDeviceIDLen bounds a device id read from a memory branch.
@@ -216,39 +223,36 @@ var windowsDeviceNames = map[string]bool{"con": true, "prn": true, "aux": true, 
 // suffix (any case), not a Windows device name, and a safe path component
 // for git (gitname.Check). Errors wrap ErrInvalidID.
 func ValidBranchDeviceID(id string) error {
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w %q: %s", ErrInvalidID, shorten(id), fmt.Sprintf(format, args...))
-	}
 	if id == "" {
 		return fmt.Errorf("%w: it is empty", ErrInvalidID)
 	}
 	if len(id) > MaxBranchDeviceIDLen {
-		return bad("it is %d bytes long, the limit is %d", len(id), MaxBranchDeviceIDLen)
+		return invalidID(id, "it is %d bytes long, the limit is %d", len(id), MaxBranchDeviceIDLen)
 	}
 	for i := 0; i < len(id); i++ {
 		if c := id[i]; !isASCIIAlnum(c) && c != '.' && c != '_' && c != '-' {
-			return bad("it contains byte 0x%02x; only A-Z, a-z, 0-9, '.', '_' and '-' are allowed", c)
+			return invalidID(id, "it contains byte 0x%02x; only A-Z, a-z, 0-9, '.', '_' and '-' are allowed", c)
 		}
 	}
 	if !isASCIIAlnum(id[0]) {
-		return bad("it must start with a letter or digit")
+		return invalidID(id, "it must start with a letter or digit")
 	}
 	if strings.Contains(id, "..") {
-		return bad(`it must not contain ".."`)
+		return invalidID(id, `it must not contain ".."`)
 	}
 	low := strings.ToLower(id)
 	for _, s := range reservedSuffixes {
 		if strings.HasSuffix(low, s) {
-			return bad("it must not end with %q", s)
+			return invalidID(id, "it must not end with %q", s)
 		}
 	}
 	stem, _, _ := strings.Cut(low, ".")
 	if windowsDeviceNames[stem] || len(stem) == 4 && (strings.HasPrefix(stem, "com") || strings.HasPrefix(stem, "lpt")) && stem[3] >= '0' && stem[3] <= '9' {
-		return bad("it is a Windows device name")
+		return invalidID(id, "it is a Windows device name")
 	}
 	for _, name := range []string{id, id + ".pub", id + ".jsonl"} {
 		if err := gitname.Check(name); err != nil {
-			return bad("%v", err)
+			return invalidID(id, "%v", err)
 		}
 	}
 	return nil

@@ -302,6 +302,30 @@ func valueStop(b byte) bool {
 // assignment ("a=b,token=..."); the cost of rescanning is bounded by
 // maxValueLen per name.
 func judgeAssignment(s string, vs int, nk nameKind, literal bool, c *collector) int {
+	p, q := valueOpening(s, vs)
+	scheme := ""
+	if nk.auth {
+		scheme, p = authScheme(s, p)
+	}
+	start := p
+	end, quoted := quotedValueEnd(s, p, q)
+	if !quoted {
+		var ok bool
+		if end, ok = bareValueEnd(s, p); !ok {
+			return 0
+		}
+	}
+	v := s[start:end]
+	if kind, ok := judgeValue(v, nk, literal || quoted, quoted, scheme); ok {
+		c.add(start, end, kind)
+		return end
+	}
+	return 0
+}
+
+// valueOpening skips an escaped (\") or plain opening quote at vs and
+// returns where the value proper starts and the quote (0 for none).
+func valueOpening(s string, vs int) (int, byte) {
 	p := vs
 	if p+1 < len(s) && s[p] == '\\' && isQuote(s[p+1]) {
 		p++
@@ -311,50 +335,58 @@ func judgeAssignment(s string, vs int, nk nameKind, literal bool, c *collector) 
 		q = s[p]
 		p++
 	}
-	scheme := ""
-	if nk.auth {
-		for _, sc := range []string{"bearer", "basic", "token", "bot"} {
-			if len(s)-p > len(sc) && strings.EqualFold(s[p:p+len(sc)], sc) && s[p+len(sc)] == ' ' {
-				scheme = sc
-				p += len(sc) + 1
-				break
-			}
+	return p, q
+}
+
+// authScheme skips an HTTP authorization scheme ("Bearer ", "Basic ",
+// "token ", "Bot ", any case) at p and returns it in lower case with the
+// position after it; with none it returns "" and p.
+func authScheme(s string, p int) (string, int) {
+	for _, sc := range []string{"bearer", "basic", "token", "bot"} {
+		if len(s)-p > len(sc) && strings.EqualFold(s[p:p+len(sc)], sc) && s[p+len(sc)] == ' ' {
+			return sc, p + len(sc) + 1
 		}
 	}
-	start, end := p, p
-	quoted := false
-	if q != 0 {
-		k := p
-		for k < len(s) && k-p <= maxValueLen && s[k] != q && s[k] != '\n' {
-			k++
-		}
-		if k < len(s) && s[k] == q && k-p <= maxValueLen {
-			end = k
-			if end > start && s[end-1] == '\\' {
-				end-- // \" closing a JSON string embedded in a string
-			}
-			quoted = true
-		}
+	return "", p
+}
+
+// quotedValueEnd finds the closing quote q of a value starting at p, on
+// the same line and within maxValueLen; it reports false (and p) when q is
+// 0 or the quote does not close in time.
+func quotedValueEnd(s string, p int, q byte) (int, bool) {
+	if q == 0 {
+		return p, false
 	}
-	if !quoted {
-		k := p
-		for k < len(s) && k-p <= maxValueLen && !valueStop(s[k]) {
-			k++
-		}
-		if k-p > maxValueLen {
-			return 0
-		}
-		end = k
-		for end > start && (s[end-1] == '.' || s[end-1] == ':') {
-			end--
-		}
+	k := p
+	for k < len(s) && k-p <= maxValueLen && s[k] != q && s[k] != '\n' {
+		k++
 	}
-	v := s[start:end]
-	if kind, ok := judgeValue(v, nk, literal || quoted, quoted, scheme); ok {
-		c.add(start, end, kind)
-		return end
+	if k >= len(s) || s[k] != q || k-p > maxValueLen {
+		return p, false
 	}
-	return 0
+	end := k
+	if end > p && s[end-1] == '\\' {
+		end-- // \" closing a JSON string embedded in a string
+	}
+	return end, true
+}
+
+// bareValueEnd finds the end of an unquoted value starting at p (trailing
+// '.' and ':' are sentence punctuation, not value); false when it runs past
+// maxValueLen.
+func bareValueEnd(s string, p int) (int, bool) {
+	k := p
+	for k < len(s) && k-p <= maxValueLen && !valueStop(s[k]) {
+		k++
+	}
+	if k-p > maxValueLen {
+		return 0, false
+	}
+	end := k
+	for end > p && (s[end-1] == '.' || s[end-1] == ':') {
+		end--
+	}
+	return end, true
 }
 
 // judgeValue decides whether an assigned value is a secret.

@@ -338,22 +338,10 @@ func scanPrivateKeys(s string, c *collector) {
 	var ends *pemEnds
 	from := 0
 	for from < len(s) {
-		i := strings.Index(s[from:], begin)
-		if i < 0 {
+		p, label, hdrEnd := nextPrivatePEMLine(s, from, begin)
+		if p < 0 {
 			return
 		}
-		p := from + i
-		from = p + 1
-		ls := p + len(begin)
-		le := runEndMax(s, ls, clsPEMLabel, 64)
-		if !strings.HasPrefix(s[le:], "-----") {
-			continue
-		}
-		label := s[ls:le]
-		if !isPrivateLabel(label) {
-			continue
-		}
-		hdrEnd := le + len("-----")
 		if !keyMaterialFollows(s, hdrEnd) {
 			from = hdrEnd
 			continue
@@ -370,6 +358,31 @@ func scanPrivateKeys(s string, c *collector) {
 		c.add(p, len(s), kindPrivateKey)
 		return
 	}
+}
+
+// nextPrivatePEMLine finds the first "<marker><label>-----" at or after from
+// whose label is a private key's. It returns the marker's offset (-1 when
+// there is none), the label and the offset just past the trailing dashes.
+func nextPrivatePEMLine(s string, from int, marker string) (int, string, int) {
+	for from < len(s) {
+		i := strings.Index(s[from:], marker)
+		if i < 0 {
+			break
+		}
+		p := from + i
+		from = p + 1
+		ls := p + len(marker)
+		le := runEndMax(s, ls, clsPEMLabel, 64)
+		if !strings.HasPrefix(s[le:], "-----") {
+			continue
+		}
+		label := s[ls:le]
+		if !isPrivateLabel(label) {
+			continue
+		}
+		return p, label, le + len("-----")
+	}
+	return -1, "", 0
 }
 
 func isPrivateLabel(label string) bool {
@@ -413,22 +426,10 @@ func findPEMEnds(s string) *pemEnds {
 	pe := &pemEnds{byLabel: make(map[string][]int)}
 	from := 0
 	for from < len(s) {
-		i := strings.Index(s[from:], end)
-		if i < 0 {
+		p, label, e := nextPrivatePEMLine(s, from, end)
+		if p < 0 {
 			break
 		}
-		p := from + i
-		from = p + 1
-		ls := p + len(end)
-		le := runEndMax(s, ls, clsPEMLabel, 64)
-		if !strings.HasPrefix(s[le:], "-----") {
-			continue
-		}
-		label := s[ls:le]
-		if !isPrivateLabel(label) {
-			continue
-		}
-		e := le + len("-----")
 		pe.byLabel[label] = append(pe.byLabel[label], e)
 		pe.private = append(pe.private, e)
 		from = e

@@ -64,25 +64,13 @@ func ParseFile(data []byte) (*Package, error) {
 
 type field = serdejson.Field
 
-func req(name string, dec func(serdejson.Value) error) field {
-	return field{Name: name, Decode: dec}
-}
-
-// def is a #[serde(default)] field: missing is fine, null is decoded by dec
-// (and so refused for non-Option types).
-func def(name string, dec func(serdejson.Value) error) field {
-	return field{Name: name, Optional: true, Decode: dec}
-}
-
-// opt is an Option<T>: missing or null leaves None.
-func opt(name string, dec func(serdejson.Value) error) field {
-	return field{Name: name, Optional: true, Decode: func(v serdejson.Value) error {
-		if v.IsNull() {
-			return nil
-		}
-		return dec(v)
-	}}
-}
+// Field kinds (formats/serdejson): req must be present, def is
+// #[serde(default)], opt is an Option<T> (missing or null leaves None).
+var (
+	req = serdejson.Required
+	def = serdejson.Defaulted
+	opt = serdejson.Option
+)
 
 // nullable is an Option<T> without #[serde(default)]: serde_derive still
 // treats a missing key as None, so it reads like opt (it is only written
@@ -122,18 +110,9 @@ func f32(dst *float32) func(serdejson.Value) error {
 	return func(v serdejson.Value) (err error) { *dst, err = v.Float32(); return }
 }
 
+// list decodes a Vec<T>, each element by dec.
 func list[T any](dst *[]T, dec func(*T, serdejson.Value) error) func(serdejson.Value) error {
-	return func(v serdejson.Value) error {
-		out := make([]T, 0, v.Len())
-		err := v.Elems(func(e serdejson.Value) error {
-			var x T
-			err := dec(&x, e)
-			out = append(out, x)
-			return err
-		})
-		*dst = out
-		return err
-	}
+	return serdejson.ListField(dst, dec)
 }
 
 // ParseTime parses a chrono DateTime<Utc> the way its serde form is read:
@@ -160,45 +139,65 @@ func rfc3339Shape(s string) (string, bool) {
 		return "", false
 	}
 	b := []byte(s)
+	if !dateTimeShape(b, layout) {
+		return "", false
+	}
+	i, ok := skipFraction(b, len(layout))
+	if !ok || !offsetShape(b[i:]) {
+		return "", false
+	}
+	return string(b), true
+}
+
+// dateTimeShape checks b's first len(layout) bytes against layout ('d' a
+// digit, 'T' a 'T' or 't', anything else itself) and upper-cases the 'T'.
+func dateTimeShape(b []byte, layout string) bool {
 	for i := 0; i < len(layout); i++ {
 		c := b[i]
 		switch layout[i] {
 		case 'd':
 			if c < '0' || c > '9' {
-				return "", false
+				return false
 			}
 		case 'T':
 			if c != 'T' && c != 't' {
-				return "", false
+				return false
 			}
 			b[i] = 'T'
 		default:
 			if c != layout[i] {
-				return "", false
+				return false
 			}
 		}
 	}
-	i := len(layout)
-	if b[i] == '.' {
-		j := i + 1
-		for j < len(b) && b[j] >= '0' && b[j] <= '9' {
-			j++
-		}
-		if j == i+1 {
-			return "", false
-		}
-		i = j
+	return true
+}
+
+// skipFraction returns the index past an optional ".digits" at b[i]; a dot
+// without digits is refused.
+func skipFraction(b []byte, i int) (int, bool) {
+	if b[i] != '.' {
+		return i, true
 	}
-	rest := b[i:]
+	j := i + 1
+	for j < len(b) && b[j] >= '0' && b[j] <= '9' {
+		j++
+	}
+	return j, j != i+1
+}
+
+// offsetShape checks that rest is exactly "Z" (either case, upper-cased in
+// place) or "±HH:MM".
+func offsetShape(rest []byte) bool {
 	switch {
 	case len(rest) == 1 && (rest[0] == 'Z' || rest[0] == 'z'):
 		rest[0] = 'Z'
 	case len(rest) == 6 && (rest[0] == '+' || rest[0] == '-') && isDigit(rest[1]) && isDigit(rest[2]) &&
 		rest[3] == ':' && isDigit(rest[4]) && isDigit(rest[5]):
 	default:
-		return "", false
+		return false
 	}
-	return string(b), true
+	return true
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }

@@ -29,9 +29,7 @@ func (e *enc) optTime(t *time.Time) {
 	e.time(*t)
 }
 func (e *enc) f64(field string, f float64) {
-	if (math.IsNaN(f) || math.IsInf(f, 0)) && e.err == nil {
-		e.err = fmt.Errorf("%w: %s is %v (serde_json would write null)", ErrUnencodable, field, f)
-	}
+	e.f64check(field, f)
 	e.w.Float64(f)
 }
 func (e *enc) f32(field string, f float32) {
@@ -41,6 +39,29 @@ func (e *enc) f32(field string, f float32) {
 func (e *enc) f64check(field string, f float64) {
 	if (math.IsNaN(f) || math.IsInf(f, 0)) && e.err == nil {
 		e.err = fmt.Errorf("%w: %s is %v (serde_json would write null)", ErrUnencodable, field, f)
+	}
+}
+
+// Members: the key k, then the value as the method without "Member"
+// writes it.
+func (e *enc) strMember(k, s string)                { e.key(k); e.str(s) }
+func (e *enc) u64Member(k string, u uint64)         { e.key(k); e.u64(u) }
+func (e *enc) strsMember(k string, l []string)      { e.key(k); e.strs(l) }
+func (e *enc) timeMember(k string, t time.Time)     { e.key(k); e.time(t) }
+func (e *enc) optTimeMember(k string, t *time.Time) { e.key(k); e.optTime(t) }
+func (e *enc) f64Member(k, field string, f float64) { e.key(k); e.f64(field, f) }
+func (e *enc) f32Member(k, field string, f float32) { e.key(k); e.f32(field, f) }
+
+// optStr writes k and *s when s is not nil (an Option<String> serde skips
+// when None); optU64 does the same for an Option of an unsigned integer.
+func (e *enc) optStr(k string, s *string) {
+	if s != nil {
+		e.strMember(k, *s)
+	}
+}
+func (e *enc) optU64(k string, u *uint64) {
+	if u != nil {
+		e.u64Member(k, *u)
 	}
 }
 
@@ -83,32 +104,20 @@ func (p *Package) MarshalFile() ([]byte, error) {
 
 func (m *Manifest) write(e *enc) {
 	e.w.BeginObject()
-	e.key("schema_version")
-	e.u64(uint64(m.SchemaVersion))
+	e.u64Member("schema_version", uint64(m.SchemaVersion))
 	if m.ConformanceLevel != nil {
-		e.key("conformance_level")
-		e.u64(uint64(*m.ConformanceLevel))
+		e.u64Member("conformance_level", uint64(*m.ConformanceLevel))
 	}
 	if k := m.EffectiveKind(); k != KindContext {
-		e.key("kind")
-		e.str(string(k))
+		e.strMember("kind", string(k))
 	}
-	e.key("name")
-	e.str(m.Name)
-	e.key("version")
-	e.str(m.Version)
-	e.key("description")
-	e.str(m.Description)
-	e.key("author")
-	e.w.OptString(m.Author)
-	if m.Scope != nil {
-		e.key("scope")
-		e.str(*m.Scope)
-	}
-	e.key("created_at")
-	e.time(m.CreatedAt)
-	e.key("updated_at")
-	e.optTime(m.UpdatedAt)
+	e.strMember("name", m.Name)
+	e.strMember("version", m.Version)
+	e.strMember("description", m.Description)
+	e.w.OptStringMember("author", m.Author)
+	e.optStr("scope", m.Scope)
+	e.timeMember("created_at", m.CreatedAt)
+	e.optTimeMember("updated_at", m.UpdatedAt)
 	e.key("layers")
 	e.w.BeginArray()
 	for _, l := range m.Layers {
@@ -119,382 +128,292 @@ func (m *Manifest) write(e *enc) {
 	e.w.BeginArray()
 	for _, d := range m.Dependencies {
 		e.w.BeginObject()
-		e.key("name")
-		e.str(d.Name)
-		e.key("version_req")
-		e.str(d.VersionReq)
-		e.key("optional")
-		e.w.Bool(d.Optional)
+		e.strMember("name", d.Name)
+		e.strMember("version_req", d.VersionReq)
+		e.w.BoolMember("optional", d.Optional)
 		e.w.EndObject()
 	}
 	e.w.EndArray()
-	e.key("tags")
-	e.strs(m.Tags)
-	if m.Visibility != nil {
-		e.key("visibility")
-		e.str(*m.Visibility)
-	}
+	e.strsMember("tags", m.Tags)
+	e.optStr("visibility", m.Visibility)
 	e.key("integrity")
 	e.w.BeginObject()
-	e.key("sha256")
-	e.str(m.Integrity.SHA256)
-	e.key("content_hash")
-	e.str(m.Integrity.ContentHash)
-	e.key("byte_size")
-	e.u64(m.Integrity.ByteSize)
+	e.strMember("sha256", m.Integrity.SHA256)
+	e.strMember("content_hash", m.Integrity.ContentHash)
+	e.u64Member("byte_size", m.Integrity.ByteSize)
 	e.w.EndObject()
 	e.key("provenance")
 	e.w.BeginObject()
-	e.key("tool")
-	e.str(m.Provenance.Tool)
-	e.key("tool_version")
-	e.str(m.Provenance.ToolVersion)
-	e.key("project_hash")
-	e.w.OptString(m.Provenance.ProjectHash)
-	e.key("source_session_id")
-	e.w.OptString(m.Provenance.SourceSessionID)
+	e.strMember("tool", m.Provenance.Tool)
+	e.strMember("tool_version", m.Provenance.ToolVersion)
+	e.w.OptStringMember("project_hash", m.Provenance.ProjectHash)
+	e.w.OptStringMember("source_session_id", m.Provenance.SourceSessionID)
 	e.w.EndObject()
 	e.key("compatibility")
 	e.w.BeginObject()
-	e.key("min_lean_ctx_version")
-	e.w.OptString(m.Compatibility.MinLeanCtxVersion)
-	e.key("target_languages")
-	e.strs(m.Compatibility.TargetLanguages)
-	e.key("target_frameworks")
-	e.strs(m.Compatibility.TargetFrameworks)
+	e.w.OptStringMember("min_lean_ctx_version", m.Compatibility.MinLeanCtxVersion)
+	e.strsMember("target_languages", m.Compatibility.TargetLanguages)
+	e.strsMember("target_frameworks", m.Compatibility.TargetFrameworks)
 	e.w.EndObject()
 	e.key("stats")
 	s := &m.Stats
 	e.w.BeginObject()
-	e.key("knowledge_facts")
-	e.u64(uint64(s.KnowledgeFacts))
-	e.key("graph_nodes")
-	e.u64(uint64(s.GraphNodes))
-	e.key("graph_edges")
-	e.u64(uint64(s.GraphEdges))
-	e.key("pattern_count")
-	e.u64(uint64(s.PatternCount))
-	e.key("gotcha_count")
-	e.u64(uint64(s.GotchaCount))
-	e.key("compression_ratio")
-	e.f64("stats.compression_ratio", s.CompressionRatio)
+	e.u64Member("knowledge_facts", uint64(s.KnowledgeFacts))
+	e.u64Member("graph_nodes", uint64(s.GraphNodes))
+	e.u64Member("graph_edges", uint64(s.GraphEdges))
+	e.u64Member("pattern_count", uint64(s.PatternCount))
+	e.u64Member("gotcha_count", uint64(s.GotchaCount))
+	e.f64Member("compression_ratio", "stats.compression_ratio", s.CompressionRatio)
 	e.w.EndObject()
 	if sig := m.Signature; sig != nil {
 		e.key("signature")
 		e.w.BeginObject()
-		e.key("algorithm")
-		e.str(sig.Algorithm)
-		e.key("public_key")
-		e.str(sig.PublicKey)
-		e.key("value")
-		e.str(sig.Value)
+		e.strMember("algorithm", sig.Algorithm)
+		e.strMember("public_key", sig.PublicKey)
+		e.strMember("value", sig.Value)
 		e.w.EndObject()
 	}
 	if g := m.GraphSummary; g != nil {
 		e.key("graph_summary")
 		e.w.BeginObject()
-		e.key("node_count")
-		e.u64(uint64(g.NodeCount))
-		e.key("edge_count")
-		e.u64(uint64(g.EdgeCount))
-		e.key("node_types")
-		e.strs(g.NodeTypes)
+		e.u64Member("node_count", uint64(g.NodeCount))
+		e.u64Member("edge_count", uint64(g.EdgeCount))
+		e.strsMember("node_types", g.NodeTypes)
 		if g.ActivationMean != nil {
-			e.key("activation_mean")
-			e.f64("graph_summary.activation_mean", *g.ActivationMean)
+			e.f64Member("activation_mean", "graph_summary.activation_mean", *g.ActivationMean)
 		}
 		if g.Freshness != nil {
-			e.key("freshness")
-			e.time(*g.Freshness)
+			e.timeMember("freshness", *g.Freshness)
 		}
 		e.w.EndObject()
 	}
 	if mk := m.Marketplace; mk != nil {
 		e.key("marketplace")
 		e.w.BeginObject()
-		e.key("categories")
-		e.strs(mk.Categories)
-		e.key("badges")
-		e.strs(mk.Badges)
-		if mk.License != nil {
-			e.key("license")
-			e.str(*mk.License)
-		}
+		e.strsMember("categories", mk.Categories)
+		e.strsMember("badges", mk.Badges)
+		e.optStr("license", mk.License)
 		e.w.EndObject()
 	}
 	e.w.EndObject()
 }
 
+// write writes the content object: each layer present, in the order of
+// lean-ctx's PackageContent fields.
 func (c *Content) write(e *enc) {
 	e.w.BeginObject()
 	if k := c.Knowledge; k != nil {
 		e.key("knowledge")
-		e.w.BeginObject()
-		e.key("facts")
-		e.w.BeginArray()
-		for i := range k.Facts {
-			k.Facts[i].write(e)
-		}
-		e.w.EndArray()
-		e.key("patterns")
-		writePatterns(e, k.Patterns)
-		e.key("insights")
-		e.w.BeginArray()
-		for _, in := range k.Insights {
-			e.w.BeginObject()
-			e.key("summary")
-			e.str(in.Summary)
-			e.key("from_sessions")
-			e.strs(in.FromSessions)
-			e.key("timestamp")
-			e.time(in.Timestamp)
-			e.w.EndObject()
-		}
-		e.w.EndArray()
-		e.key("exported_at")
-		e.time(k.ExportedAt)
-		e.w.EndObject()
+		k.write(e)
 	}
 	if g := c.Graph; g != nil {
 		e.key("graph")
-		e.w.BeginObject()
-		e.key("nodes")
-		e.w.BeginArray()
-		for _, n := range g.Nodes {
-			e.w.BeginObject()
-			e.key("kind")
-			e.str(n.Kind)
-			e.key("name")
-			e.str(n.Name)
-			e.key("file_path")
-			e.str(n.FilePath)
-			if n.LineStart != nil {
-				e.key("line_start")
-				e.u64(*n.LineStart)
-			}
-			if n.LineEnd != nil {
-				e.key("line_end")
-				e.u64(*n.LineEnd)
-			}
-			if n.Metadata != nil {
-				e.key("metadata")
-				e.str(*n.Metadata)
-			}
-			e.w.EndObject()
-		}
-		e.w.EndArray()
-		e.key("edges")
-		e.w.BeginArray()
-		for _, ed := range g.Edges {
-			e.w.BeginObject()
-			e.key("source_path")
-			e.str(ed.SourcePath)
-			e.key("source_name")
-			e.str(ed.SourceName)
-			e.key("target_path")
-			e.str(ed.TargetPath)
-			e.key("target_name")
-			e.str(ed.TargetName)
-			e.key("kind")
-			e.str(ed.Kind)
-			if ed.Metadata != nil {
-				e.key("metadata")
-				e.str(*ed.Metadata)
-			}
-			e.w.EndObject()
-		}
-		e.w.EndArray()
-		e.key("exported_at")
-		e.time(g.ExportedAt)
-		e.w.EndObject()
+		g.write(e)
 	}
 	if s := c.Session; s != nil {
 		e.key("session")
-		e.w.BeginObject()
-		e.key("task_description")
-		e.w.OptString(s.TaskDescription)
-		e.key("findings")
-		e.w.BeginArray()
-		for _, f := range s.Findings {
-			e.w.BeginObject()
-			e.key("summary")
-			e.str(f.Summary)
-			if f.File != nil {
-				e.key("file")
-				e.str(*f.File)
-			}
-			if f.Line != nil {
-				e.key("line")
-				e.u64(uint64(*f.Line))
-			}
-			e.w.EndObject()
-		}
-		e.w.EndArray()
-		e.key("decisions")
-		e.w.BeginArray()
-		for _, d := range s.Decisions {
-			e.w.BeginObject()
-			e.key("summary")
-			e.str(d.Summary)
-			if d.Rationale != nil {
-				e.key("rationale")
-				e.str(*d.Rationale)
-			}
-			e.w.EndObject()
-		}
-		e.w.EndArray()
-		e.key("next_steps")
-		e.strs(s.NextSteps)
-		e.key("files_touched")
-		e.strs(s.FilesTouched)
-		e.key("exported_at")
-		e.time(s.ExportedAt)
-		e.w.EndObject()
+		s.write(e)
 	}
 	if p := c.Patterns; p != nil {
 		e.key("patterns")
 		e.w.BeginObject()
 		e.key("patterns")
 		writePatterns(e, p.Patterns)
-		e.key("exported_at")
-		e.time(p.ExportedAt)
+		e.timeMember("exported_at", p.ExportedAt)
 		e.w.EndObject()
 	}
 	if g := c.Gotchas; g != nil {
 		e.key("gotchas")
-		e.w.BeginObject()
-		e.key("gotchas")
-		e.w.BeginArray()
-		for _, x := range g.Gotchas {
-			e.w.BeginObject()
-			e.key("id")
-			e.str(x.ID)
-			e.key("category")
-			e.str(x.Category)
-			e.key("severity")
-			e.str(x.Severity)
-			e.key("trigger")
-			e.str(x.Trigger)
-			e.key("resolution")
-			e.str(x.Resolution)
-			e.key("file_patterns")
-			e.strs(x.FilePatterns)
-			e.key("confidence")
-			e.f32("gotchas.confidence", x.Confidence)
-			e.w.EndObject()
-		}
-		e.w.EndArray()
-		e.key("exported_at")
-		e.time(g.ExportedAt)
-		e.w.EndObject()
+		g.write(e)
 	}
 	if g := c.ContextGraph; g != nil {
 		e.key("context_graph")
-		e.w.BeginObject()
-		e.key("format")
-		e.str(g.Format)
-		e.key("nodes")
-		e.w.BeginArray()
-		for _, n := range g.Nodes {
-			n.write(e)
-		}
-		e.w.EndArray()
-		e.key("edges")
-		e.w.BeginArray()
-		for _, ed := range g.Edges {
-			e.w.BeginObject()
-			e.key("from")
-			e.str(ed.From)
-			e.key("to")
-			e.str(ed.To)
-			e.key("type")
-			e.str(ed.Type)
-			e.key("weight")
-			e.f64("context_graph.edges.weight", ed.Weight)
-			if ed.Coactivations != 0 {
-				e.key("coactivations")
-				e.u64(uint64(ed.Coactivations))
-			}
-			if ed.Metadata != nil {
-				e.key("metadata")
-				e.str(*ed.Metadata)
-			}
-			e.w.EndObject()
-		}
-		e.w.EndArray()
-		e.w.EndObject()
+		g.write(e)
 	}
 	if a := c.Addon; a != nil {
 		e.key("addon")
 		e.w.BeginObject()
-		e.key("manifest_toml")
-		e.str(a.ManifestTOML)
+		e.strMember("manifest_toml", a.ManifestTOML)
 		e.w.EndObject()
 	}
 	if d := c.Documents; d != nil {
 		e.key("documents")
+		d.write(e)
+	}
+	e.w.EndObject()
+}
+
+func (k *KnowledgeLayer) write(e *enc) {
+	e.w.BeginObject()
+	e.key("facts")
+	e.w.BeginArray()
+	for i := range k.Facts {
+		k.Facts[i].write(e)
+	}
+	e.w.EndArray()
+	e.key("patterns")
+	writePatterns(e, k.Patterns)
+	e.key("insights")
+	e.w.BeginArray()
+	for _, in := range k.Insights {
 		e.w.BeginObject()
-		e.key("files")
-		e.w.BeginArray()
-		for _, f := range d.Files {
-			e.w.BeginObject()
-			e.key("path")
-			e.str(f.Path)
-			e.key("sha256")
-			e.str(f.SHA256)
-			e.key("encoding")
-			e.str(f.Encoding)
-			e.key("body")
-			e.str(f.Body)
-			e.w.EndObject()
-		}
-		e.w.EndArray()
+		e.strMember("summary", in.Summary)
+		e.strsMember("from_sessions", in.FromSessions)
+		e.timeMember("timestamp", in.Timestamp)
 		e.w.EndObject()
 	}
+	e.w.EndArray()
+	e.timeMember("exported_at", k.ExportedAt)
+	e.w.EndObject()
+}
+
+func (g *GraphLayer) write(e *enc) {
+	e.w.BeginObject()
+	e.key("nodes")
+	e.w.BeginArray()
+	for _, n := range g.Nodes {
+		e.w.BeginObject()
+		e.strMember("kind", n.Kind)
+		e.strMember("name", n.Name)
+		e.strMember("file_path", n.FilePath)
+		e.optU64("line_start", n.LineStart)
+		e.optU64("line_end", n.LineEnd)
+		e.optStr("metadata", n.Metadata)
+		e.w.EndObject()
+	}
+	e.w.EndArray()
+	e.key("edges")
+	e.w.BeginArray()
+	for _, ed := range g.Edges {
+		e.w.BeginObject()
+		e.strMember("source_path", ed.SourcePath)
+		e.strMember("source_name", ed.SourceName)
+		e.strMember("target_path", ed.TargetPath)
+		e.strMember("target_name", ed.TargetName)
+		e.strMember("kind", ed.Kind)
+		e.optStr("metadata", ed.Metadata)
+		e.w.EndObject()
+	}
+	e.w.EndArray()
+	e.timeMember("exported_at", g.ExportedAt)
+	e.w.EndObject()
+}
+
+func (s *SessionLayer) write(e *enc) {
+	e.w.BeginObject()
+	e.w.OptStringMember("task_description", s.TaskDescription)
+	e.key("findings")
+	e.w.BeginArray()
+	for _, f := range s.Findings {
+		e.w.BeginObject()
+		e.strMember("summary", f.Summary)
+		e.optStr("file", f.File)
+		if f.Line != nil {
+			e.u64Member("line", uint64(*f.Line))
+		}
+		e.w.EndObject()
+	}
+	e.w.EndArray()
+	e.key("decisions")
+	e.w.BeginArray()
+	for _, d := range s.Decisions {
+		e.w.BeginObject()
+		e.strMember("summary", d.Summary)
+		e.optStr("rationale", d.Rationale)
+		e.w.EndObject()
+	}
+	e.w.EndArray()
+	e.strsMember("next_steps", s.NextSteps)
+	e.strsMember("files_touched", s.FilesTouched)
+	e.timeMember("exported_at", s.ExportedAt)
+	e.w.EndObject()
+}
+
+func (g *GotchasLayer) write(e *enc) {
+	e.w.BeginObject()
+	e.key("gotchas")
+	e.w.BeginArray()
+	for _, x := range g.Gotchas {
+		e.w.BeginObject()
+		e.strMember("id", x.ID)
+		e.strMember("category", x.Category)
+		e.strMember("severity", x.Severity)
+		e.strMember("trigger", x.Trigger)
+		e.strMember("resolution", x.Resolution)
+		e.strsMember("file_patterns", x.FilePatterns)
+		e.f32Member("confidence", "gotchas.confidence", x.Confidence)
+		e.w.EndObject()
+	}
+	e.w.EndArray()
+	e.timeMember("exported_at", g.ExportedAt)
+	e.w.EndObject()
+}
+
+func (g *ContextGraph) write(e *enc) {
+	e.w.BeginObject()
+	e.strMember("format", g.Format)
+	e.key("nodes")
+	e.w.BeginArray()
+	for _, n := range g.Nodes {
+		n.write(e)
+	}
+	e.w.EndArray()
+	e.key("edges")
+	e.w.BeginArray()
+	for _, ed := range g.Edges {
+		e.w.BeginObject()
+		e.strMember("from", ed.From)
+		e.strMember("to", ed.To)
+		e.strMember("type", ed.Type)
+		e.f64Member("weight", "context_graph.edges.weight", ed.Weight)
+		if ed.Coactivations != 0 {
+			e.u64Member("coactivations", uint64(ed.Coactivations))
+		}
+		e.optStr("metadata", ed.Metadata)
+		e.w.EndObject()
+	}
+	e.w.EndArray()
+	e.w.EndObject()
+}
+
+func (d *DocumentsContent) write(e *enc) {
+	e.w.BeginObject()
+	e.key("files")
+	e.w.BeginArray()
+	for _, f := range d.Files {
+		e.w.BeginObject()
+		e.strMember("path", f.Path)
+		e.strMember("sha256", f.SHA256)
+		e.strMember("encoding", f.Encoding)
+		e.strMember("body", f.Body)
+		e.w.EndObject()
+	}
+	e.w.EndArray()
 	e.w.EndObject()
 }
 
 func (n *ContextNode) write(e *enc) {
 	e.w.BeginObject()
-	e.key("id")
-	e.str(n.ID)
-	e.key("type")
-	e.str(n.Type)
-	e.key("content")
-	e.str(n.Content)
-	e.key("activation")
-	e.f64("context_graph.nodes.activation", n.Activation)
-	optS := func(k string, s *string) {
-		if s != nil {
-			e.key(k)
-			e.str(*s)
-		}
-	}
-	optS("category", n.Category)
-	optS("source", n.Source)
+	e.strMember("id", n.ID)
+	e.strMember("type", n.Type)
+	e.strMember("content", n.Content)
+	e.f64Member("activation", "context_graph.nodes.activation", n.Activation)
+	e.optStr("category", n.Category)
+	e.optStr("source", n.Source)
 	if n.CreatedAt != nil {
-		e.key("created_at")
-		e.time(*n.CreatedAt)
+		e.timeMember("created_at", *n.CreatedAt)
 	}
 	if n.DecayHalfLifeDays != nil {
-		e.key("decay_half_life_days")
-		e.u64(uint64(*n.DecayHalfLifeDays))
+		e.u64Member("decay_half_life_days", uint64(*n.DecayHalfLifeDays))
 	}
-	optS("blob_ref", n.BlobRef)
-	optS("file_path", n.FilePath)
-	if n.LineStart != nil {
-		e.key("line_start")
-		e.u64(*n.LineStart)
-	}
-	if n.LineEnd != nil {
-		e.key("line_end")
-		e.u64(*n.LineEnd)
-	}
+	e.optStr("blob_ref", n.BlobRef)
+	e.optStr("file_path", n.FilePath)
+	e.optU64("line_start", n.LineStart)
+	e.optU64("line_end", n.LineEnd)
 	if n.Confidence != nil {
-		e.key("confidence")
-		e.f32("context_graph.nodes.confidence", *n.Confidence)
+		e.f32Member("confidence", "context_graph.nodes.confidence", *n.Confidence)
 	}
-	optS("supersedes", n.Supersedes)
+	e.optStr("supersedes", n.Supersedes)
 	e.w.EndObject()
 }
 
@@ -502,16 +421,11 @@ func writePatterns(e *enc, ps []ProjectPattern) {
 	e.w.BeginArray()
 	for _, p := range ps {
 		e.w.BeginObject()
-		e.key("pattern_type")
-		e.str(p.PatternType)
-		e.key("description")
-		e.str(p.Description)
-		e.key("examples")
-		e.strs(p.Examples)
-		e.key("source_session")
-		e.str(p.SourceSession)
-		e.key("created_at")
-		e.time(p.CreatedAt)
+		e.strMember("pattern_type", p.PatternType)
+		e.strMember("description", p.Description)
+		e.strsMember("examples", p.Examples)
+		e.strMember("source_session", p.SourceSession)
+		e.timeMember("created_at", p.CreatedAt)
 		e.w.EndObject()
 	}
 	e.w.EndArray()
@@ -526,60 +440,36 @@ func orDefault[T ~string](v T, def T) T {
 
 func (f *KnowledgeFact) write(e *enc) {
 	e.w.BeginObject()
-	e.key("category")
-	e.str(f.Category)
-	e.key("key")
-	e.str(f.Key)
-	e.key("value")
-	e.str(f.Value)
-	e.key("source_session")
-	e.str(f.SourceSession)
-	e.key("confidence")
-	e.f32("knowledge.facts.confidence", f.Confidence)
-	e.key("created_at")
-	e.time(f.CreatedAt)
-	e.key("last_confirmed")
-	e.time(f.LastConfirmed)
-	e.key("retrieval_count")
-	e.u64(uint64(f.RetrievalCount))
-	e.key("last_retrieved")
-	e.optTime(f.LastRetrieved)
-	e.key("valid_from")
-	e.optTime(f.ValidFrom)
-	e.key("valid_until")
-	e.optTime(f.ValidUntil)
-	e.key("supersedes")
-	e.w.OptString(f.Supersedes)
-	e.key("confirmation_count")
-	e.u64(uint64(f.ConfirmationCount))
-	e.key("feedback_up")
-	e.u64(uint64(f.FeedbackUp))
-	e.key("feedback_down")
-	e.u64(uint64(f.FeedbackDown))
-	e.key("last_feedback")
-	e.optTime(f.LastFeedback)
-	e.key("privacy")
-	e.str(string(orDefault(f.Privacy, "project_only")))
-	e.key("sensitivity")
-	e.str(string(orDefault(f.Sensitivity, "public")))
-	e.key("imported_from")
-	e.w.OptString(f.ImportedFrom)
-	e.key("archetype")
-	e.str(string(orDefault(f.Archetype, "fact")))
+	e.strMember("category", f.Category)
+	e.strMember("key", f.Key)
+	e.strMember("value", f.Value)
+	e.strMember("source_session", f.SourceSession)
+	e.f32Member("confidence", "knowledge.facts.confidence", f.Confidence)
+	e.timeMember("created_at", f.CreatedAt)
+	e.timeMember("last_confirmed", f.LastConfirmed)
+	e.u64Member("retrieval_count", uint64(f.RetrievalCount))
+	e.optTimeMember("last_retrieved", f.LastRetrieved)
+	e.optTimeMember("valid_from", f.ValidFrom)
+	e.optTimeMember("valid_until", f.ValidUntil)
+	e.w.OptStringMember("supersedes", f.Supersedes)
+	e.u64Member("confirmation_count", uint64(f.ConfirmationCount))
+	e.u64Member("feedback_up", uint64(f.FeedbackUp))
+	e.u64Member("feedback_down", uint64(f.FeedbackDown))
+	e.optTimeMember("last_feedback", f.LastFeedback)
+	e.strMember("privacy", string(orDefault(f.Privacy, "project_only")))
+	e.strMember("sensitivity", string(orDefault(f.Sensitivity, "public")))
+	e.w.OptStringMember("imported_from", f.ImportedFrom)
+	e.strMember("archetype", string(orDefault(f.Archetype, "fact")))
 	e.key("fidelity")
 	if fd := f.Fidelity; fd == nil {
 		e.w.Null()
 	} else {
 		e.w.BeginObject()
-		e.key("structural")
-		e.f64("knowledge.facts.fidelity.structural", fd.Structural)
-		e.key("semantic")
-		e.f64("knowledge.facts.fidelity.semantic", fd.Semantic)
-		e.key("computed_at")
-		e.time(fd.ComputedAt)
+		e.f64Member("structural", "knowledge.facts.fidelity.structural", fd.Structural)
+		e.f64Member("semantic", "knowledge.facts.fidelity.semantic", fd.Semantic)
+		e.timeMember("computed_at", fd.ComputedAt)
 		e.w.EndObject()
 	}
-	e.key("revision_count")
-	e.u64(uint64(f.RevisionCount))
+	e.u64Member("revision_count", uint64(f.RevisionCount))
 	e.w.EndObject()
 }

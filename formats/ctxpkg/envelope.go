@@ -73,7 +73,10 @@ var (
 	ErrFormatVersion = errors.New("unsupported format_version")
 	// ErrUnsigned: the envelope carries no signature.
 	ErrUnsigned = errors.New("envelope is not signed")
-	// ErrHMACMismatch: lean-ctx's text for a failed check.
+	// ErrHMACMismatch: lean-ctx's text for a failed check, verbatim (its
+	// capital and full stop are part of the interchange; docs/SECURITY.md
+	// quotes it).
+	//lint:ignore ST1005 lean-ctx's exact message, reproduced byte for byte
 	ErrHMACMismatch = errors.New("Signature verification failed. Envelope may be tampered.")
 )
 
@@ -115,29 +118,19 @@ func NewPackageEnvelope(fileText string, sentAt time.Time, recipient *string, fi
 func (e *Envelope) AppendJSON(dst []byte) []byte {
 	w := serdejson.NewWriter(dst)
 	w.BeginObject()
-	w.Key("format_version")
-	w.Uint64(uint64(e.FormatVersion))
-	w.Key("sent_at")
-	w.String(serdejson.FormatTime(e.SentAt))
+	w.Uint64Member("format_version", uint64(e.FormatVersion))
+	w.StringMember("sent_at", serdejson.FormatTime(e.SentAt))
 	w.Key("sender")
 	w.BeginObject()
-	w.Key("agent_id")
-	w.String(e.Sender.AgentID)
-	w.Key("agent_type")
-	w.String(e.Sender.AgentType)
-	w.Key("daemon_fingerprint")
-	w.String(e.Sender.DaemonFingerprint)
-	w.Key("capabilities")
-	w.Strings(e.Sender.Capabilities)
+	w.StringMember("agent_id", e.Sender.AgentID)
+	w.StringMember("agent_type", e.Sender.AgentType)
+	w.StringMember("daemon_fingerprint", e.Sender.DaemonFingerprint)
+	w.StringsMember("capabilities", e.Sender.Capabilities)
 	w.EndObject()
-	w.Key("recipient")
-	w.OptString(e.Recipient)
-	w.Key("content_type")
-	w.String(string(e.ContentType))
-	w.Key("payload_json")
-	w.String(e.PayloadJSON)
-	w.Key("signature")
-	w.OptString(e.Signature)
+	w.OptStringMember("recipient", e.Recipient)
+	w.StringMember("content_type", string(e.ContentType))
+	w.StringMember("payload_json", e.PayloadJSON)
+	w.OptStringMember("signature", e.Signature)
 	w.Key("metadata")
 	w.BeginObject()
 	for _, k := range sortedKeys(e.Metadata) {

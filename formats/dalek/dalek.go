@@ -2,10 +2,14 @@
 // standard library behaves differently: whether a 32-byte ed25519 public
 // key decompresses to a curve point (as curve25519-dalek decides, which
 // crypto/ed25519 does not expose), and hex digits of either case (as the
-// hex crate reads them). The snapshot and package formats share it.
+// hex crate reads them, DecodeHex). The snapshot and package formats share
+// it.
 package dalek
 
-import "math/big"
+import (
+	"fmt"
+	"math/big"
+)
 
 // ErrNotAPoint is the detail ed25519-dalek 2.2 displays for a public key
 // that does not decompress (the exact text lean-ctx prints is unverified).
@@ -64,3 +68,28 @@ func HexVal(c byte) (byte, bool) {
 	}
 	return 0, false
 }
+
+// DecodeHex decodes pairs of hex digits of either case as the hex crate
+// does for lean-ctx, with its error texts: "odd-length hex string", or "hex
+// decode at {i}: invalid digit found in string" (i the byte offset of the
+// pair). Unlike Rust's from_str_radix it refuses '+'.
+func DecodeHex(s string) ([]byte, error) {
+	if len(s)%2 != 0 {
+		return nil, hexError("odd-length hex string")
+	}
+	out := make([]byte, len(s)/2)
+	for i := 0; i < len(s); i += 2 {
+		hi, ok1 := HexVal(s[i])
+		lo, ok2 := HexVal(s[i+1])
+		if !ok1 || !ok2 {
+			return nil, hexError(fmt.Sprintf("hex decode at %d: invalid digit found in string", i))
+		}
+		out[i/2] = hi<<4 | lo
+	}
+	return out, nil
+}
+
+// hexError is a DecodeHex error: only its text matters.
+type hexError string
+
+func (e hexError) Error() string { return string(e) }

@@ -37,3 +37,20 @@ func TestHexVal(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeHex: either case decodes; an odd length and a bad digit give
+// lean-ctx's texts, the offset being the pair's.
+func TestDecodeHex(t *testing.T) {
+	if b, err := DecodeHex("00fFaB"); err != nil || string(b) != "\x00\xff\xab" {
+		t.Fatalf("DecodeHex(00fFaB) = %x, %v", b, err)
+	}
+	for in, want := range map[string]string{
+		"abc":  "odd-length hex string",
+		"00+1": "hex decode at 2: invalid digit found in string",
+		"0g":   "hex decode at 0: invalid digit found in string",
+	} {
+		if _, err := DecodeHex(in); err == nil || err.Error() != want {
+			t.Errorf("DecodeHex(%q): %v, want %q", in, err, want)
+		}
+	}
+}

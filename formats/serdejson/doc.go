@@ -2,7 +2,8 @@
 // 1.0.151 does for serde_derive structs, so that Go can produce and hash the
 // exact bytes lean-ctx produces (Context Snapshot v1, .ctxpkg v1).
 //
-// Writing (Writer, QuoteString, FormatFloat, FormatFloat32, Pretty):
+// Writing (Writer and its ...Member methods, QuoteString, FormatFloat,
+// FormatFloat32, Pretty):
 //
 //   - keys are written in the order the caller writes them, which must be the
 //     Rust struct's declaration order; nothing is sorted;
@@ -22,8 +23,9 @@
 // of DateTime<Utc> ends in "Z", to_rfc3339 ends in "+00:00", both with the
 // AutoSi fraction (none, 3, 6 or 9 digits).
 //
-// Reading (Parse, Value, DecodeStruct) follows serde_json's grammar and the
-// serde_derive defaults. Parse validates the whole input once; a Value is a
+// Reading (Parse, Value, DecodeStruct with the Field kinds Required,
+// Defaulted and Option and the ...Field decoders) follows serde_json's
+// grammar and the serde_derive defaults. Parse validates the whole input once; a Value is a
 // view of its bytes, decoded only when asked, so ignored data costs no
 // allocation. The rules: strict RFC 8259 syntax, only whitespace after the
 // value, raw control characters and lone surrogate escapes refused, invalid

@@ -4,6 +4,45 @@ package serdejson
 // Field that stores the member's value in dst (an Option field stores a
 // pointer, set only when the member is present and not null).
 
+// Required is a field that must be present; its value, null included, is
+// decoded by dec (and so null is refused unless dec accepts it).
+func Required(name string, dec func(Value) error) Field {
+	return Field{Name: name, Decode: dec}
+}
+
+// Defaulted is a #[serde(default)] field: a missing key keeps the default;
+// a present one, null included, is decoded by dec.
+func Defaulted(name string, dec func(Value) error) Field {
+	return Field{Name: name, Optional: true, Decode: dec}
+}
+
+// Option is an Option<T> field: a missing key or null leaves it None; any
+// other value is decoded by dec, which stores Some.
+func Option(name string, dec func(Value) error) Field {
+	return Field{Name: name, Optional: true, Decode: func(v Value) error {
+		if v.IsNull() {
+			return nil
+		}
+		return dec(v)
+	}}
+}
+
+// ListField decodes a Vec<T> into dst, each element by dec (never nil once
+// decoded; on an error dst holds the elements up to the failing one).
+func ListField[T any](dst *[]T, dec func(*T, Value) error) func(Value) error {
+	return func(v Value) error {
+		out := make([]T, 0, v.Len())
+		err := v.Elems(func(e Value) error {
+			var x T
+			err := dec(&x, e)
+			out = append(out, x)
+			return err
+		})
+		*dst = out
+		return err
+	}
+}
+
 // StringField decodes a string into dst.
 func StringField(dst *string) func(Value) error {
 	return func(v Value) (err error) { *dst, err = v.Text(); return }

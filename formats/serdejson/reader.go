@@ -251,20 +251,8 @@ func (p *parser) str(out *[]byte) error {
 	p.pos++ // opening '"'
 	for {
 		start := p.pos
-		for p.pos < len(p.src) {
-			c := p.src[p.pos]
-			if c == '"' || c == '\\' || c < 0x20 {
-				break
-			}
-			if c < utf8.RuneSelf {
-				p.pos++
-				continue
-			}
-			r, size := utf8.DecodeRune(p.src[p.pos:])
-			if r == utf8.RuneError && size == 1 {
-				return p.errorf("invalid unicode code point")
-			}
-			p.pos += size
+		if err := p.plainRun(); err != nil {
+			return err
 		}
 		if out != nil {
 			*out = append(*out, p.src[start:p.pos]...)
@@ -282,58 +270,99 @@ func (p *parser) str(out *[]byte) error {
 			return p.errorf("control character (\\u0000-\\u001F) found while parsing a string")
 		}
 		// c == '\\'
-		if p.pos >= len(p.src) {
-			return p.errorf("EOF while parsing a string")
-		}
-		esc := p.src[p.pos]
-		p.pos++
-		var b byte
-		switch esc {
-		case '"', '\\', '/':
-			b = esc
-		case 'b':
-			b = '\b'
-		case 'f':
-			b = '\f'
-		case 'n':
-			b = '\n'
-		case 'r':
-			b = '\r'
-		case 't':
-			b = '\t'
-		case 'u':
-			r, err := p.hex4()
-			if err != nil {
-				return err
-			}
-			switch {
-			case r >= 0xd800 && r < 0xdc00:
-				if !bytes.HasPrefix(p.src[p.pos:], []byte(`\u`)) {
-					return p.errorf("lone leading surrogate in hex escape")
-				}
-				p.pos += 2
-				lo, err := p.hex4()
-				if err != nil {
-					return err
-				}
-				if lo < 0xdc00 || lo > 0xdfff {
-					return p.errorf("lone leading surrogate in hex escape")
-				}
-				r = utf16.DecodeRune(r, lo)
-			case r >= 0xdc00 && r <= 0xdfff:
-				return p.errorf("lone trailing surrogate in hex escape")
-			}
-			if out != nil {
-				*out = utf8.AppendRune(*out, r)
-			}
-			continue
-		default:
-			return p.errorf("invalid escape")
-		}
-		if out != nil {
-			*out = append(*out, b)
+		if err := p.escape(out); err != nil {
+			return err
 		}
 	}
+}
+
+// plainRun advances over the string's bytes up to the next quote,
+// backslash, control character or the end of the input, checking that they
+// are valid UTF-8.
+func (p *parser) plainRun() error {
+	for p.pos < len(p.src) {
+		c := p.src[p.pos]
+		if c == '"' || c == '\\' || c < 0x20 {
+			return nil
+		}
+		if c < utf8.RuneSelf {
+			p.pos++
+			continue
+		}
+		r, size := utf8.DecodeRune(p.src[p.pos:])
+		if r == utf8.RuneError && size == 1 {
+			return p.errorf("invalid unicode code point")
+		}
+		p.pos += size
+	}
+	return nil
+}
+
+// escape reads the escape sequence after a backslash and appends what it
+// stands for to *out when out is non-nil.
+func (p *parser) escape(out *[]byte) error {
+	if p.pos >= len(p.src) {
+		return p.errorf("EOF while parsing a string")
+	}
+	esc := p.src[p.pos]
+	p.pos++
+	var b byte
+	switch esc {
+	case '"', '\\', '/':
+		b = esc
+	case 'b':
+		b = '\b'
+	case 'f':
+		b = '\f'
+	case 'n':
+		b = '\n'
+	case 'r':
+		b = '\r'
+	case 't':
+		b = '\t'
+	case 'u':
+		r, err := p.unicodeEscape()
+		if err != nil {
+			return err
+		}
+		if out != nil {
+			*out = utf8.AppendRune(*out, r)
+		}
+		return nil
+	default:
+		return p.errorf("invalid escape")
+	}
+	if out != nil {
+		*out = append(*out, b)
+	}
+	return nil
+}
+
+// unicodeEscape reads the four hex digits after \u, and a following \uXXXX
+// low surrogate when they are a high surrogate, and returns the code point.
+func (p *parser) unicodeEscape() (rune, error) {
+	r, err := p.hex4()
+	if err != nil {
+		return 0, err
+	}
+	switch {
+	case r >= 0xd800 && r < 0xdc00:
+		if !bytes.HasPrefix(p.src[p.pos:], []byte(`\u`)) {
+			return 0, p.errorf("lone leading surrogate in hex escape")
+		}
+		p.pos += 2
+		lo, err := p.hex4()
+		if err != nil {
+			return 0, err
+		}
+		if lo < 0xdc00 || lo > 0xdfff {
+			return 0, p.errorf("lone leading surrogate in hex escape")
+		}
+		r = utf16.DecodeRune(r, lo)
+	case r >= 0xdc00 && r <= 0xdfff:
+		return 0, p.errorf("lone trailing surrogate in hex escape")
+	}
+	return r, nil
 }
 
 func (p *parser) hex4() (rune, error) {

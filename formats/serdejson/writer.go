@@ -162,3 +162,24 @@ func (w *Writer) Strings(list []string) {
 	}
 	w.EndArray()
 }
+
+// Members: each writes an object key and its value, as Key followed by the
+// value's method does.
+
+// StringMember writes the key k and the string s.
+func (w *Writer) StringMember(k, s string) { w.Key(k); w.String(s) }
+
+// OptStringMember writes the key k and *s, or null when s is nil.
+func (w *Writer) OptStringMember(k string, s *string) { w.Key(k); w.OptString(s) }
+
+// Uint64Member writes the key k and the unsigned integer u.
+func (w *Writer) Uint64Member(k string, u uint64) { w.Key(k); w.Uint64(u) }
+
+// Float64Member writes the key k and the f64 f.
+func (w *Writer) Float64Member(k string, f float64) { w.Key(k); w.Float64(f) }
+
+// BoolMember writes the key k and b.
+func (w *Writer) BoolMember(k string, b bool) { w.Key(k); w.Bool(b) }
+
+// StringsMember writes the key k and the Vec<String> list.
+func (w *Writer) StringsMember(k string, list []string) { w.Key(k); w.Strings(list) }

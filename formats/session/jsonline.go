@@ -149,20 +149,29 @@ func (s *lineScanner) object() bool {
 		} else if !s.value() {
 			return false
 		}
-		s.ws()
-		if s.i >= len(s.b) {
-			return false
-		}
-		switch s.b[s.i] {
-		case ',':
-			s.i++
-		case '}':
-			s.i++
-			return true
-		default:
-			return false
+		if more, ok := s.afterElement('}'); !more {
+			return ok
 		}
 	}
+}
+
+// afterElement reads what follows an element of a container closed by
+// closer: ',' (more is true) or closer (the container ends, ok is true);
+// anything else, or the end of the line, is malformed (both false).
+func (s *lineScanner) afterElement(closer byte) (more, ok bool) {
+	s.ws()
+	if s.i >= len(s.b) {
+		return false, false
+	}
+	switch s.b[s.i] {
+	case ',':
+		s.i++
+		return true, true
+	case closer:
+		s.i++
+		return false, true
+	}
+	return false, false
 }
 
 func (s *lineScanner) array() bool {
@@ -176,18 +185,8 @@ func (s *lineScanner) array() bool {
 		if !s.value() {
 			return false
 		}
-		s.ws()
-		if s.i >= len(s.b) {
-			return false
-		}
-		switch s.b[s.i] {
-		case ',':
-			s.i++
-		case ']':
-			s.i++
-			return true
-		default:
-			return false
+		if more, ok := s.afterElement(']'); !more {
+			return ok
 		}
 	}
 }

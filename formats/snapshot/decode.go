@@ -38,20 +38,12 @@ func ParseFile(data []byte) (*Snapshot, error) {
 
 type field = serdejson.Field
 
-func req(name string, dec func(serdejson.Value) error) field {
-	return field{Name: name, Decode: dec}
-}
-
-// opt is an Option<T> field: missing or null leaves it None; any other
-// value is decoded by dec, which stores Some.
-func opt(name string, dec func(serdejson.Value) error) field {
-	return field{Name: name, Optional: true, Decode: func(v serdejson.Value) error {
-		if v.IsNull() {
-			return nil
-		}
-		return dec(v)
-	}}
-}
+// Field kinds (formats/serdejson): req must be present, opt is an
+// Option<T> (missing or null leaves None).
+var (
+	req = serdejson.Required
+	opt = serdejson.Option
+)
 
 func (s *Snapshot) decode(v serdejson.Value) error {
 	return serdejson.DecodeStruct(v, "ContextSnapshotV1", []field{
@@ -107,15 +99,7 @@ func (r *ROI) decode(v serdejson.Value) error {
 func (l *Lineage) decode(v serdejson.Value) error {
 	return serdejson.DecodeStruct(v, "SnapshotLineageV1", []field{
 		req("items_recorded", u64(&l.ItemsRecorded)),
-		req("items", func(v serdejson.Value) error {
-			l.Items = make([]LineageItem, 0, v.Len())
-			return v.Elems(func(e serdejson.Value) error {
-				var it LineageItem
-				err := it.decode(e)
-				l.Items = append(l.Items, it)
-				return err
-			})
-		}),
+		req("items", serdejson.ListField(&l.Items, (*LineageItem).decode)),
 	})
 }
 
@@ -137,15 +121,7 @@ func (l *Ledger) decode(v serdejson.Value) error {
 		req("window_size", u64(&l.WindowSize)),
 		req("total_tokens_sent", u64(&l.TotalTokensSent)),
 		req("total_tokens_saved", u64(&l.TotalTokensSaved)),
-		req("items", func(v serdejson.Value) error {
-			l.Items = make([]LedgerItem, 0, v.Len())
-			return v.Elems(func(e serdejson.Value) error {
-				var it LedgerItem
-				err := it.decode(e)
-				l.Items = append(l.Items, it)
-				return err
-			})
-		}),
+		req("items", serdejson.ListField(&l.Items, (*LedgerItem).decode)),
 	})
 }
 

@@ -149,30 +149,5 @@ func CheckImport(data []byte) (*Snapshot, error) {
 	return s, nil
 }
 
-// decodeHex decodes pairs of hex digits (either case) as lean-ctx does,
-// with its error texts; unlike Rust's from_str_radix it refuses '+'.
-func decodeHex(s string) ([]byte, error) {
-	if len(s)%2 != 0 {
-		return nil, errOddLength
-	}
-	out := make([]byte, len(s)/2)
-	for i := 0; i < len(s); i += 2 {
-		hi, ok1 := dalek.HexVal(s[i])
-		lo, ok2 := dalek.HexVal(s[i+1])
-		if !ok1 || !ok2 {
-			return nil, hexDigitError(i)
-		}
-		out[i/2] = hi<<4 | lo
-	}
-	return out, nil
-}
-
-type hexError string
-
-func (e hexError) Error() string { return string(e) }
-
-const errOddLength = hexError("odd-length hex string")
-
-func hexDigitError(i int) error {
-	return hexError(fmt.Sprintf("hex decode at %d: invalid digit found in string", i))
-}
+// decodeHex is dalek.DecodeHex: lean-ctx's hex reading and error texts.
+var decodeHex = dalek.DecodeHex

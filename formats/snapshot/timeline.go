@@ -80,20 +80,13 @@ func (e TimelineEntry) AppendJSON(dst []byte) ([]byte, error) {
 
 func (e TimelineEntry) write(w *serdejson.Writer) {
 	w.BeginObject()
-	w.Key("snapshot_id")
-	w.String(e.SnapshotID)
-	w.Key("parent_id")
-	w.OptString(e.ParentID)
-	w.Key("created_at")
-	w.String(e.CreatedAt)
-	w.Key("git_commit")
-	w.OptString(e.GitCommit)
-	w.Key("git_branch")
-	w.OptString(e.GitBranch)
-	w.Key("tokens_saved")
-	w.Uint64(e.TokensSaved)
-	w.Key("signed")
-	w.Bool(e.Signed)
+	w.StringMember("snapshot_id", e.SnapshotID)
+	w.OptStringMember("parent_id", e.ParentID)
+	w.StringMember("created_at", e.CreatedAt)
+	w.OptStringMember("git_commit", e.GitCommit)
+	w.OptStringMember("git_branch", e.GitBranch)
+	w.Uint64Member("tokens_saved", e.TokensSaved)
+	w.BoolMember("signed", e.Signed)
 	w.EndObject()
 }
 

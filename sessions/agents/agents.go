@@ -1,6 +1,9 @@
-// Package agents knows where Claude Code and Codex keep their session
-// transcripts: which files belong to a project, the archive path a session
-// travels under inside a snapshot TAR, and where a restored session goes.
+// Package agents knows where AI agents (Claude Code, Codex) keep their
+// session transcript files on this machine: which files belong to a project,
+// the archive path a session travels under inside a snapshot TAR, and where
+// a restored session goes. It is the file-system side of package sessions;
+// it does not parse a single turn (package agentturn) nor install agent
+// hooks (package hooks).
 //
 // It reads directories and the first lines of transcripts; it never writes.
 // Symbolic links are never followed: a transcript that is a symlink, or that
@@ -232,4 +235,16 @@ func checkRel(agent, rel string) error {
 		return fmt.Errorf("destination %q: %w", rel, err)
 	}
 	return nil
+}
+
+// versionWarning is an adapter's VersionWarning: a warning naming agent when
+// the version v it recorded is known and outside lo..hi (or unreadable).
+func versionWarning(agent, v, lo, hi string) string {
+	if v == "" {
+		return ""
+	}
+	if in, ok := versionIn(v, lo, hi); !ok || !in {
+		return fmt.Sprintf("%s %s is outside the versions tested with this format (%s to %s); continuing", agent, v, lo, hi)
+	}
+	return ""
 }

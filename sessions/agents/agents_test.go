@@ -107,3 +107,28 @@ func TestRewriteID(t *testing.T) {
 		t.Fatalf("codex rewrote a non-meta record: %s", got)
 	}
 }
+
+// TestVersionWarning: each adapter warns, naming its agent, about a recorded
+// version outside the tested range or one that does not parse, and is
+// silent about an unrecorded or tested version.
+func TestVersionWarning(t *testing.T) {
+	cases := []struct {
+		a    interface{ VersionWarning(string) string }
+		v    string
+		want string
+	}{
+		{Claude{}, "", ""},
+		{Claude{}, "2.1.219", ""},
+		{Claude{}, "2.1.220", ""},
+		{Claude{}, "2.1.221", "Claude Code 2.1.221 is outside the versions tested with this format (2.1.219 to 2.1.220); continuing"},
+		{Claude{}, "beta", "Claude Code beta is outside the versions tested with this format (2.1.219 to 2.1.220); continuing"},
+		{Codex{}, "", ""},
+		{Codex{}, "0.140.2", ""},
+		{Codex{}, "0.132.9", "Codex 0.132.9 is outside the versions tested with this format (0.133.0 to 0.145.0); continuing"},
+	}
+	for _, c := range cases {
+		if got := c.a.VersionWarning(c.v); got != c.want {
+			t.Errorf("%T.VersionWarning(%q) = %q, want %q", c.a, c.v, got, c.want)
+		}
+	}
+}

@@ -153,11 +153,5 @@ func (Claude) RewriteID(srcID, id string) func([]byte) ([]byte, error) {
 
 // VersionWarning implements Adapter.
 func (Claude) VersionWarning(v string) string {
-	if v == "" {
-		return ""
-	}
-	if in, ok := versionIn(v, claudeTestedLo, claudeTestedHi); !ok || !in {
-		return fmt.Sprintf("Claude Code %s is outside the versions tested with this format (%s to %s); continuing", v, claudeTestedLo, claudeTestedHi)
-	}
-	return ""
+	return versionWarning("Claude Code", v, claudeTestedLo, claudeTestedHi)
 }

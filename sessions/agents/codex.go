@@ -165,11 +165,5 @@ func (Codex) RewriteID(srcID, id string) func([]byte) ([]byte, error) {
 
 // VersionWarning implements Adapter.
 func (Codex) VersionWarning(v string) string {
-	if v == "" {
-		return ""
-	}
-	if in, ok := versionIn(v, codexTestedLo, codexTestedHi); !ok || !in {
-		return fmt.Sprintf("Codex %s is outside the versions tested with this format (%s to %s); continuing", v, codexTestedLo, codexTestedHi)
-	}
-	return ""
+	return versionWarning("Codex", v, codexTestedLo, codexTestedHi)
 }

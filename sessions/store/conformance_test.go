@@ -335,7 +335,4 @@ func conformConcurrentUpdate(t *testing.T, h harness) {
 	}
 }
 
-// sha is a short helper for comparing large bodies in messages.
-func sha(b []byte) string { s := sha256.Sum256(b); return fmt.Sprintf("%x", s[:6]) }
-
 func hexSum(b []byte) string { s := sha256.Sum256(b); return fmt.Sprintf("%x", s) }
