@@ -14,29 +14,6 @@ import (
 	"github.com/git-ctx/git-ctx/formats/checkpoint"
 )
 
-// Reason classifies why a record failed. The first four are ghyll's strings.
-type Reason string
-
-// Failure reasons.
-const (
-	HashMismatch      Reason = "hash_mismatch"
-	BadSignature      Reason = "bad_signature"
-	BrokenChain       Reason = "broken_chain"
-	UnknownKey        Reason = "unknown_key"
-	MissingCheckpoint Reason = "missing_checkpoint"
-	Malformed         Reason = "malformed"
-	WrongDevice       Reason = "wrong_device"
-	EntryMismatch     Reason = "entry_mismatch"
-	Duplicate         Reason = "duplicate_entry"
-	// TooLarge: the checkpoint file's object is larger than
-	// checkpoint.MaxFileSize (told by its header; never inflated).
-	TooLarge Reason = "too_large"
-	// WrongRepo: the record's signed repo field does not name the
-	// repository directory it sits in, or that directory is not this
-	// repository's (see BindsTo and docs/FORMAT.md §3).
-	WrongRepo Reason = "wrong_repo"
-)
-
 // BindsTo reports whether a record whose signed repo field is field may sit
 // in the directory repos/<dir>/: field is dir itself, or dir is the
 // lowercase hex SHA-256 of field (the URL an id was derived from). An empty

@@ -61,7 +61,7 @@ type plan struct {
 	// another id (pinned here, or arriving in the same pull).
 	sharedKeys []SharedKey
 	// badID reports why a device id from the remote is refused
-	// (ReasonBadDeviceID), or nil.
+	// (chain.BadDeviceID), or nil.
 	badID func(dev string) error
 }
 
@@ -72,29 +72,15 @@ type SharedKey struct {
 	New         []string `json:"new"`     // those this pull accepted, sorted
 }
 
-// Reasons for rejections that are not chain.Reason values.
-const (
-	ReasonKeyChanged   = "key_changed"
-	ReasonBadKey       = "bad_key"
-	ReasonUntrusted    = "untrusted"
-	ReasonUnexpected   = "unexpected_path"
-	ReasonRewritten    = "rewrites_record"
-	ReasonOrphan       = "orphan_file"
-	ReasonFork         = "fork"
-	ReasonLayout       = "layout_mismatch"
-	ReasonMalformed    = "malformed_chain"
-	ReasonBadDeviceID  = "bad_device_id"
-	ReasonBadRepoID    = "bad_repo_id"
-	ReasonChainMissing = "chain_missing"
-	// ReasonUnsafePath: a fetched path has a component git refuses or a
-	// checkout reads as .git or .gitmodules (gitname.Check).
-	ReasonUnsafePath = "unsafe_path"
-	// ReasonTooLarge: a file's object header states more bytes than the
-	// limit of its kind; its body was never inflated.
-	ReasonTooLarge = "too_large"
-)
-
 type chainKey struct{ repo, device string }
+
+// rejectFunc records a rejection of record (a hash or a path) of dev in repo.
+type rejectFunc func(repo, dev, record string, reason chain.Reason, format string, args ...any)
+
+// reject records a rejection in the plan (a rejectFunc).
+func (p *plan) reject(repo, dev, record string, reason chain.Reason, format string, args ...any) {
+	p.rejected = append(p.rejected, Rejection{Repo: repo, Device: dev, Record: record, Reason: string(reason), Detail: fmt.Sprintf(format, args...)})
+}
 
 // makePlan decides what of remote may be merged into local (nil: no local
 // branch). Nothing that fails a check is taken; everything else is.
@@ -102,11 +88,9 @@ type chainKey struct{ repo, device string }
 // every package this branch holds as published there).
 func makePlan(st *gitstore.Store, local, remote *gitstore.View, pol Policy, published publishedFunc) (*plan, error) {
 	p := &plan{edits: map[string]plumbing.Hash{}}
-	reject := func(repo, dev, record, reason, format string, args ...any) {
-		p.rejected = append(p.rejected, Rejection{Repo: repo, Device: dev, Record: record, Reason: reason, Detail: fmt.Sprintf(format, args...)})
-	}
+	reject := p.reject
 	if local != nil && local.Layout != remote.Layout {
-		reject("", "", gitstore.LayoutFile, ReasonLayout, "remote uses layout %s, this branch %s: nothing merged", remote.Layout, local.Layout)
+		reject("", "", gitstore.LayoutFile, chain.LayoutMismatch, "remote uses layout %s, this branch %s: nothing merged", remote.Layout, local.Layout)
 		return p, nil
 	}
 	changes, err := st.Diff(local, remote)
@@ -123,7 +107,7 @@ func makePlan(st *gitstore.Store, local, remote *gitstore.View, pol Policy, publ
 		// Before anything reads it: a path naming .git (any alias) or a
 		// component git's fsck refuses is never merged.
 		if err := gitname.CheckPath(c.Path); err != nil {
-			reject("", "", c.Path, ReasonUnsafePath, "%v: not merged", err)
+			reject("", "", c.Path, chain.UnsafePath, "%v: not merged", err)
 			continue
 		}
 		if snaps.classify(remote, c, reject) || pkgs.classify(c, reject) {
@@ -144,18 +128,18 @@ func makePlan(st *gitstore.Store, local, remote *gitstore.View, pol Policy, publ
 			dev := parts[3]
 			if remote.Layout == gitstore.LayoutGhyllV1 {
 				if len(parts) != 4 || !strings.HasSuffix(dev, ".jsonl") {
-					reject(parts[1], "", c.Path, ReasonUnexpected, "not a chain file of the %s layout", remote.Layout)
+					reject(parts[1], "", c.Path, chain.UnexpectedPath, "not a chain file of the %s layout", remote.Layout)
 					continue
 				}
 				dev = strings.TrimSuffix(dev, ".jsonl")
 			} else if len(parts) != 5 {
-				reject(parts[1], "", c.Path, ReasonUnexpected, "not a chain segment of the %s layout", remote.Layout)
+				reject(parts[1], "", c.Path, chain.UnexpectedPath, "not a chain segment of the %s layout", remote.Layout)
 				continue
 			}
 			chains[chainKey{parts[1], dev}] = true
 		case len(parts) >= 4 && parts[0] == "repos" && parts[2] == "checkpoints" && regular:
 			if !c.Old.IsZero() {
-				reject(parts[1], "", c.Path, ReasonRewritten, "the remote changed a checkpoint file this branch already holds")
+				reject(parts[1], "", c.Path, chain.RewritesRecord, "the remote changed a checkpoint file this branch already holds")
 				continue
 			}
 			cpFiles[c.Path] = c
@@ -169,7 +153,7 @@ func makePlan(st *gitstore.Store, local, remote *gitstore.View, pol Policy, publ
 			case filemode.Executable:
 				what = "an executable file"
 			}
-			reject("", "", c.Path, ReasonUnexpected, "%s: not merged", what)
+			reject("", "", c.Path, chain.UnexpectedPath, "%s: not merged", what)
 		}
 	}
 
@@ -216,34 +200,34 @@ func makePlan(st *gitstore.Store, local, remote *gitstore.View, pol Policy, publ
 
 	// Keys: a pinned key never changes; a new one is pinned if trusted.
 	keys := map[string]ed25519.PublicKey{}
-	badDevice := map[string]string{}
+	badDevice := map[string]chain.Reason{}
 	for dev, c := range keyChanges {
 		if err := p.badID(dev); err != nil {
-			reject("", dev, c.Path, ReasonBadDeviceID, "%v: its key and records are not merged", err)
-			badDevice[dev] = ReasonBadDeviceID
+			reject("", dev, c.Path, chain.BadDeviceID, "%v: its key and records are not merged", err)
+			badDevice[dev] = chain.BadDeviceID
 			continue
 		}
 		if local != nil {
 			if _, _, err := local.DeviceKey(dev); err == nil || !errors.Is(err, gitstore.ErrNotExist) {
-				reject("", dev, c.Path, ReasonKeyChanged, "the remote replaces the key pinned for %s: its records are not merged", dev)
-				badDevice[dev] = ReasonKeyChanged
+				reject("", dev, c.Path, chain.KeyChanged, "the remote replaces the key pinned for %s: its records are not merged", dev)
+				badDevice[dev] = chain.KeyChanged
 				continue
 			}
 		}
 		pub, _, err := remote.DeviceKey(dev)
 		if errors.Is(err, gitstore.ErrTooLarge) {
-			reject("", dev, c.Path, ReasonTooLarge, "%v", err)
-			badDevice[dev] = ReasonTooLarge
+			reject("", dev, c.Path, chain.TooLarge, "%v", err)
+			badDevice[dev] = chain.TooLarge
 			continue
 		}
 		if err != nil {
-			reject("", dev, c.Path, ReasonBadKey, "%v", err)
-			badDevice[dev] = ReasonBadKey
+			reject("", dev, c.Path, chain.BadKey, "%v", err)
+			badDevice[dev] = chain.BadKey
 			continue
 		}
 		if ok, why := pol.Allows(dev); !ok {
-			reject("", dev, c.Path, ReasonUntrusted, "%s", why)
-			badDevice[dev] = ReasonUntrusted
+			reject("", dev, c.Path, chain.Untrusted, "%s", why)
+			badDevice[dev] = chain.Untrusted
 			continue
 		}
 		keys[dev] = pub
@@ -307,7 +291,7 @@ func makePlan(st *gitstore.Store, local, remote *gitstore.View, pol Policy, publ
 	}
 	for path := range cpFiles {
 		if !used[path] {
-			reject(strings.Split(path, "/")[1], "", path, ReasonOrphan, "checkpoint file named by no chain: not merged")
+			reject(strings.Split(path, "/")[1], "", path, chain.OrphanFile, "checkpoint file named by no chain: not merged")
 		}
 	}
 	sort.Slice(p.rejected, func(i, j int) bool {
@@ -332,31 +316,31 @@ type chainOutcome struct {
 // is validly signed) or tampering, and nothing past the shared prefix is
 // taken.
 func mergeChain(st *gitstore.Store, local, remote *gitstore.View, k chainKey, keys map[string]ed25519.PublicKey,
-	badDevice map[string]string, pol Policy, badID func(string) error) chainOutcome {
+	badDevice map[string]chain.Reason, pol Policy, badID func(string) error) chainOutcome {
 	out := chainOutcome{result: DeviceResult{Repo: k.repo, Device: k.device}, edits: map[string]plumbing.Hash{}}
-	reject := func(record, reason, format string, args ...any) chainOutcome {
-		out.result.Rejected, out.result.Reason, out.result.Record = true, reason, record
-		out.rejected = append(out.rejected, Rejection{Repo: k.repo, Device: k.device, Record: record, Reason: reason, Detail: fmt.Sprintf(format, args...)})
+	reject := func(record string, reason chain.Reason, format string, args ...any) chainOutcome {
+		out.result.Rejected, out.result.Reason, out.result.Record = true, string(reason), record
+		out.rejected = append(out.rejected, Rejection{Repo: k.repo, Device: k.device, Record: record, Reason: string(reason), Detail: fmt.Sprintf(format, args...)})
 		return out
 	}
 	if err := gitrepo.ValidSegment(k.repo); err != nil {
-		return reject("repos/"+k.repo, ReasonBadRepoID, "%v", err)
+		return reject("repos/"+k.repo, chain.BadRepoID, "%v", err)
 	}
 	if err := badID(k.device); err != nil {
-		return reject("", ReasonBadDeviceID, "%v: none of its records are merged", err)
+		return reject("", chain.BadDeviceID, "%v: none of its records are merged", err)
 	}
 	rc, rcErr := remote.Chain(k.repo, k.device)
 	for _, e := range rc {
 		out.mentioned = append(out.mentioned, remote.Layout.CheckpointPath(k.repo, e.Hash))
 	}
 	if pol.repos != nil && !pol.repos[k.repo] && len(rc) > 0 {
-		return reject(rc[0].Hash, string(chain.WrongRepo), "repos/%s is neither this repository's id nor an adopted one: none of its records are merged", k.repo)
+		return reject(rc[0].Hash, chain.WrongRepo, "repos/%s is neither this repository's id nor an adopted one: none of its records are merged", k.repo)
 	}
 	if why, bad := badDevice[k.device]; bad {
 		return reject("", why, "the device's key was not accepted, so none of its records are merged")
 	}
 	if ok, why := pol.Allows(k.device); !ok {
-		return reject("", ReasonUntrusted, "%s", why)
+		return reject("", chain.Untrusted, "%s", why)
 	}
 	var lc []checkpoint.ChainEntry
 	key := keys[k.device]
@@ -374,10 +358,10 @@ func mergeChain(st *gitstore.Store, local, remote *gitstore.View, k chainKey, ke
 	if err := rcErr; err != nil {
 		var tl *gitstore.TooLargeError
 		if errors.As(err, &tl) {
-			return reject(tl.Path, ReasonTooLarge, "%v", err)
+			return reject(tl.Path, chain.TooLarge, "%v", err)
 		}
 		if errors.Is(err, gitstore.ErrCorrupt) || errors.Is(err, gitstore.ErrTooLarge) {
-			return reject("", ReasonMalformed, "%v", err)
+			return reject("", chain.MalformedChain, "%v", err)
 		}
 		out.err = fmt.Errorf("read fetched chain of %s: %w", k.device, err)
 		return out
@@ -386,7 +370,7 @@ func mergeChain(st *gitstore.Store, local, remote *gitstore.View, k chainKey, ke
 		if pub, _, err := remote.DeviceKey(k.device); err == nil && local == nil {
 			key = pub
 		} else if len(rc) > 0 {
-			return reject(rc[0].Hash, string(chain.UnknownKey), "no public key for %s on either branch", k.device)
+			return reject(rc[0].Hash, chain.UnknownKey, "no public key for %s on either branch", k.device)
 		}
 	}
 	n := 0
@@ -415,10 +399,10 @@ func mergeChain(st *gitstore.Store, local, remote *gitstore.View, k chainKey, ke
 		res := chain.Verify(chain.Input{Device: k.device, Repo: k.repo, Key: key, Entries: rc[n : n+1], Trusted: trusted, Load: load})
 		if res.Failure == nil {
 			out.result.Fork, out.result.Local = true, lc[n].Hash
-			return reject(rc[n].Hash, ReasonFork, "fork at entry %d: the remote has %s, this branch %s; nothing past entry %d merged",
+			return reject(rc[n].Hash, chain.Fork, "fork at entry %d: the remote has %s, this branch %s; nothing past entry %d merged",
 				n+1, short(rc[n].Hash), short(lc[n].Hash), n)
 		}
-		return reject(res.Failure.Hash, string(res.Failure.Reason), "the remote rewrites this device's history at entry %d: %s", n+1, res.Failure.Detail)
+		return reject(res.Failure.Hash, res.Failure.Reason, "the remote rewrites this device's history at entry %d: %s", n+1, res.Failure.Detail)
 	}
 	res := chain.Verify(chain.Input{Device: k.device, Repo: k.repo, Key: key, Entries: rc[n:], Trusted: trusted, Load: load})
 	accepted := rc[:n+res.Verified]
@@ -440,7 +424,7 @@ func mergeChain(st *gitstore.Store, local, remote *gitstore.View, k chainKey, ke
 		out.result.Added = res.Verified
 	}
 	if res.Failure != nil {
-		return reject(res.Failure.Hash, string(res.Failure.Reason), "%s (entry %d): this record and the %d after it are not merged",
+		return reject(res.Failure.Hash, res.Failure.Reason, "%s (entry %d): this record and the %d after it are not merged",
 			res.Failure.Detail, n+res.Failure.Index+1, len(rc)-n-res.Failure.Index-1)
 	}
 	return out

@@ -5,17 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/git-ctx/git-ctx/chain"
 	"github.com/git-ctx/git-ctx/gitstore"
-)
-
-// Reasons for rejections about the repository id (FORMAT §3).
-const (
-	// ReasonRepoMismatch: the fetched REPO file fixes another id than
-	// this branch's; its records under that id are not this repository's.
-	ReasonRepoMismatch = "repo_mismatch"
-	// ReasonBadAdoption: a fetched adoption line is not validly signed by
-	// a device this clone accepts.
-	ReasonBadAdoption = "bad_adoption"
 )
 
 // planRepoFile decides the REPO file of the merge and returns the
@@ -28,7 +19,7 @@ const (
 // directories the local branch holds; nil (no check) on a first pull or
 // when this clone derives no id.
 func planRepoFile(st *gitstore.Store, local, remote *gitstore.View, changed bool, keys map[string]ed25519.PublicKey, pol Policy, p *plan,
-	reject func(repo, dev, record, reason, format string, args ...any)) (map[string]bool, error) {
+	reject rejectFunc) (map[string]bool, error) {
 	read := func(v *gitstore.View) (*gitstore.RepoIDs, error) {
 		if v == nil {
 			return nil, nil
@@ -46,7 +37,7 @@ func planRepoFile(st *gitstore.Store, local, remote *gitstore.View, changed bool
 	var theirs *gitstore.RepoIDs
 	if changed {
 		if theirs, err = read(remote); errors.Is(err, gitstore.ErrRepoID) {
-			reject("", "", gitstore.RepoFile, ReasonRepoMismatch, "%v: not merged", err)
+			reject("", "", gitstore.RepoFile, chain.RepoMismatch, "%v: not merged", err)
 			theirs = nil
 		} else if err != nil {
 			return nil, err
@@ -84,7 +75,7 @@ func planRepoFile(st *gitstore.Store, local, remote *gitstore.View, changed bool
 	case theirs == nil:
 		return mine.Allowed(keyOf), nil
 	case mine != nil && mine.ID != theirs.ID:
-		reject(theirs.ID, "", gitstore.RepoFile, ReasonRepoMismatch,
+		reject(theirs.ID, "", gitstore.RepoFile, chain.RepoMismatch,
 			"the remote fixes repository id %s, this branch %s: its records under repos/%s are not merged (git ctx adopt %s takes them)",
 			short(theirs.ID), short(mine.ID), short(theirs.ID), theirs.ID)
 		return mine.Allowed(keyOf), nil
@@ -102,7 +93,7 @@ func planRepoFile(st *gitstore.Store, local, remote *gitstore.View, changed bool
 			continue
 		}
 		if pub := keyOf(a.Device); pub == nil || !a.Valid(theirs.ID, pub) {
-			reject(a.ID, a.Device, gitstore.RepoFile, ReasonBadAdoption,
+			reject(a.ID, a.Device, gitstore.RepoFile, chain.BadAdoption,
 				"adoption of repos/%s is not validly signed by a device this clone accepts: not merged", short(a.ID))
 			continue
 		}

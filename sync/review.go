@@ -9,6 +9,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 
+	"github.com/git-ctx/git-ctx/chain"
 	"github.com/git-ctx/git-ctx/formats/checkpoint"
 	"github.com/git-ctx/git-ctx/formats/ctxpkg"
 	"github.com/git-ctx/git-ctx/gitexec"
@@ -134,7 +135,7 @@ func Review(ctx context.Context, m *memory.Memory, rng string) ([]ReviewCommit, 
 				if pub, _, err := view.DeviceKey(rec.Device); err == nil {
 					rec.Hash = checkpoint.Fingerprint(pub)
 				} else if errors.Is(err, gitstore.ErrTooLarge) {
-					rec.Status = ReasonTooLarge
+					rec.Status = string(chain.TooLarge)
 				}
 			case len(parts) >= 4 && parts[0] == "repos" && parts[2] == "chains":
 				rec.Kind, rec.Device, rec.Status = "chain", strings.TrimSuffix(parts[3], ".jsonl"), "chain update"
@@ -142,7 +143,7 @@ func Review(ctx context.Context, m *memory.Memory, rng string) ([]ReviewCommit, 
 				rec.Kind = "checkpoint"
 				raw, err := st.ReadBlob(ch.Hash, checkpoint.MaxFileSize)
 				if errors.Is(err, gitstore.ErrTooLarge) {
-					rec.Status = ReasonTooLarge
+					rec.Status = string(chain.TooLarge)
 					break
 				}
 				cp, perr := checkpoint.Parse(raw)
@@ -171,7 +172,7 @@ func Review(ctx context.Context, m *memory.Memory, rng string) ([]ReviewCommit, 
 				rec.Kind, rec.Status = "package", "UNVERIFIED"
 				raw, err := st.ReadBlob(ch.Hash, ctxpkg.MaxFileSize)
 				if errors.Is(err, gitstore.ErrTooLarge) {
-					rec.Status = ReasonTooLarge
+					rec.Status = string(chain.TooLarge)
 					break
 				}
 				if err != nil {

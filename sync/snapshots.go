@@ -11,6 +11,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 
+	"github.com/git-ctx/git-ctx/chain"
 	"github.com/git-ctx/git-ctx/formats/snapshot"
 	"github.com/git-ctx/git-ctx/gitrepo"
 	"github.com/git-ctx/git-ctx/gitstore"
@@ -26,7 +27,7 @@ type snapshotChanges struct {
 // classifySnapshotPath takes c when it is a timeline segment or a snapshot
 // file of a ctx-v1 remote; it reports whether it did (rejecting malformed
 // paths itself).
-func (sc *snapshotChanges) classify(remote *gitstore.View, c gitstore.Change, reject func(repo, dev, record, reason, format string, args ...any)) bool {
+func (sc *snapshotChanges) classify(remote *gitstore.View, c gitstore.Change, reject rejectFunc) bool {
 	parts := strings.Split(c.Path, "/")
 	if remote.Layout != gitstore.LayoutCtxV1 || len(parts) < 4 || parts[0] != "repos" || c.Mode != filemode.Regular {
 		return false
@@ -34,7 +35,7 @@ func (sc *snapshotChanges) classify(remote *gitstore.View, c gitstore.Change, re
 	switch parts[2] {
 	case gitstore.TimelinesDirName:
 		if len(parts) != 5 {
-			reject(parts[1], "", c.Path, ReasonUnexpected, "not a timeline segment of the %s layout", remote.Layout)
+			reject(parts[1], "", c.Path, chain.UnexpectedPath, "not a timeline segment of the %s layout", remote.Layout)
 			return true
 		}
 		if sc.timelines == nil {
@@ -43,7 +44,7 @@ func (sc *snapshotChanges) classify(remote *gitstore.View, c gitstore.Change, re
 		sc.timelines[chainKey{parts[1], parts[3]}] = true
 	case gitstore.SnapshotsDirName:
 		if !c.Old.IsZero() {
-			reject(parts[1], "", c.Path, ReasonRewritten, "the remote changed a snapshot file this branch already holds")
+			reject(parts[1], "", c.Path, chain.RewritesRecord, "the remote changed a snapshot file this branch already holds")
 			return true
 		}
 		if sc.files == nil {
@@ -69,13 +70,11 @@ func (sc *snapshotChanges) classify(remote *gitstore.View, c gitstore.Change, re
 // whose fields match the entry. Snapshot files no fetched timeline names are
 // rejected as orphans.
 func planSnapshots(st *gitstore.Store, local, remote *gitstore.View, sc *snapshotChanges, newKeys map[string]ed25519.PublicKey,
-	badDevice map[string]string, pol Policy, p *plan) error {
+	badDevice map[string]chain.Reason, pol Policy, p *plan) error {
 	if len(sc.timelines) == 0 && len(sc.files) == 0 {
 		return nil
 	}
-	reject := func(repo, dev, record, reason, format string, args ...any) {
-		p.rejected = append(p.rejected, Rejection{Repo: repo, Device: dev, Record: record, Reason: reason, Detail: fmt.Sprintf(format, args...)})
-	}
+	reject := p.reject
 	// Every key a signer may hold: pinned here, or accepted in this pull.
 	keys := map[string]ed25519.PublicKey{}
 	if local != nil {
@@ -105,7 +104,7 @@ func planSnapshots(st *gitstore.Store, local, remote *gitstore.View, sc *snapsho
 	for d, k := range newKeys {
 		keys[d] = k
 	}
-	signer := gitstore.KeySigner(keys)
+	signer := chain.KeySigner(keys)
 	work := make([]chainKey, 0, len(sc.timelines))
 	for k := range sc.timelines {
 		work = append(work, k)
@@ -116,11 +115,11 @@ func planSnapshots(st *gitstore.Store, local, remote *gitstore.View, sc *snapsho
 	mentioned := map[string]bool{}
 	for _, k := range work {
 		if err := gitrepo.ValidSegment(k.repo); err != nil {
-			reject(k.repo, k.device, "repos/"+k.repo, ReasonBadRepoID, "%v", err)
+			reject(k.repo, k.device, "repos/"+k.repo, chain.BadRepoID, "%v", err)
 			continue
 		}
 		if err := p.badID(k.device); err != nil {
-			reject(k.repo, k.device, "", ReasonBadDeviceID, "%v: none of its snapshots are merged", err)
+			reject(k.repo, k.device, "", chain.BadDeviceID, "%v: none of its snapshots are merged", err)
 			continue
 		}
 		rl, rtErr := remote.TimelineLines(k.repo, k.device)
@@ -133,17 +132,17 @@ func planSnapshots(st *gitstore.Store, local, remote *gitstore.View, sc *snapsho
 			continue
 		}
 		if ok, why := pol.Allows(k.device); !ok {
-			reject(k.repo, k.device, "", ReasonUntrusted, "%s", why)
+			reject(k.repo, k.device, "", chain.Untrusted, "%s", why)
 			continue
 		}
 		if rtErr != nil {
 			var tl *gitstore.TooLargeError
 			if errors.As(rtErr, &tl) {
-				reject(k.repo, k.device, tl.Path, ReasonTooLarge, "%v", rtErr)
+				reject(k.repo, k.device, tl.Path, chain.TooLarge, "%v", rtErr)
 				continue
 			}
 			if errors.Is(rtErr, gitstore.ErrCorrupt) || errors.Is(rtErr, gitstore.ErrTooLarge) {
-				reject(k.repo, k.device, "", ReasonMalformed, "%v", rtErr)
+				reject(k.repo, k.device, "", chain.MalformedChain, "%v", rtErr)
 				continue
 			}
 			return fmt.Errorf("read fetched timeline of %s: %w", k.device, rtErr)
@@ -164,7 +163,7 @@ func planSnapshots(st *gitstore.Store, local, remote *gitstore.View, sc *snapsho
 			continue
 		}
 		if n < len(lt) {
-			reject(k.repo, k.device, rt[n].SnapshotID, ReasonFork, "the remote's timeline diverges from this branch's at entry %d (%s here, %s there); nothing past entry %d merged",
+			reject(k.repo, k.device, rt[n].SnapshotID, chain.Fork, "the remote's timeline diverges from this branch's at entry %d (%s here, %s there); nothing past entry %d merged",
 				n+1, short(lt[n].SnapshotID), short(rt[n].SnapshotID), n)
 			continue
 		}
@@ -201,7 +200,7 @@ func planSnapshots(st *gitstore.Store, local, remote *gitstore.View, sc *snapsho
 		// signed by the device for its position, or lies before such a
 		// line (whose prev chains over it). Legacy unsigned lines no signed
 		// line covers are never taken.
-		auth := gitstore.CheckTimelineLines(k.repo, k.device, rl, key)
+		auth := chain.CheckTimelineLines(k.repo, k.device, rl, key)
 		accepted := n
 		fileEdits := map[string]plumbing.Hash{}
 		for i := n; i < len(rt); i++ {
@@ -211,18 +210,18 @@ func planSnapshots(st *gitstore.Store, local, remote *gitstore.View, sc *snapsho
 				return err
 			}
 			if key == nil {
-				reject(k.repo, k.device, e.SnapshotID, "unknown_key", "no public key for %s on either branch", k.device)
+				reject(k.repo, k.device, e.SnapshotID, chain.UnknownKey, "no public key for %s on either branch", k.device)
 				break
 			}
 			if i >= auth.Attested {
 				reason, detail := auth.Reason, auth.Detail
 				if i < auth.Good || reason == "" {
-					reason, detail = gitstore.ReasonUnsignedLine, fmt.Sprintf("no line signed by %s vouches for this entry", k.device)
+					reason, detail = chain.UnsignedTimelineEntry, fmt.Sprintf("no line signed by %s vouches for this entry", k.device)
 				}
 				reject(k.repo, k.device, e.SnapshotID, reason, "%s (timeline entry %d): this snapshot and the %d after it are not merged", detail, i+1, len(rt)-i-1)
 				break
 			}
-			if reason, detail := gitstore.CheckTimelineEntry(e, raw, k.device, key, signer); reason != "" {
+			if reason, detail := chain.CheckTimelineEntry(e, raw, k.device, key, signer); reason != "" {
 				reject(k.repo, k.device, e.SnapshotID, reason, "%s (timeline entry %d): this snapshot and the %d after it are not merged", detail, i+1, len(rt)-i-1)
 				break
 			}
@@ -249,7 +248,7 @@ func planSnapshots(st *gitstore.Store, local, remote *gitstore.View, sc *snapsho
 	}
 	for path := range sc.files {
 		if !mentioned[path] {
-			reject(strings.Split(path, "/")[1], "", path, ReasonOrphan, "snapshot file named by no timeline: not merged")
+			reject(strings.Split(path, "/")[1], "", path, chain.OrphanFile, "snapshot file named by no timeline: not merged")
 		}
 	}
 	return nil

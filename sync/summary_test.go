@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/git-ctx/git-ctx/chain"
 )
 
 // TestManyRejectionsSummarised: a pull that rejects 200,000 paths prints a
@@ -14,11 +16,11 @@ func TestManyRejectionsSummarised(t *testing.T) {
 	const n = 200_000
 	p := &plan{}
 	for i := 0; i < n; i++ {
-		reason := ReasonUnexpected
+		reason := chain.UnexpectedPath
 		if i%4 == 3 {
-			reason = ReasonOrphan
+			reason = chain.OrphanFile
 		}
-		p.rejected = append(p.rejected, Rejection{Record: fmt.Sprintf("junk/%06d", i), Reason: reason, Detail: "not part of the layout: not merged"})
+		p.rejected = append(p.rejected, Rejection{Record: fmt.Sprintf("junk/%06d", i), Reason: string(reason), Detail: "not part of the layout: not merged"})
 	}
 	res := &PullResult{Remote: "origin", Rejected: p.rejected}
 
@@ -55,7 +57,7 @@ func TestManyRejectionsSummarised(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(v.Rejected) != MaxJSONRejections || v.Total != n || !v.Truncated || v.Remote != "origin" ||
-		v.ByReason[ReasonUnexpected] != n*3/4 || v.ByReason[ReasonOrphan] != n/4 {
+		v.ByReason[string(chain.UnexpectedPath)] != n*3/4 || v.ByReason[string(chain.OrphanFile)] != n/4 {
 		t.Errorf("JSON: %d listed, total %d, truncated %v, by reason %v, remote %q", len(v.Rejected), v.Total, v.Truncated, v.ByReason, v.Remote)
 	}
 
