@@ -41,11 +41,11 @@ func TestPlanRepoFile(t *testing.T) {
 	cases := []struct {
 		name     string
 		local    *gitstore.View
-		remote   string // REPO content; "" = none
+		remote   string       // REPO content; "" = none
 		reason   chain.Reason // expected rejection, "" = none
-		adopted  bool   // adopted in the result
-		edit     bool   // REPO written by the merge
-		noRepoOK bool   // allowed is nil
+		adopted  bool         // adopted in the result
+		edit     bool         // REPO written by the merge
+		noRepoOK bool         // allowed is nil
 	}{
 		{name: "first pull takes the remote's", remote: testRepoID + "\n", edit: true},
 		{name: "another id", local: local, remote: "4444444444444444444444444444444444444444444444444444444444444444\n", reason: chain.RepoMismatch},
@@ -63,7 +63,9 @@ func TestPlanRepoFile(t *testing.T) {
 			remote := view(files)
 			p := &plan{edits: map[string]plumbing.Hash{}}
 			var got []chain.Reason
-			reject := func(repo, dev, record string, reason chain.Reason, format string, args ...any) { got = append(got, reason) }
+			reject := func(repo, dev, record string, reason chain.Reason, format string, args ...any) {
+				got = append(got, reason)
+			}
 			allowed, err := planRepoFile(w.st, c.local, remote, c.remote != "", map[string]ed25519.PublicKey{"d": key.Public().(ed25519.PublicKey)}, pol, p, reject)
 			if err != nil {
 				t.Fatal(err)
