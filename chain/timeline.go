@@ -1,7 +1,9 @@
 package chain
 
 import (
+	"bytes"
 	"crypto/ed25519"
+	"errors"
 	"fmt"
 	"sort"
 
@@ -141,4 +143,162 @@ func EntryEqual(a, b snapshot.TimelineEntry) bool {
 	eq := func(x, y *string) bool { return x == nil && y == nil || x != nil && y != nil && *x == *y }
 	return a.SnapshotID == b.SnapshotID && eq(a.ParentID, b.ParentID) && a.CreatedAt == b.CreatedAt &&
 		eq(a.GitCommit, b.GitCommit) && eq(a.GitBranch, b.GitBranch) && a.TokensSaved == b.TokensSaved && a.Signed == b.Signed
+}
+
+// TimelineFailure names the first bad entry of a timeline.
+type TimelineFailure struct {
+	Index    int    `json:"index"` // 0-based; -1 when the timeline itself is unreadable
+	Snapshot string `json:"snapshot,omitempty"`
+	Reason   Reason `json:"reason"`
+	Detail   string `json:"detail"`
+}
+
+func (f *TimelineFailure) Error() string {
+	if f.Index < 0 {
+		return fmt.Sprintf("%s: %s", f.Reason, f.Detail)
+	}
+	return fmt.Sprintf("entry %d (snapshot %s): %s: %s", f.Index+1, snapshot.ShortID(f.Snapshot), f.Reason, f.Detail)
+}
+
+// TimelineVerdict is VerifyTimeline's verdict on one device's timeline.
+type TimelineVerdict struct {
+	Entries  int
+	Verified int
+	// Unsigned counts the verified entries on legacy lines that no line
+	// signature of the device vouches for.
+	Unsigned int
+	Failure  *TimelineFailure
+	// Named: the snapshot ids the timeline names (read before any
+	// failure, and past it).
+	Named []string
+}
+
+// snapshotBytes reads the snapshot file id for CheckTimelineEntry: nil
+// when it is missing, empty when it is too large (it then fails
+// MalformedSnapshot); err is a failure of the store.
+func snapshotBytes(t Tree, repo, id string) ([]byte, error) {
+	raw, err := t.SnapshotFile(repo, id)
+	switch {
+	case errors.Is(err, ErrMissing):
+		return nil, nil
+	case errors.Is(err, ErrTooLarge):
+		return []byte{}, nil
+	}
+	return raw, err
+}
+
+// VerifyTimeline reads device's timeline in repo from t and verifies every
+// entry (`git ctx verify`): the line checks (CheckTimelineLines under the
+// device's key in keys), then the snapshot file each names
+// (CheckTimelineEntry, signers among keys). A timeline with no signed line
+// passes, its entries counted Unsigned.
+func VerifyTimeline(t Tree, repo, device string, keys map[string]ed25519.PublicKey) (TimelineVerdict, error) {
+	var out TimelineVerdict
+	lines, err := t.TimelineLines(repo, device)
+	if err != nil {
+		if !unreadable(err) {
+			return out, err
+		}
+		out.Failure = &TimelineFailure{Index: -1, Reason: MalformedTimeline, Detail: err.Error()}
+	}
+	auth := CheckTimelineLines(repo, device, lines, keys[device])
+	signer := KeySigner(keys)
+	out.Entries = len(lines)
+	for i, l := range lines {
+		te := l.Entry
+		out.Named = append(out.Named, te.SnapshotID)
+		if out.Failure != nil {
+			continue
+		}
+		if i == auth.Good {
+			out.Failure = &TimelineFailure{Index: i, Snapshot: te.SnapshotID, Reason: auth.Reason, Detail: auth.Detail}
+			continue
+		}
+		raw, err := snapshotBytes(t, repo, te.SnapshotID)
+		if err != nil {
+			return out, err
+		}
+		if reason, detail := CheckTimelineEntry(te, raw, device, keys[device], signer); reason != "" {
+			out.Failure = &TimelineFailure{Index: i, Snapshot: te.SnapshotID, Reason: reason, Detail: detail}
+			continue
+		}
+		out.Verified++
+		if i >= auth.Attested {
+			out.Unsigned++
+		}
+	}
+	return out, nil
+}
+
+// TimelineCompare asks ContinueTimeline about one device's timeline.
+type TimelineCompare struct {
+	Repo, Device  string
+	Key           ed25519.PublicKey // the device's key (nil: none on either branch)
+	Signer        SignerDevice      // every key a snapshot's signer may hold
+	Local, Remote []snapshot.TimelineLine
+	// Snapshot returns the snapshot file id as it will be on the merged
+	// branch (nil when missing, empty when unusable); err stops the merge.
+	Snapshot func(id string) ([]byte, error)
+}
+
+// TimelineContinuation is ContinueTimeline's verdict.
+type TimelineContinuation struct {
+	// Shared: the lines both timelines begin with, byte for byte.
+	Shared int
+	// Accepted: the fetched lines [0, Accepted) may be merged (Accepted ≥
+	// Shared; equal when nothing new is taken).
+	Accepted int
+	// Fork: the fetched timeline diverges from the local one at Shared.
+	Fork bool
+	// Failure: the first fetched entry that is not taken (nil when every
+	// new one is, or at a fork).
+	Failure *TimelineFailure
+}
+
+// ContinueTimeline decides what of a fetched timeline (Remote) may join
+// the local one (Local) — the pull's rule, like Continue for chains: a
+// timeline that extends the local one (its first lines byte-identical) is
+// checked entry by entry past the shared prefix and taken up to the first
+// failure; one that diverges is a fork. A new line is taken only when the
+// device vouches for it (LineAuth.Vouched) and the snapshot file it names
+// verifies (CheckTimelineEntry).
+func ContinueTimeline(c TimelineCompare) (TimelineContinuation, error) {
+	n := 0
+	for n < len(c.Local) && n < len(c.Remote) && bytes.Equal(c.Local[n].Bytes(), c.Remote[n].Bytes()) {
+		n++
+	}
+	out := TimelineContinuation{Shared: n, Accepted: n}
+	if n == len(c.Remote) {
+		return out, nil
+	}
+	if n < len(c.Local) {
+		out.Fork = true
+		return out, nil
+	}
+	auth := CheckTimelineLines(c.Repo, c.Device, c.Remote, c.Key)
+	for i := n; i < len(c.Remote); i++ {
+		e := c.Remote[i].Entry
+		raw, err := c.Snapshot(e.SnapshotID)
+		if err != nil {
+			return out, err
+		}
+		reason, detail := timelineEntryVerdict(c, auth, i, raw)
+		if reason != "" {
+			out.Failure = &TimelineFailure{Index: i, Snapshot: e.SnapshotID, Reason: reason, Detail: detail}
+			return out, nil
+		}
+		out.Accepted = i + 1
+	}
+	return out, nil
+}
+
+// timelineEntryVerdict is the pull's check of fetched line i.
+func timelineEntryVerdict(c TimelineCompare, auth LineAuth, i int, raw []byte) (Reason, string) {
+	if c.Key == nil {
+		return UnknownKey, fmt.Sprintf("no public key for %s on either branch", c.Device)
+	}
+	if reason, detail := auth.Vouched(i, c.Device); reason != "" {
+		return reason, detail
+	}
+	return CheckTimelineEntry(c.Remote[i].Entry, raw, c.Device, c.Key, c.Signer)
 }

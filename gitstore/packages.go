@@ -278,7 +278,7 @@ type PackageReport struct {
 }
 
 // verifyPackages checks every published package file of repoID
-// (CheckPackageFile) and reports paths outside the layout as problems.
+// (chain.CheckPackage) and reports paths outside the layout as problems.
 func (v *View) verifyPackages(repoID string, rep *Report, problem func(string, string, ...any)) error {
 	good, bad, err := v.WalkPackages(repoID)
 	if err != nil {
@@ -295,7 +295,7 @@ func (v *View) verifyPackages(repoID string, rep *Report, problem func(string, s
 		} else if err != nil {
 			return err
 		} else {
-			pkg, reason, detail := CheckPackageFile(raw, repoID, e.Path)
+			pkg, reason, detail := chain.CheckPackage(raw, e.Path, PackagePlacer(repoID))
 			pr.Reason, pr.Detail = string(reason), detail
 			if pkg != nil {
 				pr.SHA256, pr.Signed = pkg.Manifest.Integrity.SHA256, pkg.Manifest.Signature != nil

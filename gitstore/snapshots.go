@@ -390,28 +390,17 @@ type TimelineReport struct {
 	Failure  *TimelineFailure `json:"failure,omitempty"`
 }
 
-// TimelineFailure names the first bad entry of a timeline.
-type TimelineFailure struct {
-	Index    int    `json:"index"` // 0-based; -1 when the timeline itself is unreadable
-	Snapshot string `json:"snapshot,omitempty"`
-	Reason   string `json:"reason"`
-	Detail   string `json:"detail"`
-}
-
-func (f *TimelineFailure) Error() string {
-	if f.Index < 0 {
-		return fmt.Sprintf("%s: %s", f.Reason, f.Detail)
-	}
-	return fmt.Sprintf("entry %d (snapshot %s): %s: %s", f.Index+1, snapshot.ShortID(f.Snapshot), f.Reason, f.Detail)
-}
+// TimelineFailure is chain.TimelineFailure.
+type TimelineFailure = chain.TimelineFailure
 
 // KeySigner is chain.KeySigner, for callers not yet moved to chain.
 func KeySigner(keys map[string]ed25519.PublicKey) SignerDevice { return chain.KeySigner(keys) }
 
-// verifySnapshots checks repoID's timelines and snapshot files: every entry
-// verifies (CheckTimelineEntry), every file is named by some timeline, and
-// no path lies outside the layout.
-func (v *View) verifySnapshots(repoID string, keys map[string]ed25519.PublicKey, rep *Report, problem func(string, string, ...any)) error {
+// verifySnapshots checks t's repository's timelines (chain.VerifyTimeline)
+// and snapshot files: every file is named by some timeline, and no path lies
+// outside the layout.
+func (v *View) verifySnapshots(t *verifyTree, keys map[string]ed25519.PublicKey, rep *Report, problem func(string, string, ...any)) error {
+	repoID := t.repo
 	files, bad, err := v.WalkSnapshots(repoID)
 	if err != nil {
 		return err
@@ -419,60 +408,29 @@ func (v *View) verifySnapshots(repoID string, keys map[string]ed25519.PublicKey,
 	for _, b := range bad {
 		problem(b, "not a snapshot file name of the %s layout", v.Layout)
 	}
-	blobs := map[string]plumbing.Hash{}
+	t.snapshots = map[string]plumbing.Hash{}
 	for _, f := range files {
-		blobs[f.ID] = f.Blob
+		t.snapshots[f.ID] = f.Blob
 	}
 	es, err := v.List(TimelineDir(repoID))
 	if err != nil {
 		return err
 	}
 	named := map[string]bool{}
-	signer := KeySigner(keys)
 	for _, e := range es {
 		if e.Mode != filemode.Dir {
 			problem(path.Join(TimelineDir(repoID), e.Name), "not a timeline of the %s layout", v.Layout)
 			continue
 		}
-		tr := TimelineReport{Repo: repoID, Device: e.Name}
-		lines, err := v.TimelineLines(repoID, e.Name)
+		tv, err := chain.VerifyTimeline(t, repoID, e.Name, keys)
 		if err != nil {
-			if !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrTooLarge) {
-				return err
-			}
-			tr.Failure = &TimelineFailure{Index: -1, Reason: string(chain.MalformedTimeline), Detail: err.Error()}
+			return err
 		}
-		auth := CheckTimelineLines(repoID, e.Name, lines, keys[e.Name])
-		tr.Entries = len(lines)
-		for i, l := range lines {
-			te := l.Entry
-			named[te.SnapshotID] = true
-			if tr.Failure != nil {
-				continue
-			}
-			if i == auth.Good {
-				tr.Failure = &TimelineFailure{Index: i, Snapshot: te.SnapshotID, Reason: string(auth.Reason), Detail: auth.Detail}
-				continue
-			}
-			var raw []byte
-			if h, ok := blobs[te.SnapshotID]; ok {
-				if raw, err = v.s.readBlob(h, snapshot.MaxFileSize); err != nil {
-					if !errors.Is(err, ErrTooLarge) {
-						return err
-					}
-					raw = []byte{}
-				}
-			}
-			if reason, detail := CheckTimelineEntry(te, raw, e.Name, keys[e.Name], signer); reason != "" {
-				tr.Failure = &TimelineFailure{Index: i, Snapshot: te.SnapshotID, Reason: string(reason), Detail: detail}
-				continue
-			}
-			tr.Verified++
-			if i >= auth.Attested {
-				tr.Unsigned++
-			}
+		for _, id := range tv.Named {
+			named[id] = true
 		}
-		rep.Timelines = append(rep.Timelines, tr)
+		rep.Timelines = append(rep.Timelines, TimelineReport{Repo: repoID, Device: e.Name, Entries: tv.Entries,
+			Verified: tv.Verified, Unsigned: tv.Unsigned, Failure: tv.Failure})
 	}
 	for _, f := range files {
 		if !named[f.ID] {
