@@ -137,7 +137,8 @@ type Unverified struct {
 
 // IncrementResult is VerifyNew's verdict.
 type IncrementResult struct {
-	// Failure is the first new record that failed (nil: all verified).
+	// Failure is the first new record that failed (nil: all verified);
+	// its Index counts from the first new record.
 	Failure *Failure
 	// After: the failing record and the later ones that can still be read.
 	After []Unverified
