@@ -172,8 +172,12 @@ func TestStoredChainReasons(t *testing.T) {
 		{"chain line garbage", func(_ *testing.T, tr *memTree, _ []*checkpoint.Checkpoint, _ *Stored) {
 			tr.chains[testRepo+"/dev"] = append(tr.chains[testRepo+"/dev"], "{not a chain line\n"...)
 		}, Malformed, 4, 4},
-		{"chain unreadable", func(_ *testing.T, tr *memTree, _ []*checkpoint.Checkpoint, _ *Stored) { tr.unreadable[testRepo+"/dev"] = true }, Malformed, -1, 0},
-		{"chain too large", func(_ *testing.T, tr *memTree, _ []*checkpoint.Checkpoint, _ *Stored) { tr.tooLarge[testRepo+"/dev"] = true }, Malformed, -1, 0},
+		{"chain unreadable", func(_ *testing.T, tr *memTree, _ []*checkpoint.Checkpoint, _ *Stored) {
+			tr.unreadable[testRepo+"/dev"] = true
+		}, Malformed, -1, 0},
+		{"chain too large", func(_ *testing.T, tr *memTree, _ []*checkpoint.Checkpoint, _ *Stored) {
+			tr.tooLarge[testRepo+"/dev"] = true
+		}, Malformed, -1, 0},
 		{"entry dropped", func(_ *testing.T, tr *memTree, cps []*checkpoint.Checkpoint, _ *Stored) {
 			e := entries(cps)
 			tr.setChain(append(e[:1:1], e[2:]...))

@@ -182,7 +182,9 @@ func VerifyNew(t Tree, in Increment) (IncrementResult, error) {
 	}
 	vin := Input{Device: in.Device, Repo: in.Repo, Entries: entries, Trusted: trusted, Load: Records(t, in.Repo), Preverified: in.Preverified}
 	if in.Verified != nil {
-		vin.Verified = func(i int, cp *checkpoint.Checkpoint, rule checkpoint.Rule) error { return in.Verified(in.Have+i, cp, rule) }
+		vin.Verified = func(i int, cp *checkpoint.Checkpoint, rule checkpoint.Rule) error {
+			return in.Verified(in.Have+i, cp, rule)
+		}
 	}
 	if k, err := t.DeviceKey(in.Device); err == nil {
 		vin.Key = k
