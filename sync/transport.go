@@ -3,6 +3,14 @@
 // insteadOf and proxies work), verification of everything a fetch brings,
 // a merge that takes only what verified, quarantine of the rest, and
 // retrying pushes that never force.
+//
+// A pull decides what to merge in makePlan (merge.go): it sorts the fetched
+// paths, refuses what is not a record (unsafe or unexpected paths, device
+// ids, keys, trust, repository ids and the REPO file: repoid.go) and merges
+// chains (mergeChain), timelines (snapshots.go) and packages (packages.go);
+// every record is judged by package chain (chain.Continue,
+// chain.ContinueTimeline, chain.CheckPackage) and every rejection carries a
+// chain.Reason.
 package sync
 
 import (
