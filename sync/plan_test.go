@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"crypto/ed25519"
 	"fmt"
+	"os/exec"
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/git-ctx/git-ctx/chain"
 	"github.com/git-ctx/git-ctx/formats/checkpoint"
@@ -289,4 +292,47 @@ func (w *pkgWorld) view(files map[string][]byte) *gitstore.View {
 		w.t.Fatal(err)
 	}
 	return v
+}
+
+// TestMakePlanUnsafePath: a fetched path git refuses or a checkout reads as
+// .git is rejected unsafe_path before anything reads it, and the rest of
+// the fetched branch still merges. (gitstore never writes such a tree: it
+// is made with git's own plumbing.)
+func TestMakePlanUnsafePath(t *testing.T) {
+	w := newPkgWorld(t)
+	alice := newPlanDevice(t, "alice", 1, testRepoID, 2)
+	local := w.view(branchFiles(t, alice))
+	honest := w.commit(nil, branchFiles(t, alice.fork(2).extend(t, 1, "")))
+	blob, err := w.st.WriteBlob([]byte("[core]\n\thooksPath = /tmp/evil\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mktree := func(entries string) string {
+		cmd := exec.Command("git", "mktree")
+		cmd.Dir, cmd.Stdin = w.dir, strings.NewReader(entries)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	sub := mktree("100644 blob " + blob.String() + "\tconfig\n")
+	root := mktree(w.git("ls-tree", honest.String()) + "\n040000 tree " + sub + "\t.GIT\n")
+	commit := w.git("commit-tree", root, "-m", "evil")
+	remote, err := w.st.ViewAt(plumbing.NewHash(commit))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := makePlan(w.st, local, remote, Policy{Mode: TrustTOFU}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := outcomeOf(p); got.added != 1 || strings.Join(got.reasons, " ") != string(chain.UnsafePath) || p.rejected[0].Record != ".GIT/config" {
+		t.Fatalf("got %+v, rejected %+v", got, p.rejected)
+	}
+	for path := range p.edits {
+		if strings.HasPrefix(strings.ToLower(path), ".git") {
+			t.Fatalf("%s is in the merge", path)
+		}
+	}
 }
