@@ -151,12 +151,9 @@ func TimelineEntries(lines []snapshot.TimelineLine) []snapshot.TimelineEntry {
 	return out
 }
 
-// LineAuth is chain.LineAuth (the line rules live in chain).
-type LineAuth = chain.LineAuth
-
 // CheckTimelineLines is chain.CheckTimelineLines, for callers not yet
-// moved to chain.
-func CheckTimelineLines(repoID, device string, lines []snapshot.TimelineLine, key ed25519.PublicKey) LineAuth {
+// moved to chain (the line rules live in chain).
+func CheckTimelineLines(repoID, device string, lines []snapshot.TimelineLine, key ed25519.PublicKey) chain.LineAuth {
 	return chain.CheckTimelineLines(repoID, device, lines, key)
 }
 
@@ -216,17 +213,11 @@ func (v *View) WalkSnapshots(repoID string) (good []SnapshotEntry, bad []string,
 	return good, bad, nil
 }
 
-// SignerDevice is chain.SignerDevice.
-type SignerDevice = chain.SignerDevice
-
 // CheckTimelineEntry is chain.CheckTimelineEntry, for callers not yet moved
 // to chain.
-func CheckTimelineEntry(e snapshot.TimelineEntry, raw []byte, device string, deviceKey ed25519.PublicKey, signer SignerDevice) (chain.Reason, string) {
+func CheckTimelineEntry(e snapshot.TimelineEntry, raw []byte, device string, deviceKey ed25519.PublicKey, signer chain.SignerDevice) (chain.Reason, string) {
 	return chain.CheckTimelineEntry(e, raw, device, deviceKey, signer)
 }
-
-// EntryEqual reports whether two timeline entries are identical.
-func EntryEqual(a, b snapshot.TimelineEntry) bool { return chain.EntryEqual(a, b) }
 
 // MarshalTimeline encodes timeline lines, each followed by "\n".
 func MarshalTimeline(lines []snapshot.TimelineLine) []byte {
@@ -386,15 +377,12 @@ type TimelineReport struct {
 	// Unsigned counts the verified entries on legacy lines that no line
 	// signature of the device vouches for (a timeline written before lines
 	// were signed); they are not the device's authenticated statement.
-	Unsigned int              `json:"unsigned"`
-	Failure  *TimelineFailure `json:"failure,omitempty"`
+	Unsigned int                    `json:"unsigned"`
+	Failure  *chain.TimelineFailure `json:"failure,omitempty"`
 }
 
-// TimelineFailure is chain.TimelineFailure.
-type TimelineFailure = chain.TimelineFailure
-
 // KeySigner is chain.KeySigner, for callers not yet moved to chain.
-func KeySigner(keys map[string]ed25519.PublicKey) SignerDevice { return chain.KeySigner(keys) }
+func KeySigner(keys map[string]ed25519.PublicKey) chain.SignerDevice { return chain.KeySigner(keys) }
 
 // verifySnapshots checks t's repository's timelines (chain.VerifyTimeline)
 // and snapshot files: every file is named by some timeline, and no path lies

@@ -23,6 +23,8 @@ import (
 
 // Problem is something wrong on the branch that is not one device's chain:
 // an unexpected path, a checkpoint file no chain names, an unreadable key.
+// Its Reason is a sentence for the reader (with the path), not a
+// chain.Reason: layout problems are told apart by their path.
 type Problem struct {
 	Path   string `json:"path"`
 	Reason string `json:"reason"`

@@ -71,7 +71,7 @@ func (pc *packageChanges) classify(c gitstore.Change, reject rejectFunc) bool {
 // the remote's history as this clone knows it (see remoteHistoryBlobs).
 type publishedFunc func(paths []string) (map[string]map[plumbing.Hash]bool, error)
 
-// planPackages verifies each fetched package file (gitstore.CheckPackageFile:
+// planPackages verifies each fetched package file (chain.CheckPackage:
 // it parses, validates, its integrity and any signature verify, and its
 // path is its manifest's name and version) and takes those that pass.
 //
