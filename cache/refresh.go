@@ -352,7 +352,7 @@ func (m *Mirror) indexTimelines(w *Writer, old, v *gitstore.View, repoID string)
 				return err
 			}
 		}
-		auth := gitstore.CheckTimelineLines(repoID, dev, lines, keys[dev])
+		auth := chain.CheckTimelineLines(repoID, dev, lines, keys[dev])
 		tl := timelineTail{repoID: repoID, dev: dev, entries: entries, from: count, verified: lastVerified, auth: auth, keys: keys}
 		if err := m.indexTimelineTail(w, v, tl); err != nil {
 			return err
@@ -383,7 +383,7 @@ type timelineTail struct {
 	entries     []snapshot.TimelineEntry
 	from        int  // entries already cached
 	verified    bool // whether the last cached entry verified
-	auth        gitstore.LineAuth
+	auth        chain.LineAuth
 	keys        map[string]ed25519.PublicKey
 }
 
@@ -396,7 +396,7 @@ func (m *Mirror) indexTimelineTail(w *Writer, v *gitstore.View, tl timelineTail)
 		e := tl.entries[i]
 		if verified && i >= tl.auth.Good {
 			verified = false
-			if err := m.quarantine(w, tl.repoID, tl.dev, e.SnapshotID, chain.Reason(tl.auth.Reason), tl.auth.Detail); err != nil {
+			if err := m.quarantine(w, tl.repoID, tl.dev, e.SnapshotID, tl.auth.Reason, tl.auth.Detail); err != nil {
 				return err
 			}
 		}
@@ -408,9 +408,9 @@ func (m *Mirror) indexTimelineTail(w *Writer, v *gitstore.View, tl timelineTail)
 			return err
 		}
 		if verified {
-			if reason, detail := gitstore.CheckTimelineEntry(e, raw, tl.dev, tl.keys[tl.dev], gitstore.KeySigner(tl.keys)); reason != "" {
+			if reason, detail := chain.CheckTimelineEntry(e, raw, tl.dev, tl.keys[tl.dev], chain.KeySigner(tl.keys)); reason != "" {
 				verified = false
-				if err := m.quarantine(w, tl.repoID, tl.dev, e.SnapshotID, chain.Reason(reason), detail); err != nil {
+				if err := m.quarantine(w, tl.repoID, tl.dev, e.SnapshotID, reason, detail); err != nil {
 					return err
 				}
 			}
@@ -477,58 +477,24 @@ func (m *Mirror) runChainJobs(ctx context.Context, w *Writer, v *gitstore.View, 
 // verifies the new records; the failing record and every later one whose
 // file can still be read are kept as unverified rows.
 func computeChain(v *gitstore.View, j *chainJob) {
-	entries, err := v.ChainFrom(j.repoID, j.dev, max(j.count-1, 0))
-	if err != nil {
-		j.malformed = err.Error()
-		return
+	var pre func(string) bool
+	if p := j.preverified; p != nil {
+		pre = func(h string) bool { return p[h] }
 	}
-	var trusted *checkpoint.ChainEntry
-	if j.count > 0 {
-		if len(entries) == 0 || entries[0].Hash != j.lastHash {
-			j.err = fmt.Errorf("%w: the chain of %s no longer holds checkpoint %s at position %d", errRewritten, j.dev, short(j.lastHash), j.count)
-			return
-		}
-		trusted, entries = &entries[0], entries[1:]
-	}
-	if len(entries) == 0 {
-		return
-	}
-	in := chain.Input{
-		Device: j.dev, Repo: j.repoID, Entries: entries, Trusted: trusted,
-		Load: func(hash string) ([]byte, error) {
-			b, err := v.CheckpointFile(j.repoID, hash)
-			if errors.Is(err, gitstore.ErrNotExist) {
-				return nil, chain.ErrMissing
-			}
-			return b, err
-		},
+	res, err := chain.VerifyNew(v.ChainTree(), chain.Increment{
+		Repo: j.repoID, Device: j.dev, Have: j.count, LastHash: j.lastHash, Preverified: pre,
 		Verified: func(i int, cp *checkpoint.Checkpoint, rule checkpoint.Rule) error {
-			j.rows = append(j.rows, Row{CP: cp, RepoID: j.repoID, Seq: j.count + i, Verified: j.lastVerified, Rule: rule})
+			j.rows = append(j.rows, Row{CP: cp, RepoID: j.repoID, Seq: i, Verified: j.lastVerified, Rule: rule})
 			return nil
 		},
-	}
-	if k, _, err := v.DeviceKey(j.dev); err == nil {
-		in.Key = k
-	}
-	if pre := j.preverified; pre != nil {
-		in.Preverified = func(h string) bool { return pre[h] }
-	}
-	res := chain.Verify(in)
-	if res.Failure == nil {
+	})
+	if err != nil { // *chain.DivergedError: the history was rewritten
+		j.err = fmt.Errorf("%w: %v", errRewritten, err)
 		return
 	}
-	j.failure = res.Failure
-	for i := res.Failure.Index; i < len(entries); i++ {
-		raw, err := in.Load(entries[i].Hash)
-		if err != nil {
-			break
-		}
-		cp, err := checkpoint.Parse(raw)
-		if err != nil || cp.Hash != entries[i].Hash {
-			break
-		}
-		rule, _ := cp.MatchRule() // "" when neither rule matches
-		j.rows = append(j.rows, Row{CP: cp, RepoID: j.repoID, Seq: j.count + i, Verified: false, Rule: rule})
+	j.malformed, j.failure = res.Unreadable, res.Failure
+	for _, u := range res.After {
+		j.rows = append(j.rows, Row{CP: u.CP, RepoID: j.repoID, Seq: u.Seq, Verified: false, Rule: u.Rule})
 	}
 }
 

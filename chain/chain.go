@@ -1,7 +1,27 @@
-// Package chain holds the rules of a device's checkpoint chain: linkage from
-// the genesis (or from an already trusted entry), agreement between chain
-// lines and checkpoint files, hashes and signatures under the device's key.
-// It knows nothing of git: callers hand it entries and a loader for files.
+// Package chain holds every verification rule of the memory branch and the
+// one vocabulary of rejection reasons (Reason, chain/reasons.go; the same
+// words as docs/FORMAT.md §10a).
+//
+// Where a record is verified: here. Verify checks one device's checkpoint
+// chain (linkage from the genesis or from a trusted entry, agreement between
+// chain lines and checkpoint files, hashes and signatures under the
+// device's key, the repository binding: BindsTo); CheckTimelineLines and
+// CheckTimelineEntry check a snapshot timeline's line signatures and the
+// snapshot files it names; CheckPackage checks a published package file.
+//
+// The one loader: chain reads the branch through Tree (a device's key,
+// chain, checkpoint files, timeline, snapshot files), which gitstore.View
+// provides (View.ChainTree); chain imports nothing of git. On top of it:
+// VerifyStored and VerifyTimeline (`git ctx verify`, called by gitstore's
+// layout walk), VerifyNew (the cache refresh: only the records past the
+// ones already indexed), Records (the Loader of checkpoint files).
+//
+// Where a pull decides what to merge: sync's makePlan walks the fetched
+// changes and refuses what is not a record (paths, device ids, keys,
+// trust, repository ids); for every chain and timeline it asks Continue and
+// ContinueTimeline here, which decide what of the fetched history may join
+// the local one (verified from the shared prefix, taken up to the first
+// failure; a validly signed divergence is a fork).
 package chain
 
 import (
@@ -12,29 +32,6 @@ import (
 	"fmt"
 
 	"github.com/git-ctx/git-ctx/formats/checkpoint"
-)
-
-// Reason classifies why a record failed. The first four are ghyll's strings.
-type Reason string
-
-// Failure reasons.
-const (
-	HashMismatch      Reason = "hash_mismatch"
-	BadSignature      Reason = "bad_signature"
-	BrokenChain       Reason = "broken_chain"
-	UnknownKey        Reason = "unknown_key"
-	MissingCheckpoint Reason = "missing_checkpoint"
-	Malformed         Reason = "malformed"
-	WrongDevice       Reason = "wrong_device"
-	EntryMismatch     Reason = "entry_mismatch"
-	Duplicate         Reason = "duplicate_entry"
-	// TooLarge: the checkpoint file's object is larger than
-	// checkpoint.MaxFileSize (told by its header; never inflated).
-	TooLarge Reason = "too_large"
-	// WrongRepo: the record's signed repo field does not name the
-	// repository directory it sits in, or that directory is not this
-	// repository's (see BindsTo and docs/FORMAT.md §3).
-	WrongRepo Reason = "wrong_repo"
 )
 
 // BindsTo reports whether a record whose signed repo field is field may sit

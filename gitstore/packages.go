@@ -12,6 +12,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 
+	"github.com/git-ctx/git-ctx/chain"
 	"github.com/git-ctx/git-ctx/formats/checkpoint"
 	"github.com/git-ctx/git-ctx/formats/ctxpkg"
 	"github.com/git-ctx/git-ctx/internal/gitname"
@@ -85,29 +86,23 @@ func CheckPackagePath(name, version string) error {
 // integrity, a signature when present) and its manifest's name and version
 // are the path's. It returns the parsed package, or a short reason and a
 // detail.
+//
+// The rules are chain.CheckPackage's; this form (a string reason) stays for
+// callers not yet moved to chain.
 func CheckPackageFile(raw []byte, repoID, p string) (pkg *ctxpkg.Package, reason, detail string) {
-	pkg, err := ctxpkg.ParseFile(raw)
-	if err != nil {
-		if errors.Is(err, ctxpkg.ErrTooLarge) {
-			return nil, "too_large", err.Error()
+	pkg, r, detail := chain.CheckPackage(raw, p, PackagePlacer(repoID))
+	return pkg, string(r), detail
+}
+
+// PackagePlacer places packages in repoID for chain.CheckPackage: a name
+// and version that pass CheckPackagePath belong at PackagePath.
+func PackagePlacer(repoID string) chain.PackagePlace {
+	return func(name, version string) (string, error) {
+		if err := CheckPackagePath(name, version); err != nil {
+			return "", err
 		}
-		return nil, "malformed_package", err.Error()
+		return PackagePath(repoID, name, version), nil
 	}
-	if probs := pkg.Problems(); len(probs) > 0 {
-		texts := make([]string, len(probs))
-		for i, e := range probs {
-			texts[i] = ctxpkg.ProblemText(e)
-		}
-		return pkg, "bad_package", strings.Join(texts, "; ")
-	}
-	m := &pkg.Manifest
-	if err := CheckPackagePath(m.Name, m.Version); err != nil {
-		return pkg, "unsafe_name", err.Error()
-	}
-	if want := PackagePath(repoID, m.Name, m.Version); want != p {
-		return pkg, "path_mismatch", fmt.Sprintf("the manifest names %s@%s, which belongs at %s", m.Name, m.Version, want)
-	}
-	return pkg, "", ""
 }
 
 // PackageEntry is one published package file found by WalkPackages.
@@ -283,7 +278,7 @@ type PackageReport struct {
 }
 
 // verifyPackages checks every published package file of repoID
-// (CheckPackageFile) and reports paths outside the layout as problems.
+// (chain.CheckPackage) and reports paths outside the layout as problems.
 func (v *View) verifyPackages(repoID string, rep *Report, problem func(string, string, ...any)) error {
 	good, bad, err := v.WalkPackages(repoID)
 	if err != nil {
@@ -296,12 +291,12 @@ func (v *View) verifyPackages(repoID string, rep *Report, problem func(string, s
 		pr := PackageReport{Repo: repoID, Path: e.Path, Name: e.Name, Version: e.Version}
 		raw, err := v.s.readBlob(e.Blob, ctxpkg.MaxFileSize)
 		if errors.Is(err, ErrTooLarge) {
-			pr.Reason, pr.Detail = "too_large", err.Error()
+			pr.Reason, pr.Detail = string(chain.TooLarge), err.Error()
 		} else if err != nil {
 			return err
 		} else {
-			pkg, reason, detail := CheckPackageFile(raw, repoID, e.Path)
-			pr.Reason, pr.Detail = reason, detail
+			pkg, reason, detail := chain.CheckPackage(raw, e.Path, PackagePlacer(repoID))
+			pr.Reason, pr.Detail = string(reason), detail
 			if pkg != nil {
 				pr.SHA256, pr.Signed = pkg.Manifest.Integrity.SHA256, pkg.Manifest.Signature != nil
 			}

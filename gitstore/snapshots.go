@@ -14,6 +14,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 
+	"github.com/git-ctx/git-ctx/chain"
 	"github.com/git-ctx/git-ctx/formats/checkpoint"
 	"github.com/git-ctx/git-ctx/formats/snapshot"
 )
@@ -150,67 +151,10 @@ func TimelineEntries(lines []snapshot.TimelineLine) []snapshot.TimelineEntry {
 	return out
 }
 
-// Reasons of CheckTimelineLines (docs/FORMAT.md §2.3).
-const (
-	// ReasonUnsignedLine: a timeline line without the owner's line
-	// signature where one is required.
-	ReasonUnsignedLine = "unsigned_timeline_entry"
-	// ReasonBadLineSig: a line signature that does not verify under the
-	// timeline owner's key for this repository, device and position.
-	ReasonBadLineSig = "bad_timeline_signature"
-	// ReasonMisplacedLine: a validly signed line at another position than
-	// the one it was signed for (seq or prev differ): moved or replayed.
-	ReasonMisplacedLine = "misplaced_timeline_entry"
-)
-
-// LineAuth is the verdict of CheckTimelineLines on one timeline.
-type LineAuth struct {
-	// Attested: lines [0, Attested) are vouched for by the owner: each is
-	// signed, or lies before a signed line, whose prev chains over it.
-	Attested int
-	// Good: lines [0, Good) pass the line checks; [Attested, Good) are
-	// legacy lines no signed line covers (only when the timeline holds no
-	// signed line at all). Line Good, when Good < len(lines), fails with
-	// Reason and Detail.
-	Good           int
-	Reason, Detail string
-}
-
-// CheckTimelineLines checks the line signatures of device's timeline in
-// repoID under the device's published key (nil when it has none): every
-// signed line verifies, its seq is its 0-based position and its prev is the
-// chained hash of the lines before it (snapshot.NextPrev from GenesisPrev).
-// Unsigned (legacy) lines are accepted only before a signed line, which then
-// covers them, or in a timeline with no signed line at all; an unsigned line
-// after the last signed one is ReasonUnsignedLine. It does not look at the
-// snapshot files (CheckTimelineEntry does).
-func CheckTimelineLines(repoID, device string, lines []snapshot.TimelineLine, key ed25519.PublicKey) LineAuth {
-	a := LineAuth{Good: len(lines)}
-	prev := snapshot.GenesisPrev
-	for i, l := range lines {
-		if l.LineSigned() {
-			fail := func(reason, format string, args ...any) LineAuth {
-				a.Good, a.Reason, a.Detail = i, reason, fmt.Sprintf(format, args...)
-				return a
-			}
-			if key == nil {
-				return fail("unknown_key", "no public key for %s on the branch to check its timeline lines", device)
-			}
-			if !l.VerifyLine(key, repoID, device) {
-				return fail(ReasonBadLineSig, "the line is not signed by %s's key for this position of its timeline", device)
-			}
-			if l.Seq != uint64(i) || l.Prev != prev {
-				return fail(ReasonMisplacedLine, "%s signed this line for position %d after other lines; here it is line %d", device, l.Seq+1, i+1)
-			}
-			a.Attested = i + 1
-		}
-		prev = snapshot.NextPrev(prev, l.Bytes())
-	}
-	if a.Attested > 0 && a.Attested < len(lines) {
-		a.Good, a.Reason = a.Attested, ReasonUnsignedLine
-		a.Detail = fmt.Sprintf("an unsigned line after %s's signed lines (no signed line of %s vouches for it)", device, device)
-	}
-	return a
+// CheckTimelineLines is chain.CheckTimelineLines, for callers not yet
+// moved to chain (the line rules live in chain).
+func CheckTimelineLines(repoID, device string, lines []snapshot.TimelineLine, key ed25519.PublicKey) chain.LineAuth {
+	return chain.CheckTimelineLines(repoID, device, lines, key)
 }
 
 // SnapshotFile reads the raw snapshot file with id in repoID.
@@ -269,59 +213,11 @@ func (v *View) WalkSnapshots(repoID string) (good []SnapshotEntry, bad []string,
 	return good, bad, nil
 }
 
-// SignerDevice finds the device whose published key is pub ("" if none).
-type SignerDevice func(pub ed25519.PublicKey) string
-
-// CheckTimelineEntry verifies one timeline entry of device against the
-// snapshot file it names (raw; nil when missing): the file parses, its id
-// is the entry's and verifies (integrity), it is signed by a key published
-// on the branch — device's own, or (an imported snapshot) another device's —
-// and every field of the entry matches the snapshot. It returns a short
-// reason and a detail, or "" when the entry verifies.
-func CheckTimelineEntry(e snapshot.TimelineEntry, raw []byte, device string, deviceKey ed25519.PublicKey, signer SignerDevice) (reason, detail string) {
-	if raw == nil {
-		return "missing_snapshot", "the timeline names a snapshot file that does not exist"
-	}
-	s, err := snapshot.ParseFile(raw)
-	if err != nil {
-		return "malformed_snapshot", err.Error()
-	}
-	if s.SnapshotID != e.SnapshotID {
-		return "id_mismatch", fmt.Sprintf("the file holds snapshot %s", snapshot.ShortID(s.SnapshotID))
-	}
-	if err := s.VerifyIntegrity(); err != nil {
-		return "bad_id", err.Error()
-	}
-	if s.Signature == nil {
-		return "unsigned", "the snapshot carries no signature"
-	}
-	ok, err := s.Verify(nil)
-	if err != nil {
-		return "bad_signature", err.Error()
-	}
-	if !ok {
-		return "bad_signature", "signature verification failed"
-	}
-	key, _ := s.SignerKey()
-	if deviceKey == nil || !ed25519.PublicKey(key).Equal(deviceKey) {
-		if signer == nil || signer(key) == "" {
-			return "unknown_signer", fmt.Sprintf("signed by %s, not by %s's key nor any device key on the branch", checkpoint.Fingerprint(key), device)
-		}
-	}
-	if got := s.TimelineEntry(); !entryEqual(got, e) {
-		return "entry_mismatch", "the timeline entry's fields do not match the snapshot"
-	}
-	return "", ""
+// CheckTimelineEntry is chain.CheckTimelineEntry, for callers not yet moved
+// to chain.
+func CheckTimelineEntry(e snapshot.TimelineEntry, raw []byte, device string, deviceKey ed25519.PublicKey, signer chain.SignerDevice) (chain.Reason, string) {
+	return chain.CheckTimelineEntry(e, raw, device, deviceKey, signer)
 }
-
-func entryEqual(a, b snapshot.TimelineEntry) bool {
-	eq := func(x, y *string) bool { return x == nil && y == nil || x != nil && y != nil && *x == *y }
-	return a.SnapshotID == b.SnapshotID && eq(a.ParentID, b.ParentID) && a.CreatedAt == b.CreatedAt &&
-		eq(a.GitCommit, b.GitCommit) && eq(a.GitBranch, b.GitBranch) && a.TokensSaved == b.TokensSaved && a.Signed == b.Signed
-}
-
-// EntryEqual reports whether two timeline entries are identical.
-func EntryEqual(a, b snapshot.TimelineEntry) bool { return entryEqual(a, b) }
 
 // MarshalTimeline encodes timeline lines, each followed by "\n".
 func MarshalTimeline(lines []snapshot.TimelineLine) []byte {
@@ -481,46 +377,18 @@ type TimelineReport struct {
 	// Unsigned counts the verified entries on legacy lines that no line
 	// signature of the device vouches for (a timeline written before lines
 	// were signed); they are not the device's authenticated statement.
-	Unsigned int              `json:"unsigned"`
-	Failure  *TimelineFailure `json:"failure,omitempty"`
+	Unsigned int                    `json:"unsigned"`
+	Failure  *chain.TimelineFailure `json:"failure,omitempty"`
 }
 
-// TimelineFailure names the first bad entry of a timeline.
-type TimelineFailure struct {
-	Index    int    `json:"index"` // 0-based; -1 when the timeline itself is unreadable
-	Snapshot string `json:"snapshot,omitempty"`
-	Reason   string `json:"reason"`
-	Detail   string `json:"detail"`
-}
+// KeySigner is chain.KeySigner, for callers not yet moved to chain.
+func KeySigner(keys map[string]ed25519.PublicKey) chain.SignerDevice { return chain.KeySigner(keys) }
 
-func (f *TimelineFailure) Error() string {
-	if f.Index < 0 {
-		return fmt.Sprintf("%s: %s", f.Reason, f.Detail)
-	}
-	return fmt.Sprintf("entry %d (snapshot %s): %s: %s", f.Index+1, snapshot.ShortID(f.Snapshot), f.Reason, f.Detail)
-}
-
-// KeySigner returns a SignerDevice over keys (device id → key).
-func KeySigner(keys map[string]ed25519.PublicKey) SignerDevice {
-	return func(pub ed25519.PublicKey) string {
-		ids := make([]string, 0, len(keys))
-		for id := range keys {
-			ids = append(ids, id)
-		}
-		sort.Strings(ids)
-		for _, id := range ids {
-			if keys[id].Equal(pub) {
-				return id
-			}
-		}
-		return ""
-	}
-}
-
-// verifySnapshots checks repoID's timelines and snapshot files: every entry
-// verifies (CheckTimelineEntry), every file is named by some timeline, and
-// no path lies outside the layout.
-func (v *View) verifySnapshots(repoID string, keys map[string]ed25519.PublicKey, rep *Report, problem func(string, string, ...any)) error {
+// verifySnapshots checks t's repository's timelines (chain.VerifyTimeline)
+// and snapshot files: every file is named by some timeline, and no path lies
+// outside the layout.
+func (v *View) verifySnapshots(t *verifyTree, keys map[string]ed25519.PublicKey, rep *Report, problem func(string, string, ...any)) error {
+	repoID := t.repo
 	files, bad, err := v.WalkSnapshots(repoID)
 	if err != nil {
 		return err
@@ -528,60 +396,29 @@ func (v *View) verifySnapshots(repoID string, keys map[string]ed25519.PublicKey,
 	for _, b := range bad {
 		problem(b, "not a snapshot file name of the %s layout", v.Layout)
 	}
-	blobs := map[string]plumbing.Hash{}
+	t.snapshots = map[string]plumbing.Hash{}
 	for _, f := range files {
-		blobs[f.ID] = f.Blob
+		t.snapshots[f.ID] = f.Blob
 	}
 	es, err := v.List(TimelineDir(repoID))
 	if err != nil {
 		return err
 	}
 	named := map[string]bool{}
-	signer := KeySigner(keys)
 	for _, e := range es {
 		if e.Mode != filemode.Dir {
 			problem(path.Join(TimelineDir(repoID), e.Name), "not a timeline of the %s layout", v.Layout)
 			continue
 		}
-		tr := TimelineReport{Repo: repoID, Device: e.Name}
-		lines, err := v.TimelineLines(repoID, e.Name)
+		tv, err := chain.VerifyTimeline(t, repoID, e.Name, keys)
 		if err != nil {
-			if !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrTooLarge) {
-				return err
-			}
-			tr.Failure = &TimelineFailure{Index: -1, Reason: "malformed_timeline", Detail: err.Error()}
+			return err
 		}
-		auth := CheckTimelineLines(repoID, e.Name, lines, keys[e.Name])
-		tr.Entries = len(lines)
-		for i, l := range lines {
-			te := l.Entry
-			named[te.SnapshotID] = true
-			if tr.Failure != nil {
-				continue
-			}
-			if i == auth.Good {
-				tr.Failure = &TimelineFailure{Index: i, Snapshot: te.SnapshotID, Reason: auth.Reason, Detail: auth.Detail}
-				continue
-			}
-			var raw []byte
-			if h, ok := blobs[te.SnapshotID]; ok {
-				if raw, err = v.s.readBlob(h, snapshot.MaxFileSize); err != nil {
-					if !errors.Is(err, ErrTooLarge) {
-						return err
-					}
-					raw = []byte{}
-				}
-			}
-			if reason, detail := CheckTimelineEntry(te, raw, e.Name, keys[e.Name], signer); reason != "" {
-				tr.Failure = &TimelineFailure{Index: i, Snapshot: te.SnapshotID, Reason: reason, Detail: detail}
-				continue
-			}
-			tr.Verified++
-			if i >= auth.Attested {
-				tr.Unsigned++
-			}
+		for _, id := range tv.Named {
+			named[id] = true
 		}
-		rep.Timelines = append(rep.Timelines, tr)
+		rep.Timelines = append(rep.Timelines, TimelineReport{Repo: repoID, Device: e.Name, Entries: tv.Entries,
+			Verified: tv.Verified, Unsigned: tv.Unsigned, Failure: tv.Failure})
 	}
 	for _, f := range files {
 		if !named[f.ID] {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/git-ctx/git-ctx/chain"
 	"github.com/git-ctx/git-ctx/formats/snapshot"
 )
 
@@ -93,19 +94,19 @@ func TestVerifyTimelineLineSignatures(t *testing.T) {
 		name   string
 		dev    string
 		lines  []snapshot.TimelineLine
-		reason string
+		reason chain.Reason
 		index  int
 		unsig  int
 	}{
-		{"b's signed line appended to a's timeline", a.ID, []snapshot.TimelineLine{la[0], la[1], lb[0]}, ReasonBadLineSig, 2, 0},
-		{"b's snapshot on a line re-signed by b for a's timeline", a.ID, []snapshot.TimelineLine{la[0], la[1], signAt(b, a.ID, la, b1)}, ReasonBadLineSig, 2, 0},
-		{"a timeline for a built from b's lines", a.ID, []snapshot.TimelineLine{lb[0]}, ReasonBadLineSig, 0, 0},
-		{"unsigned line naming b's snapshot after a's signed lines", a.ID, []snapshot.TimelineLine{la[0], la[1], legacy(b1)}, ReasonUnsignedLine, 2, 0},
-		{"a's lines swapped", a.ID, []snapshot.TimelineLine{la[1], la[0]}, ReasonMisplacedLine, 0, 0},
-		{"a's second line without its first", a.ID, []snapshot.TimelineLine{la[1]}, ReasonMisplacedLine, 0, 0},
-		{"a's first line replayed after a legacy line", a.ID, []snapshot.TimelineLine{legacy(b1), la[0]}, ReasonMisplacedLine, 1, 0},
-		{"a's line replayed in b's timeline", b.ID, []snapshot.TimelineLine{lb[0], la[1]}, ReasonBadLineSig, 1, 0},
-		{"a's first line as b's whole timeline", b.ID, []snapshot.TimelineLine{la[0]}, ReasonBadLineSig, 0, 0},
+		{"b's signed line appended to a's timeline", a.ID, []snapshot.TimelineLine{la[0], la[1], lb[0]}, chain.BadTimelineSignature, 2, 0},
+		{"b's snapshot on a line re-signed by b for a's timeline", a.ID, []snapshot.TimelineLine{la[0], la[1], signAt(b, a.ID, la, b1)}, chain.BadTimelineSignature, 2, 0},
+		{"a timeline for a built from b's lines", a.ID, []snapshot.TimelineLine{lb[0]}, chain.BadTimelineSignature, 0, 0},
+		{"unsigned line naming b's snapshot after a's signed lines", a.ID, []snapshot.TimelineLine{la[0], la[1], legacy(b1)}, chain.UnsignedTimelineEntry, 2, 0},
+		{"a's lines swapped", a.ID, []snapshot.TimelineLine{la[1], la[0]}, chain.MisplacedTimelineEntry, 0, 0},
+		{"a's second line without its first", a.ID, []snapshot.TimelineLine{la[1]}, chain.MisplacedTimelineEntry, 0, 0},
+		{"a's first line replayed after a legacy line", a.ID, []snapshot.TimelineLine{legacy(b1), la[0]}, chain.MisplacedTimelineEntry, 1, 0},
+		{"a's line replayed in b's timeline", b.ID, []snapshot.TimelineLine{lb[0], la[1]}, chain.BadTimelineSignature, 1, 0},
+		{"a's first line as b's whole timeline", b.ID, []snapshot.TimelineLine{la[0]}, chain.BadTimelineSignature, 0, 0},
 		{"legacy timeline (no signed line)", a.ID, []snapshot.TimelineLine{legacy(a1), legacy(a2)}, "", 0, 2},
 		{"legacy prefix a later signed line vouches for", a.ID, []snapshot.TimelineLine{legacy(a1), signAt(a, a.ID, []snapshot.TimelineLine{legacy(a1)}, a2)}, "", 0, 0},
 	} {

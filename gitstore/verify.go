@@ -10,6 +10,8 @@ import (
 	"strings"
 	gosync "sync"
 
+	"github.com/git-ctx/git-ctx/formats/snapshot"
+
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 
@@ -21,6 +23,8 @@ import (
 
 // Problem is something wrong on the branch that is not one device's chain:
 // an unexpected path, a checkpoint file no chain names, an unreadable key.
+// Its Reason is a sentence for the reader (with the path), not a
+// chain.Reason: layout problems are told apart by their path.
 type Problem struct {
 	Path   string `json:"path"`
 	Reason string `json:"reason"`
@@ -85,6 +89,10 @@ func (r *Report) Verified() int {
 // from its genesis, every checkpoint it names has a matching file whose hash
 // and signature verify under the device's key, no checkpoint file is outside
 // a chain, and nothing on the branch lies outside the layout.
+//
+// gitstore checks the layout (what may sit where: Problems); every record
+// is verified by package chain (chain.VerifyStored, chain.VerifyTimeline,
+// chain.CheckPackage) through the branch's chain.Tree.
 func (v *View) Verify() (*Report, error) { return v.VerifyFor("") }
 
 // VerifyFor is Verify that also checks every repository directory against
@@ -96,9 +104,46 @@ func (v *View) VerifyFor(fallback string) (*Report, error) {
 	problem := func(p, format string, args ...any) {
 		rep.Problems = append(rep.Problems, Problem{Path: p, Reason: fmt.Sprintf(format, args...)})
 	}
-	root, err := v.List("")
+	if err := v.checkRoot(problem); err != nil {
+		return nil, err
+	}
+	if err := v.unsafeNames(v.Root, "", problem); err != nil {
+		return nil, err
+	}
+	keys, err := v.verifyDeviceKeys(rep, problem)
 	if err != nil {
 		return nil, err
+	}
+	allowed, err := v.allowedForVerify(fallback, problem)
+	if err != nil {
+		return nil, err
+	}
+	repos, err := v.List("repos")
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range repos {
+		if r.Mode != filemode.Dir {
+			problem("repos/"+r.Name, "not a repository directory")
+			continue
+		}
+		if gitname.Check(r.Name) != nil {
+			continue // reported by unsafeNames
+		}
+		if err := v.verifyRepo(r.Name, allowed == nil || allowed[r.Name], keys, rep, problem); err != nil {
+			return nil, err
+		}
+	}
+	sortReport(rep)
+	rep.OK = rep.ok()
+	return rep, nil
+}
+
+// checkRoot reports root entries outside the layout.
+func (v *View) checkRoot(problem func(string, string, ...any)) error {
+	root, err := v.List("")
+	if err != nil {
+		return err
 	}
 	for _, e := range root {
 		switch {
@@ -109,9 +154,14 @@ func (v *View) VerifyFor(fallback string) (*Report, error) {
 			problem(e.Name, "not part of the %s layout", v.Layout)
 		}
 	}
-	if err := v.unsafeNames(v.Root, "", problem); err != nil {
-		return nil, err
-	}
+	return nil
+}
+
+// verifyDeviceKeys lists the device keys into rep.Devices, reports files
+// of devices/ that are not keys, ids that break the read rule or collide
+// (identity.ValidBranchDeviceID, DeviceIDFoldKey) and keys that do not
+// parse, and returns the keys that do.
+func (v *View) verifyDeviceKeys(rep *Report, problem func(string, string, ...any)) (map[string]ed25519.PublicKey, error) {
 	keys := map[string]ed25519.PublicKey{}
 	folded := map[string]string{} // identity.DeviceIDFoldKey → the first id
 	devEntries, err := v.List("devices")
@@ -141,34 +191,27 @@ func (v *View) VerifyFor(fallback string) (*Report, error) {
 		}
 		keys[id] = pub
 	}
-	var allowed map[string]bool
-	if _, err := v.BlobHash(RepoFile); err == nil || fallback != "" {
-		a, _, err := v.AllowedRepos(fallback)
-		switch {
-		case errors.Is(err, ErrRepoID):
-			problem(RepoFile, "%v", err)
-		case err != nil:
-			return nil, err
-		default:
-			allowed = a
-		}
+	return keys, nil
+}
+
+// allowedForVerify returns the repository ids whose directories hold this
+// repository's records (nil: no check), reporting a bad REPO file.
+func (v *View) allowedForVerify(fallback string, problem func(string, string, ...any)) (map[string]bool, error) {
+	if _, err := v.BlobHash(RepoFile); err != nil && fallback == "" {
+		return nil, nil
 	}
-	repos, err := v.List("repos")
-	if err != nil {
+	a, _, err := v.AllowedRepos(fallback)
+	switch {
+	case errors.Is(err, ErrRepoID):
+		problem(RepoFile, "%v", err)
+		return nil, nil
+	case err != nil:
 		return nil, err
 	}
-	for _, r := range repos {
-		if r.Mode != filemode.Dir {
-			problem("repos/"+r.Name, "not a repository directory")
-			continue
-		}
-		if gitname.Check(r.Name) != nil {
-			continue // reported by unsafeNames
-		}
-		if err := v.verifyRepo(r.Name, allowed == nil || allowed[r.Name], keys, rep, problem); err != nil {
-			return nil, err
-		}
-	}
+	return a, nil
+}
+
+func sortReport(rep *Report) {
 	sort.Slice(rep.Timelines, func(i, j int) bool {
 		a, b := rep.Timelines[i], rep.Timelines[j]
 		return a.Repo < b.Repo || a.Repo == b.Repo && a.Device < b.Device
@@ -177,8 +220,6 @@ func (v *View) VerifyFor(fallback string) (*Report, error) {
 		a, b := rep.Chains[i], rep.Chains[j]
 		return a.Repo < b.Repo || a.Repo == b.Repo && a.Device < b.Device
 	})
-	rep.OK = rep.ok()
-	return rep, nil
 }
 
 // unsafeNames reports every entry of the tree (walked whole) whose name
@@ -207,7 +248,51 @@ func (v *View) unsafeNames(tree plumbing.Hash, prefix string, problem func(strin
 	return nil
 }
 
+// verifyRepo checks one repository directory: its layout, its packages,
+// its snapshot timelines (ctx-v1) and its chains, and that every
+// checkpoint file is named by a chain.
 func (v *View) verifyRepo(repoID string, ours bool, keys map[string]ed25519.PublicKey, rep *Report, problem func(string, string, ...any)) error {
+	if err := v.checkRepoDir(repoID, problem); err != nil {
+		return err
+	}
+	if err := v.verifyPackages(repoID, rep, problem); err != nil {
+		return err
+	}
+	t := &verifyTree{chainTree: chainTree{v}, repo: repoID}
+	if v.Layout == LayoutCtxV1 {
+		if err := v.verifySnapshots(t, keys, rep, problem); err != nil {
+			return err
+		}
+	}
+	files, bad, err := v.WalkCheckpoints(repoID)
+	if err != nil {
+		return err
+	}
+	for _, b := range bad {
+		problem(b, "not a checkpoint file name of the %s layout", v.Layout)
+	}
+	t.checkpoints = make(map[string]CheckpointEntry, len(files))
+	for _, f := range files {
+		t.checkpoints[f.Hash] = f
+	}
+	devices, err := v.chainDirDevices(repoID, problem)
+	if err != nil {
+		return err
+	}
+	chained, err := verifyChains(t, repoID, ours, devices, keys, rep)
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		if !chained[f.Hash] {
+			problem(f.Path, "checkpoint file not named by any chain")
+		}
+	}
+	return nil
+}
+
+// checkRepoDir reports entries of repos/<repoID>/ outside the layout.
+func (v *View) checkRepoDir(repoID string, problem func(string, string, ...any)) error {
 	dir := RepoDir(repoID)
 	entries, err := v.List(dir)
 	if err != nil {
@@ -219,108 +304,155 @@ func (v *View) verifyRepo(repoID string, ours bool, keys map[string]ed25519.Publ
 			problem(path.Join(dir, e.Name), "not part of the %s layout", v.Layout)
 		}
 	}
-	if err := v.verifyPackages(repoID, rep, problem); err != nil {
-		return err
-	}
-	if v.Layout == LayoutCtxV1 {
-		if err := v.verifySnapshots(repoID, keys, rep, problem); err != nil {
-			return err
-		}
-	}
-	files, bad, err := v.WalkCheckpoints(repoID)
-	if err != nil {
-		return err
-	}
-	for _, b := range bad {
-		problem(b, "not a checkpoint file name of the %s layout", v.Layout)
-	}
-	blobs := make(map[string]CheckpointEntry, len(files))
-	for _, f := range files {
-		blobs[f.Hash] = f
-	}
-	chained := map[string]bool{}
-	type task struct {
-		cr      ChainReport
-		entries []checkpoint.ChainEntry
-	}
-	var tasks []task
+	return nil
+}
+
+// chainDirDevices lists the devices with a chain of the layout's form in
+// repoID, reporting every other entry of its chains directory.
+func (v *View) chainDirDevices(repoID string, problem func(string, string, ...any)) ([]string, error) {
 	chainEntries, err := v.List(ChainDir(repoID))
 	if err != nil {
-		return err
+		return nil, err
 	}
+	var devices []string
 	for _, ce := range chainEntries {
-		var device string
 		switch {
 		case v.Layout == LayoutCtxV1 && ce.Mode == filemode.Dir:
-			device = ce.Name
+			devices = append(devices, ce.Name)
 		case v.Layout == LayoutGhyllV1 && ce.Mode == filemode.Regular && strings.HasSuffix(ce.Name, ".jsonl"):
-			device = strings.TrimSuffix(ce.Name, ".jsonl")
+			devices = append(devices, strings.TrimSuffix(ce.Name, ".jsonl"))
 		default:
 			problem(path.Join(ChainDir(repoID), ce.Name), "not a chain of the %s layout", v.Layout)
-			continue
 		}
-		cr := ChainReport{Repo: repoID, Device: device, Rules: map[checkpoint.Rule]int{}}
-		raw, err := v.ChainBytes(repoID, device)
-		var list []checkpoint.ChainEntry
-		if err == nil {
-			var line int
-			list, line, err = checkpoint.ParseChain(raw)
-			if err != nil {
-				cr.Failure = &chain.Failure{Device: device, Index: line - 1, Reason: chain.Malformed, Detail: err.Error()}
-			}
-		} else if errors.Is(err, ErrCorrupt) || errors.Is(err, ErrTooLarge) {
-			cr.Failure = &chain.Failure{Device: device, Index: -1, Reason: chain.Malformed, Detail: err.Error()}
-		} else {
-			return err
-		}
-		cr.Entries = len(list)
-		if !ours && cr.Failure == nil && len(list) > 0 {
-			cr.Failure = &chain.Failure{Device: device, Index: -1, Reason: chain.WrongRepo,
-				Detail: "repos/" + repoID + " is neither this repository's id nor an adopted one (git ctx adopt)"}
-		}
-		for _, e := range list {
-			chained[e.Hash] = true
-		}
-		tasks = append(tasks, task{cr: cr, entries: list})
 	}
-	// Chains are independent: verify them in parallel (reads are serialised
-	// inside the store; parsing, hashing and signatures run concurrently).
+	return devices, nil
+}
+
+// verifyChains verifies the chains of devices in repoID (chain.VerifyStored)
+// in parallel — chains are independent; reads are serialised inside the
+// store, parsing, hashing and signatures run concurrently — adds their
+// reports to rep in order and returns the hashes they name.
+func verifyChains(t chain.Tree, repoID string, ours bool, devices []string, keys map[string]ed25519.PublicKey, rep *Report) (map[string]bool, error) {
+	results := make([]chain.StoredResult, len(devices))
+	errs := make([]error, len(devices))
 	var wg gosync.WaitGroup
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	for i := range tasks {
-		if tasks[i].cr.Failure != nil {
-			continue
-		}
+	for i, dev := range devices {
 		wg.Add(1)
-		go func(t *task) {
+		go func() {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			res := chain.Verify(chain.Input{
-				Device: t.cr.Device, Repo: repoID, Key: keys[t.cr.Device], Entries: t.entries,
-				Load: func(hash string) ([]byte, error) {
-					f, ok := blobs[hash]
-					if !ok {
-						return nil, chain.ErrMissing
-					}
-					b, err := v.readPath(f.Path, f.Blob, checkpoint.MaxFileSize)
-					if errors.Is(err, ErrTooLarge) {
-						return nil, fmt.Errorf("%w: %w", chain.ErrTooLarge, err)
-					}
-					return b, err
-				},
-			})
-			t.cr.Verified, t.cr.Rules, t.cr.Failure = res.Verified, res.Rules, res.Failure
-		}(&tasks[i])
+			results[i], errs[i] = chain.VerifyStored(t, chain.Stored{Repo: repoID, Device: dev, Key: keys[dev], Foreign: !ours})
+		}()
 	}
 	wg.Wait()
-	for _, t := range tasks {
-		rep.Chains = append(rep.Chains, t.cr)
-	}
-	for _, f := range files {
-		if !chained[f.Hash] {
-			problem(f.Path, "checkpoint file not named by any chain")
+	chained := map[string]bool{}
+	for i, r := range results {
+		if errs[i] != nil {
+			return nil, errs[i]
 		}
+		for _, e := range r.List {
+			chained[e.Hash] = true
+		}
+		rep.Chains = append(rep.Chains, ChainReport{Repo: repoID, Device: devices[i], Entries: len(r.List),
+			Verified: r.Verified, Rules: r.Rules, Failure: r.Failure})
 	}
-	return nil
+	return chained, nil
+}
+
+// ChainTree is the branch as package chain reads it (chain.Tree): the
+// records of View, with gitstore's errors also matching chain's sentinels
+// (ErrNotExist is chain.ErrMissing, ErrTooLarge chain.ErrTooLarge,
+// ErrCorrupt chain.ErrUnreadable) and their messages unchanged.
+func (v *View) ChainTree() chain.Tree { return chainTree{v} }
+
+type chainTree struct{ v *View }
+
+// markedError is err that also matches kind (a chain sentinel).
+type markedError struct{ kind, err error }
+
+func (e *markedError) Error() string   { return e.err.Error() }
+func (e *markedError) Unwrap() []error { return []error{e.kind, e.err} }
+
+// forChain marks err with the chain sentinel of its kind.
+func forChain(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, ErrNotExist):
+		return &markedError{chain.ErrMissing, err}
+	case errors.Is(err, ErrTooLarge):
+		return &markedError{chain.ErrTooLarge, err}
+	case errors.Is(err, ErrCorrupt):
+		return &markedError{chain.ErrUnreadable, err}
+	}
+	return err
+}
+
+func (t chainTree) DeviceKey(device string) (ed25519.PublicKey, error) {
+	k, _, err := t.v.DeviceKey(device)
+	return k, forChain(err)
+}
+
+func (t chainTree) ChainBytes(repo, device string) ([]byte, error) {
+	b, err := t.v.ChainBytes(repo, device)
+	return b, forChain(err)
+}
+
+func (t chainTree) ChainFrom(repo, device string, start int) ([]checkpoint.ChainEntry, error) {
+	e, err := t.v.ChainFrom(repo, device, start)
+	return e, forChain(err)
+}
+
+// CheckpointFile: a file over its limit fails with "checkpoint file too
+// large: <the store's error>", the detail verify and pull have always shown.
+func (t chainTree) CheckpointFile(repo, hash string) ([]byte, error) {
+	b, err := t.v.CheckpointFile(repo, hash)
+	if errors.Is(err, ErrTooLarge) {
+		return nil, fmt.Errorf("%w: %w", chain.ErrTooLarge, err)
+	}
+	return b, forChain(err)
+}
+
+func (t chainTree) TimelineLines(repo, device string) ([]snapshot.TimelineLine, error) {
+	l, err := t.v.TimelineLines(repo, device)
+	return l, forChain(err)
+}
+
+func (t chainTree) SnapshotFile(repo, id string) ([]byte, error) {
+	b, err := t.v.SnapshotFile(repo, id)
+	return b, forChain(err)
+}
+
+// verifyTree is the chain.Tree of one repository directory under verify:
+// checkpoint and snapshot files are the ones the layout walk listed (a file
+// at an unexpected path is a layout problem, and for the chain a missing
+// file).
+type verifyTree struct {
+	chainTree
+	repo        string
+	checkpoints map[string]CheckpointEntry // by hash
+	snapshots   map[string]plumbing.Hash   // blob by id
+}
+
+func (t *verifyTree) CheckpointFile(repo, hash string) ([]byte, error) {
+	f, ok := t.checkpoints[hash]
+	if repo != t.repo || !ok {
+		return nil, chain.ErrMissing
+	}
+	b, err := t.v.readPath(f.Path, f.Blob, checkpoint.MaxFileSize)
+	if errors.Is(err, ErrTooLarge) {
+		return nil, fmt.Errorf("%w: %w", chain.ErrTooLarge, err)
+	}
+	return b, err
+}
+
+func (t *verifyTree) SnapshotFile(repo, id string) ([]byte, error) {
+	h, ok := t.snapshots[id]
+	if repo != t.repo || !ok {
+		return nil, chain.ErrMissing
+	}
+	b, err := t.v.s.readBlob(h, snapshot.MaxFileSize)
+	return b, forChain(err)
 }

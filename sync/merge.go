@@ -61,7 +61,7 @@ type plan struct {
 	// another id (pinned here, or arriving in the same pull).
 	sharedKeys []SharedKey
 	// badID reports why a device id from the remote is refused
-	// (ReasonBadDeviceID), or nil.
+	// (chain.BadDeviceID), or nil.
 	badID func(dev string) error
 }
 
@@ -72,110 +72,168 @@ type SharedKey struct {
 	New         []string `json:"new"`     // those this pull accepted, sorted
 }
 
-// Reasons for rejections that are not chain.Reason values.
-const (
-	ReasonKeyChanged   = "key_changed"
-	ReasonBadKey       = "bad_key"
-	ReasonUntrusted    = "untrusted"
-	ReasonUnexpected   = "unexpected_path"
-	ReasonRewritten    = "rewrites_record"
-	ReasonOrphan       = "orphan_file"
-	ReasonFork         = "fork"
-	ReasonLayout       = "layout_mismatch"
-	ReasonMalformed    = "malformed_chain"
-	ReasonBadDeviceID  = "bad_device_id"
-	ReasonBadRepoID    = "bad_repo_id"
-	ReasonChainMissing = "chain_missing"
-	// ReasonUnsafePath: a fetched path has a component git refuses or a
-	// checkout reads as .git or .gitmodules (gitname.Check).
-	ReasonUnsafePath = "unsafe_path"
-	// ReasonTooLarge: a file's object header states more bytes than the
-	// limit of its kind; its body was never inflated.
-	ReasonTooLarge = "too_large"
-)
-
 type chainKey struct{ repo, device string }
+
+// rejectFunc records a rejection of record (a hash or a path) of dev in repo.
+type rejectFunc func(repo, dev, record string, reason chain.Reason, format string, args ...any)
+
+// reject records a rejection in the plan (a rejectFunc).
+func (p *plan) reject(repo, dev, record string, reason chain.Reason, format string, args ...any) {
+	p.rejected = append(p.rejected, Rejection{Repo: repo, Device: dev, Record: record, Reason: string(reason), Detail: fmt.Sprintf(format, args...)})
+}
 
 // makePlan decides what of remote may be merged into local (nil: no local
 // branch). Nothing that fails a check is taken; everything else is.
 // published answers what the remote ever held at package paths (nil: treat
 // every package this branch holds as published there).
+//
+// The steps, in order: sort the fetched paths by what they are (classify),
+// fix the device id rule (deviceIDRule), pin or refuse the new keys
+// (planKeys), decide the REPO file and the repository ids records may come
+// from (planRepoFile), then merge chains (planChains), timelines
+// (planSnapshots) and packages (planPackages) — every record checked by
+// package chain — and reject checkpoint files no chain names.
 func makePlan(st *gitstore.Store, local, remote *gitstore.View, pol Policy, published publishedFunc) (*plan, error) {
 	p := &plan{edits: map[string]plumbing.Hash{}}
-	reject := func(repo, dev, record, reason, format string, args ...any) {
-		p.rejected = append(p.rejected, Rejection{Repo: repo, Device: dev, Record: record, Reason: reason, Detail: fmt.Sprintf(format, args...)})
-	}
 	if local != nil && local.Layout != remote.Layout {
-		reject("", "", gitstore.LayoutFile, ReasonLayout, "remote uses layout %s, this branch %s: nothing merged", remote.Layout, local.Layout)
+		p.reject("", "", gitstore.LayoutFile, chain.LayoutMismatch, "remote uses layout %s, this branch %s: nothing merged", remote.Layout, local.Layout)
 		return p, nil
 	}
 	changes, err := st.Diff(local, remote)
 	if err != nil {
 		return nil, err
 	}
-	keyChanges := map[string]gitstore.Change{}
-	chains := map[chainKey]bool{}
-	cpFiles := map[string]gitstore.Change{}
-	repoFileChanged := false
-	var snaps snapshotChanges
-	var pkgs packageChanges
+	f := newFetched()
 	for _, c := range changes {
-		// Before anything reads it: a path naming .git (any alias) or a
-		// component git's fsck refuses is never merged.
-		if err := gitname.CheckPath(c.Path); err != nil {
-			reject("", "", c.Path, ReasonUnsafePath, "%v: not merged", err)
-			continue
-		}
-		if snaps.classify(remote, c, reject) || pkgs.classify(c, reject) {
-			continue
-		}
-		parts := strings.Split(c.Path, "/")
-		regular := c.Mode == filemode.Regular
-		switch {
-		case c.Path == gitstore.LayoutFile && regular && local == nil:
-			p.edits[c.Path] = c.Hash
-			p.layoutNew = true
-		case c.Path == gitstore.RepoFile && regular:
-			repoFileChanged = true
-		case len(parts) == 2 && parts[0] == "devices" && regular && strings.HasSuffix(parts[1], ".pub"):
-			keyChanges[strings.TrimSuffix(parts[1], ".pub")] = c
-		case len(parts) == 2 && parts[0] == "devices" && parts[1] == ".gitkeep" && regular:
-		case len(parts) >= 4 && parts[0] == "repos" && parts[2] == "chains" && regular:
-			dev := parts[3]
-			if remote.Layout == gitstore.LayoutGhyllV1 {
-				if len(parts) != 4 || !strings.HasSuffix(dev, ".jsonl") {
-					reject(parts[1], "", c.Path, ReasonUnexpected, "not a chain file of the %s layout", remote.Layout)
-					continue
-				}
-				dev = strings.TrimSuffix(dev, ".jsonl")
-			} else if len(parts) != 5 {
-				reject(parts[1], "", c.Path, ReasonUnexpected, "not a chain segment of the %s layout", remote.Layout)
-				continue
-			}
-			chains[chainKey{parts[1], dev}] = true
-		case len(parts) >= 4 && parts[0] == "repos" && parts[2] == "checkpoints" && regular:
-			if !c.Old.IsZero() {
-				reject(parts[1], "", c.Path, ReasonRewritten, "the remote changed a checkpoint file this branch already holds")
-				continue
-			}
-			cpFiles[c.Path] = c
-		default:
-			what := "not part of the layout"
-			switch c.Mode {
-			case filemode.Symlink:
-				what = "a symbolic link"
-			case filemode.Submodule:
-				what = "a gitlink (submodule)"
-			case filemode.Executable:
-				what = "an executable file"
-			}
-			reject("", "", c.Path, ReasonUnexpected, "%s: not merged", what)
+		f.classify(p, local, remote, c)
+	}
+	if p.badID, err = deviceIDRule(local, f.keys); err != nil {
+		return nil, err
+	}
+	keys, badDevice, err := p.planKeys(local, remote, f.keys, pol)
+	if err != nil {
+		return nil, err
+	}
+	// Which repository directories hold this repository's records.
+	if pol.repos, err = planRepoFile(st, local, remote, f.repoFile, keys, pol, p, p.reject); err != nil {
+		return nil, err
+	}
+	used, err := p.planChains(st, local, remote, f.chains, keys, badDevice, pol)
+	if err != nil {
+		return nil, err
+	}
+	if err := planSnapshots(st, local, remote, &f.snaps, keys, badDevice, pol, p); err != nil {
+		return nil, err
+	}
+	if err := planPackages(remote, &f.pkgs, published, p); err != nil {
+		return nil, err
+	}
+	for path := range f.checkpoints {
+		if !used[path] {
+			p.reject(strings.Split(path, "/")[1], "", path, chain.OrphanFile, "checkpoint file named by no chain: not merged")
 		}
 	}
+	sort.Slice(p.rejected, func(i, j int) bool {
+		a, b := p.rejected[i], p.rejected[j]
+		return a.Device < b.Device || a.Device == b.Device && a.Record < b.Record
+	})
+	return p, nil
+}
 
-	// Device ids: the branch rule (identity.ValidBranchDeviceID), and no id
-	// that a case-insensitive file system would confuse with a pinned one or
-	// another arriving one (a device pinned here already is exempt).
+// fetched sorts the paths a fetch changed by what they are.
+type fetched struct {
+	keys        map[string]gitstore.Change // device id → its key file
+	chains      map[chainKey]bool          // chains with a changed file
+	checkpoints map[string]gitstore.Change // new checkpoint files by path
+	repoFile    bool                       // REPO changed
+	snaps       snapshotChanges
+	pkgs        packageChanges
+}
+
+func newFetched() *fetched {
+	return &fetched{keys: map[string]gitstore.Change{}, chains: map[chainKey]bool{}, checkpoints: map[string]gitstore.Change{}}
+}
+
+// classify files one changed path, rejecting what is outside the layout.
+func (f *fetched) classify(p *plan, local, remote *gitstore.View, c gitstore.Change) {
+	// Before anything reads it: a path naming .git (any alias) or a
+	// component git's fsck refuses is never merged.
+	if err := gitname.CheckPath(c.Path); err != nil {
+		p.reject("", "", c.Path, chain.UnsafePath, "%v: not merged", err)
+		return
+	}
+	if f.snaps.classify(remote, c, p.reject) || f.pkgs.classify(c, p.reject) {
+		return
+	}
+	parts := strings.Split(c.Path, "/")
+	regular := c.Mode == filemode.Regular
+	switch {
+	case c.Path == gitstore.LayoutFile && regular && local == nil:
+		p.edits[c.Path] = c.Hash
+		p.layoutNew = true
+	case c.Path == gitstore.RepoFile && regular:
+		f.repoFile = true
+	case regular && isDeviceFile(parts, ".pub"):
+		f.keys[strings.TrimSuffix(parts[1], ".pub")] = c
+	case regular && isDeviceFile(parts, "") && parts[1] == ".gitkeep":
+	case regular && isRepoPath(parts, "chains"):
+		f.classifyChain(p, remote.Layout, c, parts)
+	case regular && isRepoPath(parts, "checkpoints"):
+		if !c.Old.IsZero() {
+			p.reject(parts[1], "", c.Path, chain.RewritesRecord, "the remote changed a checkpoint file this branch already holds")
+			return
+		}
+		f.checkpoints[c.Path] = c
+	default:
+		p.reject("", "", c.Path, chain.UnexpectedPath, "%s: not merged", unexpectedWhat(c.Mode))
+	}
+}
+
+// isDeviceFile: parts is devices/<name> with name ending in suffix.
+func isDeviceFile(parts []string, suffix string) bool {
+	return len(parts) == 2 && parts[0] == "devices" && strings.HasSuffix(parts[1], suffix)
+}
+
+// isRepoPath: parts lies under repos/<id>/<dir>/.
+func isRepoPath(parts []string, dir string) bool {
+	return len(parts) >= 4 && parts[0] == "repos" && parts[2] == dir
+}
+
+// unexpectedWhat names what a path outside the layout is.
+func unexpectedWhat(mode filemode.FileMode) string {
+	switch mode {
+	case filemode.Symlink:
+		return "a symbolic link"
+	case filemode.Submodule:
+		return "a gitlink (submodule)"
+	case filemode.Executable:
+		return "an executable file"
+	}
+	return "not part of the layout"
+}
+
+// classifyChain files a changed chain file (a ghyll-v1 chain file or a
+// ctx-v1 segment) under its chain.
+func (f *fetched) classifyChain(p *plan, layout gitstore.Layout, c gitstore.Change, parts []string) {
+	dev := parts[3]
+	if layout == gitstore.LayoutGhyllV1 {
+		if len(parts) != 4 || !strings.HasSuffix(dev, ".jsonl") {
+			p.reject(parts[1], "", c.Path, chain.UnexpectedPath, "not a chain file of the %s layout", layout)
+			return
+		}
+		dev = strings.TrimSuffix(dev, ".jsonl")
+	} else if len(parts) != 5 {
+		p.reject(parts[1], "", c.Path, chain.UnexpectedPath, "not a chain segment of the %s layout", layout)
+		return
+	}
+	f.chains[chainKey{parts[1], dev}] = true
+}
+
+// deviceIDRule returns the pull's device id rule: the branch rule
+// (identity.ValidBranchDeviceID), and no id that a case-insensitive file
+// system would confuse with a pinned one or another arriving one (a device
+// pinned here already is exempt). It returns why dev is refused, or nil.
+func deviceIDRule(local *gitstore.View, arriving map[string]gitstore.Change) (func(dev string) error, error) {
 	pinned := map[string]bool{}
 	if local != nil {
 		devs, err := local.Devices()
@@ -190,12 +248,12 @@ func makePlan(st *gitstore.Store, local, remote *gitstore.View, pol Policy, publ
 	for d := range pinned {
 		folded[identity.DeviceIDFoldKey(d)] = append(folded[identity.DeviceIDFoldKey(d)], d)
 	}
-	for d := range keyChanges {
+	for d := range arriving {
 		if !pinned[d] {
 			folded[identity.DeviceIDFoldKey(d)] = append(folded[identity.DeviceIDFoldKey(d)], d)
 		}
 	}
-	p.badID = func(dev string) error {
+	return func(dev string) error {
 		if err := identity.ValidBranchDeviceID(dev); err != nil {
 			return err
 		}
@@ -212,38 +270,21 @@ func makePlan(st *gitstore.Store, local, remote *gitstore.View, pol Policy, publ
 			return fmt.Errorf("%q and %q arrive together and differ only in letter case or trailing dots", dev, other)
 		}
 		return nil
-	}
+	}, nil
+}
 
-	// Keys: a pinned key never changes; a new one is pinned if trusted.
+// planKeys decides each fetched key: a pinned key never changes; a new one
+// is pinned if its id passes the rule, it parses and trust allows the
+// device. It returns the keys taken and, for each refused device, the
+// reason (none of its records are merged).
+func (p *plan) planKeys(local, remote *gitstore.View, changes map[string]gitstore.Change, pol Policy) (map[string]ed25519.PublicKey, map[string]chain.Reason, error) {
 	keys := map[string]ed25519.PublicKey{}
-	badDevice := map[string]string{}
-	for dev, c := range keyChanges {
-		if err := p.badID(dev); err != nil {
-			reject("", dev, c.Path, ReasonBadDeviceID, "%v: its key and records are not merged", err)
-			badDevice[dev] = ReasonBadDeviceID
-			continue
-		}
-		if local != nil {
-			if _, _, err := local.DeviceKey(dev); err == nil || !errors.Is(err, gitstore.ErrNotExist) {
-				reject("", dev, c.Path, ReasonKeyChanged, "the remote replaces the key pinned for %s: its records are not merged", dev)
-				badDevice[dev] = ReasonKeyChanged
-				continue
-			}
-		}
-		pub, _, err := remote.DeviceKey(dev)
-		if errors.Is(err, gitstore.ErrTooLarge) {
-			reject("", dev, c.Path, ReasonTooLarge, "%v", err)
-			badDevice[dev] = ReasonTooLarge
-			continue
-		}
-		if err != nil {
-			reject("", dev, c.Path, ReasonBadKey, "%v", err)
-			badDevice[dev] = ReasonBadKey
-			continue
-		}
-		if ok, why := pol.Allows(dev); !ok {
-			reject("", dev, c.Path, ReasonUntrusted, "%s", why)
-			badDevice[dev] = ReasonUntrusted
+	badDevice := map[string]chain.Reason{}
+	for dev, c := range changes {
+		pub, reason, detail := p.checkKey(local, remote, dev, pol)
+		if reason != "" {
+			p.reject("", dev, c.Path, reason, "%s", detail)
+			badDevice[dev] = reason
 			continue
 		}
 		keys[dev] = pub
@@ -252,21 +293,39 @@ func makePlan(st *gitstore.Store, local, remote *gitstore.View, pol Policy, publ
 	}
 	sort.Strings(p.newKeys)
 	if err := p.findSharedKeys(local, keys); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	// Which repository directories hold this repository's records.
-	if pol.repos, err = planRepoFile(st, local, remote, repoFileChanged, keys, pol, p, reject); err != nil {
-		return nil, err
-	}
+	return keys, badDevice, nil
+}
 
-	// Chains, verified in parallel, one device at a time each.
-	var work []chainKey
-	for k := range chains {
-		work = append(work, k)
+// checkKey returns dev's fetched key, or why it is refused.
+func (p *plan) checkKey(local, remote *gitstore.View, dev string, pol Policy) (ed25519.PublicKey, chain.Reason, string) {
+	if err := p.badID(dev); err != nil {
+		return nil, chain.BadDeviceID, fmt.Sprintf("%v: its key and records are not merged", err)
 	}
-	sort.Slice(work, func(i, j int) bool {
-		return work[i].repo < work[j].repo || work[i].repo == work[j].repo && work[i].device < work[j].device
-	})
+	if local != nil {
+		if _, _, err := local.DeviceKey(dev); err == nil || !errors.Is(err, gitstore.ErrNotExist) {
+			return nil, chain.KeyChanged, fmt.Sprintf("the remote replaces the key pinned for %s: its records are not merged", dev)
+		}
+	}
+	pub, _, err := remote.DeviceKey(dev)
+	if errors.Is(err, gitstore.ErrTooLarge) {
+		return nil, chain.TooLarge, err.Error()
+	}
+	if err != nil {
+		return nil, chain.BadKey, err.Error()
+	}
+	if ok, why := pol.Allows(dev); !ok {
+		return nil, chain.Untrusted, why
+	}
+	return pub, "", ""
+}
+
+// planChains merges the fetched chains (mergeChain), verified in parallel,
+// one device at a time each, and returns the checkpoint paths they name.
+func (p *plan) planChains(st *gitstore.Store, local, remote *gitstore.View, chains map[chainKey]bool, keys map[string]ed25519.PublicKey,
+	badDevice map[string]chain.Reason, pol Policy) (map[string]bool, error) {
+	work := sortedKeys(chains)
 	results := make([]chainOutcome, len(work))
 	var wg gosync.WaitGroup
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
@@ -299,22 +358,19 @@ func makePlan(st *gitstore.Store, local, remote *gitstore.View, pol Policy, publ
 			p.forks++
 		}
 	}
-	if err := planSnapshots(st, local, remote, &snaps, keys, badDevice, pol, p); err != nil {
-		return nil, err
+	return used, nil
+}
+
+// sortedKeys returns the keys of m by repository, then device.
+func sortedKeys(m map[chainKey]bool) []chainKey {
+	work := make([]chainKey, 0, len(m))
+	for k := range m {
+		work = append(work, k)
 	}
-	if err := planPackages(remote, &pkgs, published, p); err != nil {
-		return nil, err
-	}
-	for path := range cpFiles {
-		if !used[path] {
-			reject(strings.Split(path, "/")[1], "", path, ReasonOrphan, "checkpoint file named by no chain: not merged")
-		}
-	}
-	sort.Slice(p.rejected, func(i, j int) bool {
-		a, b := p.rejected[i], p.rejected[j]
-		return a.Device < b.Device || a.Device == b.Device && a.Record < b.Record
+	sort.Slice(work, func(i, j int) bool {
+		return work[i].repo < work[j].repo || work[i].repo == work[j].repo && work[i].device < work[j].device
 	})
-	return p, nil
+	return work
 }
 
 type chainOutcome struct {
@@ -326,124 +382,137 @@ type chainOutcome struct {
 	err       error
 }
 
-// mergeChain compares one device's chain on both sides. A chain that
-// extends ours is verified from our last entry on and taken up to its first
-// failure; a chain that diverges from ours is a fork (if the divergent record
-// is validly signed) or tampering, and nothing past the shared prefix is
-// taken.
+// reject marks the device's chain rejected at record.
+func (o *chainOutcome) reject(record string, reason chain.Reason, format string, args ...any) chainOutcome {
+	o.result.Rejected, o.result.Reason, o.result.Record = true, string(reason), record
+	o.rejected = append(o.rejected, Rejection{Repo: o.result.Repo, Device: o.result.Device, Record: record, Reason: string(reason), Detail: fmt.Sprintf(format, args...)})
+	return *o
+}
+
+// mergeChain merges one device's chain: the checks that refuse the whole
+// chain (its repository and device ids, its directory, its key, the trust
+// policy), then chain.Continue decides, through the remote's chain.Tree,
+// what of the fetched chain may join the local one: a chain that extends
+// ours is verified from our last entry on and taken up to its first
+// failure; a chain that diverges from ours is a fork (if the divergent
+// record is validly signed) or tampering, and nothing past the shared
+// prefix is taken.
 func mergeChain(st *gitstore.Store, local, remote *gitstore.View, k chainKey, keys map[string]ed25519.PublicKey,
-	badDevice map[string]string, pol Policy, badID func(string) error) chainOutcome {
+	badDevice map[string]chain.Reason, pol Policy, badID func(string) error) chainOutcome {
 	out := chainOutcome{result: DeviceResult{Repo: k.repo, Device: k.device}, edits: map[string]plumbing.Hash{}}
-	reject := func(record, reason, format string, args ...any) chainOutcome {
-		out.result.Rejected, out.result.Reason, out.result.Record = true, reason, record
-		out.rejected = append(out.rejected, Rejection{Repo: k.repo, Device: k.device, Record: record, Reason: reason, Detail: fmt.Sprintf(format, args...)})
-		return out
-	}
 	if err := gitrepo.ValidSegment(k.repo); err != nil {
-		return reject("repos/"+k.repo, ReasonBadRepoID, "%v", err)
+		return out.reject("repos/"+k.repo, chain.BadRepoID, "%v", err)
 	}
 	if err := badID(k.device); err != nil {
-		return reject("", ReasonBadDeviceID, "%v: none of its records are merged", err)
+		return out.reject("", chain.BadDeviceID, "%v: none of its records are merged", err)
 	}
-	rc, rcErr := remote.Chain(k.repo, k.device)
+	rt := remote.ChainTree()
+	rc, rcErr := rt.ChainFrom(k.repo, k.device, 0)
 	for _, e := range rc {
 		out.mentioned = append(out.mentioned, remote.Layout.CheckpointPath(k.repo, e.Hash))
 	}
 	if pol.repos != nil && !pol.repos[k.repo] && len(rc) > 0 {
-		return reject(rc[0].Hash, string(chain.WrongRepo), "repos/%s is neither this repository's id nor an adopted one: none of its records are merged", k.repo)
+		return out.reject(rc[0].Hash, chain.WrongRepo, "repos/%s is neither this repository's id nor an adopted one: none of its records are merged", k.repo)
 	}
 	if why, bad := badDevice[k.device]; bad {
-		return reject("", why, "the device's key was not accepted, so none of its records are merged")
+		return out.reject("", why, "the device's key was not accepted, so none of its records are merged")
 	}
 	if ok, why := pol.Allows(k.device); !ok {
-		return reject("", ReasonUntrusted, "%s", why)
+		return out.reject("", chain.Untrusted, "%s", why)
 	}
-	var lc []checkpoint.ChainEntry
-	key := keys[k.device]
-	if local != nil {
-		var err error
-		lc, err = local.Chain(k.repo, k.device)
-		if err != nil && !errors.Is(err, gitstore.ErrNotExist) {
-			out.err = fmt.Errorf("read local chain of %s: %w", k.device, err)
-			return out
-		}
-		if pub, _, err := local.DeviceKey(k.device); err == nil {
-			key = pub
-		}
-	}
-	if err := rcErr; err != nil {
-		var tl *gitstore.TooLargeError
-		if errors.As(err, &tl) {
-			return reject(tl.Path, ReasonTooLarge, "%v", err)
-		}
-		if errors.Is(err, gitstore.ErrCorrupt) || errors.Is(err, gitstore.ErrTooLarge) {
-			return reject("", ReasonMalformed, "%v", err)
-		}
-		out.err = fmt.Errorf("read fetched chain of %s: %w", k.device, err)
+	lc, key, err := localChain(local, k, keys[k.device])
+	if err != nil {
+		out.err = err
 		return out
+	}
+	if rcErr != nil {
+		return out.fetchedChainError(k, rcErr)
 	}
 	if key == nil {
 		if pub, _, err := remote.DeviceKey(k.device); err == nil && local == nil {
 			key = pub
 		} else if len(rc) > 0 {
-			return reject(rc[0].Hash, string(chain.UnknownKey), "no public key for %s on either branch", k.device)
+			return out.reject(rc[0].Hash, chain.UnknownKey, "no public key for %s on either branch", k.device)
 		}
 	}
-	n := 0
-	for n < len(lc) && n < len(rc) && lc[n] == rc[n] {
-		n++
+	cont := chain.Continue(chain.Compare{Device: k.device, Repo: k.repo, Key: key, Local: lc, Remote: rc, Load: chain.Records(rt, k.repo)})
+	return out.take(st, remote, k, lc, rc, cont)
+}
+
+// localChain reads device's local chain and the key its records must be
+// signed with: the one pinned here, else the one this pull accepted.
+func localChain(local *gitstore.View, k chainKey, accepted ed25519.PublicKey) ([]checkpoint.ChainEntry, ed25519.PublicKey, error) {
+	if local == nil {
+		return nil, accepted, nil
 	}
-	if n == len(rc) {
-		return out // the remote adds nothing to this chain
+	lc, err := local.Chain(k.repo, k.device)
+	if err != nil && !errors.Is(err, gitstore.ErrNotExist) {
+		return nil, nil, fmt.Errorf("read local chain of %s: %w", k.device, err)
 	}
-	load := func(hash string) ([]byte, error) {
-		b, err := remote.CheckpointFile(k.repo, hash)
-		if errors.Is(err, gitstore.ErrNotExist) {
-			return nil, chain.ErrMissing
-		}
-		if errors.Is(err, gitstore.ErrTooLarge) {
-			return nil, fmt.Errorf("%w: %w", chain.ErrTooLarge, err)
-		}
-		return b, err
+	if pub, _, err := local.DeviceKey(k.device); err == nil {
+		return lc, pub, nil
 	}
-	var trusted *checkpoint.ChainEntry
-	if n > 0 {
-		trusted = &rc[n-1]
+	return lc, accepted, nil
+}
+
+// fetchedChainError rejects a fetched chain that cannot be read: too_large
+// (the path of the segment at fault), malformed_chain; any other error
+// stops the pull.
+func (o *chainOutcome) fetchedChainError(k chainKey, err error) chainOutcome {
+	var tl *gitstore.TooLargeError
+	if errors.As(err, &tl) {
+		return o.reject(tl.Path, chain.TooLarge, "%v", err)
 	}
-	if n < len(lc) {
-		// Divergence: is the remote's record at n validly signed?
-		res := chain.Verify(chain.Input{Device: k.device, Repo: k.repo, Key: key, Entries: rc[n : n+1], Trusted: trusted, Load: load})
-		if res.Failure == nil {
-			out.result.Fork, out.result.Local = true, lc[n].Hash
-			return reject(rc[n].Hash, ReasonFork, "fork at entry %d: the remote has %s, this branch %s; nothing past entry %d merged",
-				n+1, short(rc[n].Hash), short(lc[n].Hash), n)
-		}
-		return reject(res.Failure.Hash, string(res.Failure.Reason), "the remote rewrites this device's history at entry %d: %s", n+1, res.Failure.Detail)
+	if errors.Is(err, gitstore.ErrCorrupt) || errors.Is(err, gitstore.ErrTooLarge) {
+		return o.reject("", chain.MalformedChain, "%v", err)
 	}
-	res := chain.Verify(chain.Input{Device: k.device, Repo: k.repo, Key: key, Entries: rc[n:], Trusted: trusted, Load: load})
-	accepted := rc[:n+res.Verified]
+	o.err = fmt.Errorf("read fetched chain of %s: %w", k.device, err)
+	return *o
+}
+
+// take turns chain.Continue's verdict into edits and rejections.
+func (o *chainOutcome) take(st *gitstore.Store, remote *gitstore.View, k chainKey, lc, rc []checkpoint.ChainEntry, cont chain.Continuation) chainOutcome {
+	n, res := cont.Shared, cont.Result
+	switch {
+	case n == len(rc):
+		return *o // the remote adds nothing to this chain
+	case cont.Fork:
+		o.result.Fork, o.result.Local = true, cont.Local
+		return o.reject(rc[n].Hash, chain.Fork, "fork at entry %d: the remote has %s, this branch %s; nothing past entry %d merged",
+			n+1, short(rc[n].Hash), short(cont.Local), n)
+	case n < len(lc):
+		return o.reject(res.Failure.Hash, res.Failure.Reason, "the remote rewrites this device's history at entry %d: %s", n+1, res.Failure.Detail)
+	}
 	if res.Verified > 0 {
-		for _, e := range rc[n : n+res.Verified] {
-			path := remote.Layout.CheckpointPath(k.repo, e.Hash)
-			h, err := remote.BlobHash(path)
-			if err != nil {
-				out.err = err
-				return out
-			}
-			out.edits[path] = h
-			out.accepted = append(out.accepted, e.Hash)
+		if err := o.takeVerified(st, remote, k, rc[:n+res.Verified], n); err != nil {
+			o.err = err
+			return *o
 		}
-		if err := chainEdits(st, remote.Layout, k, accepted, n, out.edits); err != nil {
-			out.err = err
-			return out
-		}
-		out.result.Added = res.Verified
 	}
 	if res.Failure != nil {
-		return reject(res.Failure.Hash, string(res.Failure.Reason), "%s (entry %d): this record and the %d after it are not merged",
+		return o.reject(res.Failure.Hash, res.Failure.Reason, "%s (entry %d): this record and the %d after it are not merged",
 			res.Failure.Detail, n+res.Failure.Index+1, len(rc)-n-res.Failure.Index-1)
 	}
-	return out
+	return *o
+}
+
+// takeVerified adds the checkpoint files of accepted[n:] and the chain
+// files holding accepted to the edits.
+func (o *chainOutcome) takeVerified(st *gitstore.Store, remote *gitstore.View, k chainKey, accepted []checkpoint.ChainEntry, n int) error {
+	for _, e := range accepted[n:] {
+		path := remote.Layout.CheckpointPath(k.repo, e.Hash)
+		h, err := remote.BlobHash(path)
+		if err != nil {
+			return err
+		}
+		o.edits[path] = h
+		o.accepted = append(o.accepted, e.Hash)
+	}
+	if err := chainEdits(st, remote.Layout, k, accepted, n, o.edits); err != nil {
+		return err
+	}
+	o.result.Added = len(accepted) - n
+	return nil
 }
 
 // chainEdits writes the chain files holding accepted (whose first n entries

@@ -12,18 +12,15 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 
+	"github.com/git-ctx/git-ctx/chain"
 	"github.com/git-ctx/git-ctx/formats/ctxpkg"
 	"github.com/git-ctx/git-ctx/gitexec"
 	"github.com/git-ctx/git-ctx/gitrepo"
 	"github.com/git-ctx/git-ctx/gitstore"
 )
 
-// Reasons of package rejections (besides gitstore.CheckPackageFile's).
+// Kinds of pull reports that are not rejections.
 const (
-	// ReasonPackageConflict: the remote holds a different file under a
-	// name@version whose file this branch holds and the remote once
-	// published: the remote rewrote a published package.
-	ReasonPackageConflict = "package_conflict"
 	// KindPackageSuperseded: the remote published another file under a
 	// name@version this branch published but never pushed; the remote's
 	// copy was merged and this branch's withdrawn.
@@ -54,14 +51,14 @@ type packageChanges struct {
 
 // classify takes c when it lies under repos/<id>/packages/; it reports
 // whether it did (rejecting odd modes itself).
-func (pc *packageChanges) classify(c gitstore.Change, reject func(repo, dev, record, reason, format string, args ...any)) bool {
+func (pc *packageChanges) classify(c gitstore.Change, reject rejectFunc) bool {
 	parts := strings.Split(c.Path, "/")
 	if len(parts) < 4 || parts[0] != "repos" || parts[2] != gitstore.PackagesDirName {
 		return false
 	}
 	switch {
 	case c.Mode != filemode.Regular:
-		reject(parts[1], "", c.Path, ReasonUnexpected, "not a package file (mode %o): not merged", uint32(c.Mode))
+		reject(parts[1], "", c.Path, chain.UnexpectedPath, "not a package file (mode %o): not merged", uint32(c.Mode))
 	case !c.Old.IsZero():
 		pc.changed = append(pc.changed, c)
 	default:
@@ -74,14 +71,14 @@ func (pc *packageChanges) classify(c gitstore.Change, reject func(repo, dev, rec
 // the remote's history as this clone knows it (see remoteHistoryBlobs).
 type publishedFunc func(paths []string) (map[string]map[plumbing.Hash]bool, error)
 
-// planPackages verifies each fetched package file (gitstore.CheckPackageFile:
+// planPackages verifies each fetched package file (chain.CheckPackage:
 // it parses, validates, its integrity and any signature verify, and its
 // path is its manifest's name and version) and takes those that pass.
 //
 // A fetched file at a path where this branch holds other bytes is decided
 // by the remote's history: when this branch's bytes were ever published
 // there, the remote rewrote a published package and nothing of it is taken
-// (ReasonPackageConflict); when they never were, both sides published the
+// (chain.PackageConflict); when they never were, both sides published the
 // same name@version concurrently and the remote's copy, published first on
 // the shared remote, replaces this branch's (Superseded) if it verifies.
 func planPackages(remote *gitstore.View, pc *packageChanges, published publishedFunc, p *plan) error {
@@ -92,21 +89,21 @@ func planPackages(remote *gitstore.View, pc *packageChanges, published published
 	}
 	check := func(c gitstore.Change) (*checked, error) {
 		repo := strings.Split(c.Path, "/")[1]
-		reject := func(reason, format string, args ...any) {
-			p.rejected = append(p.rejected, Rejection{Repo: repo, Record: c.Path, Reason: reason, Detail: fmt.Sprintf(format, args...)})
+		reject := func(reason chain.Reason, format string, args ...any) {
+			p.reject(repo, "", c.Path, reason, format, args...)
 		}
 		if err := gitrepo.ValidSegment(repo); err != nil {
-			reject(ReasonBadRepoID, "%v", err)
+			reject(chain.BadRepoID, "%v", err)
 			return nil, nil
 		}
 		raw, err := remote.ReadBlob(c.Hash, ctxpkg.MaxFileSize)
 		if errors.Is(err, gitstore.ErrTooLarge) {
-			reject(ReasonTooLarge, "%v", err)
+			reject(chain.TooLarge, "%v", err)
 			return nil, nil
 		} else if err != nil {
 			return nil, fmt.Errorf("read fetched package %s: %w", c.Path, err)
 		}
-		pkg, reason, detail := gitstore.CheckPackageFile(raw, repo, c.Path)
+		pkg, reason, detail := chain.CheckPackage(raw, c.Path, gitstore.PackagePlacer(repo))
 		if reason != "" {
 			reject(reason, "%s: not merged", detail)
 			return nil, nil
@@ -143,7 +140,7 @@ func planPackages(remote *gitstore.View, pc *packageChanges, published published
 	}
 	for _, c := range pc.changed {
 		if published == nil || seen[c.Path][c.Old] {
-			p.rejected = append(p.rejected, Rejection{Repo: strings.Split(c.Path, "/")[1], Record: c.Path, Reason: ReasonPackageConflict,
+			p.rejected = append(p.rejected, Rejection{Repo: strings.Split(c.Path, "/")[1], Record: c.Path, Reason: string(chain.PackageConflict),
 				Detail: "the remote rewrote a package it had published with this branch's bytes: not merged (published packages are immutable)"})
 			continue
 		}
@@ -301,7 +298,7 @@ func checkPushKeepsPackages(ctx context.Context, st *gitstore.Store, remote stri
 		} else if err != nil {
 			return fmt.Errorf("read %s of %s: %w", c.Path, TrackingRef(remote), err)
 		}
-		pkg, reason, _ := gitstore.CheckPackageFile(raw, parts[1], c.Path)
+		pkg, reason, _ := chain.CheckPackage(raw, c.Path, gitstore.PackagePlacer(parts[1]))
 		if reason != "" {
 			continue
 		}
@@ -316,7 +313,7 @@ func checkPushKeepsPackages(ctx context.Context, st *gitstore.Store, remote stri
 		}
 		return fmt.Errorf("%w: push refused: it would %s package %s@%s that %s publishes (%s), and published packages are immutable; "+
 			"run 'git ctx pull' (a package the remote rewrote is reported as %s and must be restored on the remote)",
-			ErrPackageConflict, what, pkg.Manifest.Name, pkg.Manifest.Version, remote, c.Path, ReasonPackageConflict)
+			ErrPackageConflict, what, pkg.Manifest.Name, pkg.Manifest.Version, remote, c.Path, chain.PackageConflict)
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/git-ctx/git-ctx/chain"
 	"github.com/git-ctx/git-ctx/formats/checkpoint"
 	"github.com/git-ctx/git-ctx/gitstore"
 )
@@ -40,17 +41,17 @@ func TestPlanRepoFile(t *testing.T) {
 	cases := []struct {
 		name     string
 		local    *gitstore.View
-		remote   string // REPO content; "" = none
-		reason   string // expected rejection, "" = none
-		adopted  bool   // adopted in the result
-		edit     bool   // REPO written by the merge
-		noRepoOK bool   // allowed is nil
+		remote   string       // REPO content; "" = none
+		reason   chain.Reason // expected rejection, "" = none
+		adopted  bool         // adopted in the result
+		edit     bool         // REPO written by the merge
+		noRepoOK bool         // allowed is nil
 	}{
 		{name: "first pull takes the remote's", remote: testRepoID + "\n", edit: true},
-		{name: "another id", local: local, remote: "4444444444444444444444444444444444444444444444444444444444444444\n", reason: ReasonRepoMismatch},
+		{name: "another id", local: local, remote: "4444444444444444444444444444444444444444444444444444444444444444\n", reason: chain.RepoMismatch},
 		{name: "valid adoption", local: local, remote: testRepoID + "\n" + adoption(key), adopted: true, edit: true},
-		{name: "forged adoption", local: local, remote: testRepoID + "\n" + adoption(other), reason: ReasonBadAdoption},
-		{name: "garbage", local: local, remote: "../x\n", reason: ReasonRepoMismatch},
+		{name: "forged adoption", local: local, remote: testRepoID + "\n" + adoption(other), reason: chain.BadAdoption},
+		{name: "garbage", local: local, remote: "../x\n", reason: chain.RepoMismatch},
 		{name: "no REPO, first pull", noRepoOK: true},
 	}
 	for _, c := range cases {
@@ -61,8 +62,10 @@ func TestPlanRepoFile(t *testing.T) {
 			}
 			remote := view(files)
 			p := &plan{edits: map[string]plumbing.Hash{}}
-			var got []string
-			reject := func(repo, dev, record, reason, format string, args ...any) { got = append(got, reason) }
+			var got []chain.Reason
+			reject := func(repo, dev, record string, reason chain.Reason, format string, args ...any) {
+				got = append(got, reason)
+			}
 			allowed, err := planRepoFile(w.st, c.local, remote, c.remote != "", map[string]ed25519.PublicKey{"d": key.Public().(ed25519.PublicKey)}, pol, p, reject)
 			if err != nil {
 				t.Fatal(err)

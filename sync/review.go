@@ -9,6 +9,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 
+	"github.com/git-ctx/git-ctx/cache"
+	"github.com/git-ctx/git-ctx/chain"
 	"github.com/git-ctx/git-ctx/formats/checkpoint"
 	"github.com/git-ctx/git-ctx/formats/ctxpkg"
 	"github.com/git-ctx/git-ctx/gitexec"
@@ -87,126 +89,170 @@ func Review(ctx context.Context, m *workspace.Workspace, rng string) ([]ReviewCo
 		return nil, err
 	}
 	defer db.Close()
-	st := m.Store
+	r := reviewer{st: m.Store, db: db}
 	commits := []ReviewCommit{}
 	for _, line := range strings.Fields(string(out)) {
-		c := plumbing.NewHash(line)
-		view, err := st.ViewAt(c)
+		rc, err := r.commit(ctx, m, line)
 		if err != nil {
 			return nil, err
-		}
-		parents, err := st.Parents(c)
-		if err != nil {
-			return nil, err
-		}
-		var before *gitstore.View
-		if len(parents) > 0 {
-			if before, err = st.ViewAt(parents[0]); err != nil {
-				return nil, err
-			}
-		}
-		changes, err := st.Diff(before, view)
-		if err != nil {
-			return nil, err
-		}
-		subject, author, err := commitHeader(ctx, m, line)
-		if err != nil {
-			return nil, err
-		}
-		rc := ReviewCommit{Commit: line, Subject: subject, Author: author, Parents: []string{}, Records: []ReviewRecord{}}
-		for _, p := range parents {
-			rc.Parents = append(rc.Parents, p.String())
-		}
-		for _, ch := range changes {
-			rec := ReviewRecord{Path: ch.Path, Modified: !ch.Old.IsZero()}
-			parts := strings.Split(ch.Path, "/")
-			switch {
-			case ch.Mode != filemode.Regular:
-				rec.Kind, rec.Status = "unexpected", "not a regular file"
-			case ch.Path == gitstore.LayoutFile:
-				rec.Kind, rec.Status = "layout", "layout "+string(view.Layout)
-			case len(parts) == 2 && parts[0] == "devices" && strings.HasSuffix(parts[1], ".pub"):
-				rec.Kind, rec.Device = "device_key", strings.TrimSuffix(parts[1], ".pub")
-				rec.Status = "new key"
-				if rec.Modified {
-					rec.Status = "CHANGED KEY"
-				}
-				if pub, _, err := view.DeviceKey(rec.Device); err == nil {
-					rec.Hash = checkpoint.Fingerprint(pub)
-				} else if errors.Is(err, gitstore.ErrTooLarge) {
-					rec.Status = ReasonTooLarge
-				}
-			case len(parts) >= 4 && parts[0] == "repos" && parts[2] == "chains":
-				rec.Kind, rec.Device, rec.Status = "chain", strings.TrimSuffix(parts[3], ".jsonl"), "chain update"
-			case len(parts) >= 4 && parts[0] == "repos" && parts[2] == "checkpoints":
-				rec.Kind = "checkpoint"
-				raw, err := st.ReadBlob(ch.Hash, checkpoint.MaxFileSize)
-				if errors.Is(err, gitstore.ErrTooLarge) {
-					rec.Status = ReasonTooLarge
-					break
-				}
-				cp, perr := checkpoint.Parse(raw)
-				if err != nil || perr != nil || !checkpoint.IsHexHash(cp.Hash) {
-					// Nothing a record could be looked up or named by.
-					rec.Status = "unreadable"
-					break
-				}
-				rec.Hash, rec.Device, rec.Session, rec.Turn = cp.Hash, cp.DeviceID, cp.SessionID, cp.Turn
-				rec.Summary = firstLine(cp.Summary)
-				e, err := db.Get(ctx, cp.Hash)
-				switch {
-				case err != nil:
-					return nil, err
-				case e == nil:
-					rec.Status = "not in local memory"
-				case e.Verified:
-					rec.Status = "verified"
-				default:
-					rec.Status = "UNVERIFIED"
-				}
-				if rec.Modified {
-					rec.Status = "MODIFIED " + rec.Status
-				}
-			case len(parts) >= 5 && parts[0] == "repos" && parts[2] == gitstore.PackagesDirName:
-				rec.Kind, rec.Status = "package", "UNVERIFIED"
-				raw, err := st.ReadBlob(ch.Hash, ctxpkg.MaxFileSize)
-				if errors.Is(err, gitstore.ErrTooLarge) {
-					rec.Status = ReasonTooLarge
-					break
-				}
-				if err != nil {
-					rec.Status = "unreadable"
-					break
-				}
-				pkg, reason, _ := gitstore.CheckPackageFile(raw, parts[1], ch.Path)
-				if pkg != nil {
-					rec.Hash, rec.Summary = pkg.Manifest.Integrity.SHA256, pkg.Manifest.Name+"@"+pkg.Manifest.Version
-				}
-				if reason == "" {
-					rec.Status = "verified"
-				} else {
-					rec.Status += " (" + reason + ")"
-				}
-				if rec.Modified {
-					rec.Status = "MODIFIED " + rec.Status
-					if mergedFrom(st, parents, ch) {
-						// A pull withdrew this branch's unpushed copy for
-						// the one the remote had already published.
-						rec.Status = "SUPERSEDED: this branch's copy (blob " + short(ch.Old.String()) +
-							") withdrawn for the remote's, " + strings.TrimPrefix(rec.Status, "MODIFIED ")
-					}
-				}
-			default:
-				rec.Kind, rec.Status = "unexpected", "outside the layout"
-			}
-			if rec.Kind == "chain" {
-				continue // implied by the checkpoints; shown in --json only via records
-			}
-			rc.Records = append(rc.Records, rec)
 		}
 		commits = append(commits, rc)
 	}
 	return commits, nil
+}
+
+// reviewer states what each change of a commit adds.
+type reviewer struct {
+	st *gitstore.Store
+	db *cache.DB // whether a checkpoint verified (the quarantine's verdict)
+}
+
+// commit reviews one commit against its first parent.
+func (r reviewer) commit(ctx context.Context, m *workspace.Workspace, line string) (ReviewCommit, error) {
+	c := plumbing.NewHash(line)
+	view, err := r.st.ViewAt(c)
+	if err != nil {
+		return ReviewCommit{}, err
+	}
+	parents, err := r.st.Parents(c)
+	if err != nil {
+		return ReviewCommit{}, err
+	}
+	var before *gitstore.View
+	if len(parents) > 0 {
+		if before, err = r.st.ViewAt(parents[0]); err != nil {
+			return ReviewCommit{}, err
+		}
+	}
+	changes, err := r.st.Diff(before, view)
+	if err != nil {
+		return ReviewCommit{}, err
+	}
+	subject, author, err := commitHeader(ctx, m, line)
+	if err != nil {
+		return ReviewCommit{}, err
+	}
+	rc := ReviewCommit{Commit: line, Subject: subject, Author: author, Parents: []string{}, Records: []ReviewRecord{}}
+	for _, p := range parents {
+		rc.Parents = append(rc.Parents, p.String())
+	}
+	for _, ch := range changes {
+		rec, err := r.record(ctx, view, parents, ch)
+		if err != nil {
+			return ReviewCommit{}, err
+		}
+		if rec.Kind == "chain" {
+			continue // implied by the checkpoints; shown in --json only via records
+		}
+		rc.Records = append(rc.Records, rec)
+	}
+	return rc, nil
+}
+
+// record states what one change adds, by the kind of its path.
+func (r reviewer) record(ctx context.Context, view *gitstore.View, parents []plumbing.Hash, ch gitstore.Change) (ReviewRecord, error) {
+	rec := ReviewRecord{Path: ch.Path, Modified: !ch.Old.IsZero()}
+	parts := strings.Split(ch.Path, "/")
+	switch {
+	case ch.Mode != filemode.Regular:
+		rec.Kind, rec.Status = "unexpected", "not a regular file"
+	case ch.Path == gitstore.LayoutFile:
+		rec.Kind, rec.Status = "layout", "layout "+string(view.Layout)
+	case isDeviceFile(parts, ".pub"):
+		reviewKey(view, &rec, strings.TrimSuffix(parts[1], ".pub"))
+	case isRepoPath(parts, "chains"):
+		rec.Kind, rec.Device, rec.Status = "chain", strings.TrimSuffix(parts[3], ".jsonl"), "chain update"
+	case isRepoPath(parts, "checkpoints"):
+		if err := r.checkpoint(ctx, &rec, ch); err != nil {
+			return rec, err
+		}
+	case len(parts) >= 5 && isRepoPath(parts, gitstore.PackagesDirName):
+		r.pkg(&rec, parents, ch, parts[1])
+	default:
+		rec.Kind, rec.Status = "unexpected", "outside the layout"
+	}
+	return rec, nil
+}
+
+// reviewKey: a device key, new or CHANGED, with its fingerprint.
+func reviewKey(view *gitstore.View, rec *ReviewRecord, device string) {
+	rec.Kind, rec.Device = "device_key", device
+	rec.Status = "new key"
+	if rec.Modified {
+		rec.Status = "CHANGED KEY"
+	}
+	if pub, _, err := view.DeviceKey(rec.Device); err == nil {
+		rec.Hash = checkpoint.Fingerprint(pub)
+	} else if errors.Is(err, gitstore.ErrTooLarge) {
+		rec.Status = string(chain.TooLarge)
+	}
+}
+
+// checkpoint: a checkpoint file, verified or not as the cache says.
+func (r reviewer) checkpoint(ctx context.Context, rec *ReviewRecord, ch gitstore.Change) error {
+	rec.Kind = "checkpoint"
+	raw, err := r.st.ReadBlob(ch.Hash, checkpoint.MaxFileSize)
+	if errors.Is(err, gitstore.ErrTooLarge) {
+		rec.Status = string(chain.TooLarge)
+		return nil
+	}
+	cp, perr := checkpoint.Parse(raw)
+	if err != nil || perr != nil || !checkpoint.IsHexHash(cp.Hash) {
+		// Nothing a record could be looked up or named by.
+		rec.Status = "unreadable"
+		return nil
+	}
+	rec.Hash, rec.Device, rec.Session, rec.Turn = cp.Hash, cp.DeviceID, cp.SessionID, cp.Turn
+	rec.Summary = firstLine(cp.Summary)
+	e, err := r.db.Get(ctx, cp.Hash)
+	switch {
+	case err != nil:
+		return err
+	case e == nil:
+		rec.Status = "not in local memory"
+	case e.Verified:
+		rec.Status = "verified"
+	default:
+		rec.Status = "UNVERIFIED"
+	}
+	if rec.Modified {
+		rec.Status = "MODIFIED " + rec.Status
+	}
+	return nil
+}
+
+// pkg: a package file, checked now (chain.CheckPackage); a modified one a
+// merge took from another parent is this branch's copy SUPERSEDED.
+func (r reviewer) pkg(rec *ReviewRecord, parents []plumbing.Hash, ch gitstore.Change, repo string) {
+	rec.Kind, rec.Status = "package", "UNVERIFIED"
+	raw, err := r.st.ReadBlob(ch.Hash, ctxpkg.MaxFileSize)
+	if errors.Is(err, gitstore.ErrTooLarge) {
+		rec.Status = string(chain.TooLarge)
+		return
+	}
+	if err != nil {
+		rec.Status = "unreadable"
+		return
+	}
+	pkg, reason, _ := chain.CheckPackage(raw, ch.Path, gitstore.PackagePlacer(repo))
+	if pkg != nil {
+		rec.Hash, rec.Summary = pkg.Manifest.Integrity.SHA256, pkg.Manifest.Name+"@"+pkg.Manifest.Version
+	}
+	if reason == "" {
+		rec.Status = "verified"
+	} else {
+		rec.Status += " (" + string(reason) + ")"
+	}
+	if !rec.Modified {
+		return
+	}
+	rec.Status = "MODIFIED " + rec.Status
+	if mergedFrom(r.st, parents, ch) {
+		// A pull withdrew this branch's unpushed copy for the one the
+		// remote had already published.
+		rec.Status = "SUPERSEDED: this branch's copy (blob " + short(ch.Old.String()) +
+			") withdrawn for the remote's, " + strings.TrimPrefix(rec.Status, "MODIFIED ")
+	}
 }
 
 // mergedFrom reports whether a parent other than the first holds ch's new

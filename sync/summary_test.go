@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/git-ctx/git-ctx/chain"
 )
 
 // TestManyRejectionsSummarised: a pull that rejects 200,000 paths prints a
@@ -14,11 +16,11 @@ func TestManyRejectionsSummarised(t *testing.T) {
 	const n = 200_000
 	p := &plan{}
 	for i := 0; i < n; i++ {
-		reason := ReasonUnexpected
+		reason := chain.UnexpectedPath
 		if i%4 == 3 {
-			reason = ReasonOrphan
+			reason = chain.OrphanFile
 		}
-		p.rejected = append(p.rejected, Rejection{Record: fmt.Sprintf("junk/%06d", i), Reason: reason, Detail: "not part of the layout: not merged"})
+		p.rejected = append(p.rejected, Rejection{Record: fmt.Sprintf("junk/%06d", i), Reason: string(reason), Detail: "not part of the layout: not merged"})
 	}
 	res := &PullResult{Remote: "origin", Rejected: p.rejected}
 
@@ -51,7 +53,7 @@ func TestManyRejectionsSummarised(t *testing.T) {
 // a fork in any pull outranks a rejection in another, a rejection alone is
 // a verification failure, and clean pulls are no error.
 func TestPushErrForkOutranks(t *testing.T) {
-	rejected := &PullResult{Rejected: []Rejection{{Reason: ReasonOrphan}}}
+	rejected := &PullResult{Rejected: []Rejection{{Reason: string(chain.OrphanFile)}}}
 	forked := &PullResult{Forks: 1}
 	for _, tc := range []struct {
 		pulls []*PullResult

@@ -173,7 +173,7 @@ func pullOnce(ctx context.Context, m *workspace.Workspace, remote string, tipR p
 	remoteView, err := st.ViewAt(tipR)
 	if errors.Is(err, gitstore.ErrTooLarge) {
 		// Its LAYOUT cannot be read, so nothing of it can be placed.
-		res.Rejected = []Rejection{{Record: gitstore.LayoutFile, Reason: ReasonTooLarge, Detail: fmt.Sprintf("%v: nothing merged", err)}}
+		res.Rejected = []Rejection{{Record: gitstore.LayoutFile, Reason: string(chain.TooLarge), Detail: fmt.Sprintf("%v: nothing merged", err)}}
 		return nil
 	}
 	if err != nil {
@@ -222,7 +222,7 @@ func pullOnce(ctx context.Context, m *workspace.Workspace, remote string, tipR p
 	res.Superseded = append([]Superseded{}, p.superseded...)
 	res.SharedKeys = append([]SharedKey{}, p.sharedKeys...)
 	for _, r := range p.rejected {
-		if r.Reason == ReasonPackageConflict {
+		if r.Reason == string(chain.PackageConflict) {
 			res.PackageConflicts++
 		}
 	}
@@ -263,7 +263,7 @@ func recordPull(ctx context.Context, m *workspace.Workspace, res *PullResult) er
 		}
 		for _, r := range res.Rejected {
 			repo := r.Repo
-			if r.Reason == string(chain.WrongRepo) || r.Reason == ReasonRepoMismatch || r.Reason == ReasonBadAdoption {
+			if r.Reason == string(chain.WrongRepo) || r.Reason == string(chain.RepoMismatch) || r.Reason == string(chain.BadAdoption) {
 				repo = "" // not this repository's directory: listed from every id
 			}
 			if err := w.AddQuarantine(cache.Quarantined{Ref: TrackingRef(res.Remote), RepoID: repo, Device: r.Device,

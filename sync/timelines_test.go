@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/git-ctx/git-ctx/chain"
 	"github.com/git-ctx/git-ctx/formats/checkpoint"
 	"github.com/git-ctx/git-ctx/formats/snapshot"
 	"github.com/git-ctx/git-ctx/gitstore"
@@ -84,21 +85,21 @@ func TestPullTimelineLegacyLines(t *testing.T) {
 		local        *gitstore.View
 		remote       *gitstore.View
 		take         int
-		rejectReason string
+		rejectReason chain.Reason
 	}{
-		{"new legacy line, no signed line", base, legacyOnly, 0, gitstore.ReasonUnsignedLine},
+		{"new legacy line, no signed line", base, legacyOnly, 0, chain.UnsignedTimelineEntry},
 		{"legacy line vouched for by a signed line", base, vouched, 2, ""},
-		{"first pull: legacy lines alone", nil, legacyOnly, 0, gitstore.ReasonUnsignedLine},
+		{"first pull: legacy lines alone", nil, legacyOnly, 0, chain.UnsignedTimelineEntry},
 		{"first pull: legacy lines vouched for", nil, vouched, 3, ""},
 	} {
 		p, err := makePlan(w.st, c.local, c.remote, pol, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		var reasons []string
+		var reasons []chain.Reason
 		for _, r := range p.rejected {
 			if r.Device == dev {
-				reasons = append(reasons, r.Reason)
+				reasons = append(reasons, chain.Reason(r.Reason))
 			}
 		}
 		if p.snapshots != c.take || c.rejectReason == "" && len(reasons) != 0 ||

@@ -5,6 +5,14 @@
 // retrying pushes that never force. It acts through a *workspace.Workspace
 // (repository, memory branch, identity, cache) and must not import the
 // capabilities beside it (internal/checkpoints, snapshots, ctxpackages).
+//
+// A pull decides what to merge in makePlan (merge.go): it sorts the fetched
+// paths, refuses what is not a record (unsafe or unexpected paths, device
+// ids, keys, trust, repository ids and the REPO file: repoid.go) and merges
+// chains (mergeChain), timelines (snapshots.go) and packages (packages.go);
+// every record is judged by package chain (chain.Continue,
+// chain.ContinueTimeline, chain.CheckPackage) and every rejection carries a
+// chain.Reason.
 package sync
 
 import (

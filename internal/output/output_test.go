@@ -55,7 +55,7 @@ func TestShapesKeepTheirBytes(t *testing.T) {
 			`{"remote":"o","pushed":"","attempts":0,"pulls":[` + pullJSON + `]}`},
 		{"verify", NewVerify(&gitstore.Report{OK: true, Commit: "c", Layout: "ctx-v1", Devices: []string{"d"},
 			Chains:    []gitstore.ChainReport{{Repo: "r", Device: "d", Rules: map[checkpoint.Rule]int{"seed-v1": 1}, Failure: &chain.Failure{Device: "d", Reason: "x"}}},
-			Timelines: []gitstore.TimelineReport{{Repo: "r", Failure: &gitstore.TimelineFailure{Index: 1, Reason: "y"}}},
+			Timelines: []gitstore.TimelineReport{{Repo: "r", Failure: &chain.TimelineFailure{Index: 1, Reason: "y"}}},
 			Packages:  []gitstore.PackageReport{{Repo: "r", Name: "n"}}, Problems: []gitstore.Problem{{Path: "p", Reason: "q"}}}),
 			`{"ok":true,"commit":"c","layout":"ctx-v1","devices":["d"],"chains":[{"repo":"r","device":"d","entries":0,"verified":0,"rules":{"seed-v1":1},"failure":{"device":"d","index":0,"reason":"x","detail":""}}],"timelines":[{"repo":"r","device":"","entries":0,"verified":0,"unsigned":0,"failure":{"index":1,"reason":"y","detail":""}}],"packages":[{"repo":"r","path":"","name":"n","version":"","signed":false}],"problems":[{"path":"p","reason":"q"}]}`},
 		{"hooks status", NewHooksStatus(&hooks.Status{Hooks: []hooks.HookState{{Hook: "h", Installed: true, Via: "stub", Shared: true}}, Managers: []string{"husky"}, BinaryPath: "b", LastRun: "l"}),
@@ -139,9 +139,9 @@ func TestPullJSONBounded(t *testing.T) {
 	const n = 200_000
 	res := &ctxsync.PullResult{Remote: "origin"}
 	for i := 0; i < n; i++ {
-		reason := ctxsync.ReasonUnexpected
+		reason := string(chain.UnexpectedPath)
 		if i%4 == 3 {
-			reason = ctxsync.ReasonOrphan
+			reason = string(chain.OrphanFile)
 		}
 		res.Rejected = append(res.Rejected, ctxsync.Rejection{Record: fmt.Sprintf("junk/%06d", i), Reason: reason, Detail: "not part of the layout: not merged"})
 	}
@@ -160,7 +160,7 @@ func TestPullJSONBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(v.Rejected) != ctxsync.MaxJSONRejections || v.Total != n || !v.Truncated || v.Remote != "origin" ||
-		v.ByReason[ctxsync.ReasonUnexpected] != n*3/4 || v.ByReason[ctxsync.ReasonOrphan] != n/4 {
+		v.ByReason[string(chain.UnexpectedPath)] != n*3/4 || v.ByReason[string(chain.OrphanFile)] != n/4 {
 		t.Errorf("JSON: %d listed, total %d, truncated %v, by reason %v, remote %q", len(v.Rejected), v.Total, v.Truncated, v.ByReason, v.Remote)
 	}
 }

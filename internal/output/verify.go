@@ -87,7 +87,7 @@ func NewVerify(r *gitstore.Report) Verify {
 		Timelines: mapSlice(r.Timelines, func(t gitstore.TimelineReport) Timeline {
 			var f *TimelineFailure
 			if t.Failure != nil {
-				f = &TimelineFailure{t.Failure.Index, t.Failure.Snapshot, t.Failure.Reason, t.Failure.Detail}
+				f = &TimelineFailure{t.Failure.Index, t.Failure.Snapshot, string(t.Failure.Reason), t.Failure.Detail}
 			}
 			return Timeline{t.Repo, t.Device, t.Entries, t.Verified, t.Unsigned, f}
 		}),

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/git-ctx/git-ctx/chain"
 	"github.com/git-ctx/git-ctx/formats/checkpoint"
 	"github.com/git-ctx/git-ctx/formats/serdejson"
 	"github.com/git-ctx/git-ctx/formats/snapshot"
@@ -300,7 +301,7 @@ func List(ctx context.Context, w *workspace.Workspace, mine bool) ([]ListEntry, 
 
 // attestedLines returns, per device with a timeline in repoID, how many of
 // its leading timeline lines the device vouches for by line signatures
-// (gitstore.LineAuth.Attested), read from the branch tip.
+// (chain.LineAuth.Attested), read from the branch tip.
 func attestedLines(w *workspace.Workspace, repoID string) (map[string]int, error) {
 	v, err := branchView(w)
 	if err != nil {
@@ -320,7 +321,7 @@ func attestedLines(w *workspace.Workspace, repoID string) (map[string]int, error
 		if pub, _, err := v.DeviceKey(d); err == nil {
 			key = pub
 		}
-		out[d] = gitstore.CheckTimelineLines(repoID, d, lines, key).Attested
+		out[d] = chain.CheckTimelineLines(repoID, d, lines, key).Attested
 	}
 	return out, nil
 }
@@ -363,7 +364,7 @@ func Show(ctx context.Context, w *workspace.Workspace, prefix string) (*Shown, e
 		if pub, _, err := v.DeviceKey(d); err == nil {
 			key = pub
 		}
-		attested := gitstore.CheckTimelineLines(repoID, d, tl, key).Attested
+		attested := chain.CheckTimelineLines(repoID, d, tl, key).Attested
 		for i, l := range tl {
 			id := l.Entry.SnapshotID
 			if _, ok := byID[id]; !ok {
