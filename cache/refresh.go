@@ -314,7 +314,7 @@ func (m *Mirror) index(ctx context.Context, w *Writer, old, v *gitstore.View) er
 }
 
 // indexTimelines caches the snapshot timeline entries of repoID beyond what
-// is cached, each checked for its line signature (gitstore.CheckTimelineLines)
+// is cached, each checked for its line signature (chain.CheckTimelineLines)
 // and against the snapshot file it names (integrity, signature by a key on
 // the branch, fields) before it is stored as verified.
 func (m *Mirror) indexTimelines(w *Writer, old, v *gitstore.View, repoID string) error {

@@ -81,19 +81,6 @@ func CheckPackagePath(name, version string) error {
 	return nil
 }
 
-// CheckPackageFile verifies a stored package file found at p in repoID: it
-// parses, verifies (ctxpkg Package.Problems: validation, kind coherence,
-// integrity, a signature when present) and its manifest's name and version
-// are the path's. It returns the parsed package, or a short reason and a
-// detail.
-//
-// The rules are chain.CheckPackage's; this form (a string reason) stays for
-// callers not yet moved to chain.
-func CheckPackageFile(raw []byte, repoID, p string) (pkg *ctxpkg.Package, reason, detail string) {
-	pkg, r, detail := chain.CheckPackage(raw, p, PackagePlacer(repoID))
-	return pkg, string(r), detail
-}
-
 // PackagePlacer places packages in repoID for chain.CheckPackage: a name
 // and version that pass CheckPackagePath belong at PackagePath.
 func PackagePlacer(repoID string) chain.PackagePlace {
@@ -196,7 +183,7 @@ func (s *Store) PublishPackage(ctx context.Context, req PublishRequest) (*Publis
 		return nil, err
 	}
 	p := PackagePath(req.RepoID, m.Name, m.Version)
-	if _, reason, detail := CheckPackageFile(req.Data, req.RepoID, p); reason != "" {
+	if _, reason, detail := chain.CheckPackage(req.Data, p, PackagePlacer(req.RepoID)); reason != "" {
 		return nil, fmt.Errorf("%w: %s: %s", ErrPackageInvalid, reason, detail)
 	}
 	return lockedRetry(ctx, s, func() (*PublishResult, error) { return s.publishOnce(ctx, req, pkg, p) })

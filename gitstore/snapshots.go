@@ -151,12 +151,6 @@ func TimelineEntries(lines []snapshot.TimelineLine) []snapshot.TimelineEntry {
 	return out
 }
 
-// CheckTimelineLines is chain.CheckTimelineLines, for callers not yet
-// moved to chain (the line rules live in chain).
-func CheckTimelineLines(repoID, device string, lines []snapshot.TimelineLine, key ed25519.PublicKey) chain.LineAuth {
-	return chain.CheckTimelineLines(repoID, device, lines, key)
-}
-
 // SnapshotFile reads the raw snapshot file with id in repoID.
 func (v *View) SnapshotFile(repoID, id string) ([]byte, error) {
 	if !validStoredID(id) {
@@ -211,12 +205,6 @@ func (v *View) WalkSnapshots(repoID string) (good []SnapshotEntry, bad []string,
 		}
 	}
 	return good, bad, nil
-}
-
-// CheckTimelineEntry is chain.CheckTimelineEntry, for callers not yet moved
-// to chain.
-func CheckTimelineEntry(e snapshot.TimelineEntry, raw []byte, device string, deviceKey ed25519.PublicKey, signer chain.SignerDevice) (chain.Reason, string) {
-	return chain.CheckTimelineEntry(e, raw, device, deviceKey, signer)
 }
 
 // MarshalTimeline encodes timeline lines, each followed by "\n".
@@ -380,9 +368,6 @@ type TimelineReport struct {
 	Unsigned int                    `json:"unsigned"`
 	Failure  *chain.TimelineFailure `json:"failure,omitempty"`
 }
-
-// KeySigner is chain.KeySigner, for callers not yet moved to chain.
-func KeySigner(keys map[string]ed25519.PublicKey) chain.SignerDevice { return chain.KeySigner(keys) }
 
 // verifySnapshots checks t's repository's timelines (chain.VerifyTimeline)
 // and snapshot files: every file is named by some timeline, and no path lies

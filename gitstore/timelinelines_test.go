@@ -187,7 +187,7 @@ func TestAppendSnapshotVouchesForLegacyLines(t *testing.T) {
 	if err != nil || !rep.OK || rep.Timelines[0].Unsigned != 0 || rep.Timelines[0].Verified != 3 {
 		t.Fatalf("after a signed append: %+v %v", rep.Timelines, err)
 	}
-	if auth := CheckTimelineLines(repoID, a.ID, lines, a.public()); auth.Attested != 3 || auth.Good != 3 {
+	if auth := chain.CheckTimelineLines(repoID, a.ID, lines, a.public()); auth.Attested != 3 || auth.Good != 3 {
 		t.Fatalf("line auth: %+v", auth)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/git-ctx/git-ctx/chain"
 	"github.com/git-ctx/git-ctx/formats/checkpoint"
 	"github.com/git-ctx/git-ctx/formats/ctxpkg"
 	"github.com/git-ctx/git-ctx/gitstore"
@@ -620,9 +621,9 @@ func List(ctx context.Context, w *workspace.Workspace) ([]Info, error) {
 			return nil, err
 		}
 		info.Bytes, info.raw = len(raw), raw
-		pkg, reason, detail := gitstore.CheckPackageFile(raw, repoID, e.Path)
+		pkg, reason, detail := chain.CheckPackage(raw, e.Path, gitstore.PackagePlacer(repoID))
 		if reason != "" {
-			info.Error = reason + ": " + detail
+			info.Error = string(reason) + ": " + detail
 		}
 		info.Verified = reason == ""
 		if pkg != nil {
