@@ -20,6 +20,7 @@ import (
 
 	"github.com/git-ctx/git-ctx/gitexec"
 	"github.com/git-ctx/git-ctx/gitrepo"
+	"github.com/git-ctx/git-ctx/internal/atomicfile"
 )
 
 // Git hooks git-ctx can install.
@@ -270,21 +271,7 @@ func InstallGitHook(ctx context.Context, r *gitrepo.Repo, hook string, opt Optio
 
 // writeExecutable writes data atomically with mode 0755.
 func writeExecutable(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-")
-	if err != nil {
-		return err
-	}
-	_, werr := tmp.Write(data)
-	cerr := tmp.Close()
-	if err := errors.Join(werr, cerr, os.Chmod(tmp.Name(), 0o755)); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return nil
+	return atomicfile.WriteFile(path, data, atomicfile.Options{Perm: 0o755, Replace: true})
 }
 
 // UninstallGitHook removes exactly what InstallGitHook added: our stub
