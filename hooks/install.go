@@ -198,7 +198,7 @@ func InstallGitHook(ctx context.Context, r *gitrepo.Repo, hook string, opt Optio
 	if ConfigHooksSupported(major, minor) {
 		name := configHookName(hook)
 		for k, v := range map[string]string{"event": hook, "command": Command(hook)} {
-			if _, err := gitexec.Git(ctx, r.Dir, "config", "--local", "hook."+name+"."+k, v); err != nil {
+			if err := r.SetConfig(ctx, "hook."+name+"."+k, v); err != nil {
 				return "", err
 			}
 		}
@@ -284,7 +284,7 @@ func UninstallGitHook(ctx context.Context, r *gitrepo.Repo, hook string, opt Opt
 	var msgs []string
 	name := configHookName(hook)
 	if r.Config("hook."+name+".command") != "" || r.Config("hook."+name+".event") != "" {
-		if _, err := gitexec.Git(ctx, r.Dir, "config", "--local", "--remove-section", "hook."+name); err != nil {
+		if err := r.RemoveConfigSection(ctx, "hook."+name); err != nil {
 			return "", err
 		}
 		msgs = append(msgs, "removed git config hook."+name)

@@ -14,7 +14,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/git-ctx/git-ctx/formats/session"
-	"github.com/git-ctx/git-ctx/gitexec"
 	"github.com/git-ctx/git-ctx/gitrepo"
 	"github.com/git-ctx/git-ctx/internal/termtext"
 	"github.com/git-ctx/git-ctx/sessions"
@@ -172,7 +171,7 @@ func (s *sessionSetup) rememberProfile(c *cli.Context) error {
 	if s.configured || s.client.Profile == "" {
 		return nil
 	}
-	if _, err := gitexec.Git(c.Context, s.repo.Dir, "config", "--local", "ctx.sessionProfile", s.client.Profile); err != nil {
+	if err := s.repo.SetConfig(c.Context, "ctx.sessionProfile", s.client.Profile); err != nil {
 		return withCode(exitConfig, fmt.Errorf("store the profile in git config: %w", err))
 	}
 	return nil

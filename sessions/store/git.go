@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/sha1"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -24,6 +23,7 @@ import (
 
 	"github.com/git-ctx/git-ctx/gitexec"
 	"github.com/git-ctx/git-ctx/gitrepo"
+	"github.com/git-ctx/git-ctx/internal/gitobject"
 )
 
 // The git store keeps objects on one branch of a git remote. Each write is a
@@ -70,15 +70,14 @@ var MaxBlobSize int64 = 16 << 20
 var MaxPushAttempts = 10
 
 type gitStore struct {
-	gitDir     string // per-worktree git dir, passed as --git-dir
-	objectsDir string // <common dir>/objects
-	remote     string
-	ref        string // private ref the remote branch is fetched into
-	lockPath   string // serialises this repository's fetch/push cycles
-	cap        int64
-	sha256     bool // the repository uses SHA-256 object ids
-	name       string
-	email      string
+	gitDir   string // per-worktree git dir, passed as --git-dir
+	objects  gitobject.Writer
+	remote   string
+	ref      string // private ref the remote branch is fetched into
+	lockPath string // serialises this repository's fetch/push cycles
+	cap      int64
+	name     string
+	email    string
 }
 
 func openGit(ctx context.Context, repo *gitrepo.Repo, remote string) (Store, error) {
@@ -92,13 +91,13 @@ func openGit(ctx context.Context, repo *gitrepo.Repo, remote string) (Store, err
 		return nil, fmt.Errorf("store: bad git remote name %q", describeRemote(remote))
 	}
 	g := &gitStore{
-		gitDir:     repo.GitDir,
-		objectsDir: filepath.Join(repo.CommonDir, "objects"),
-		remote:     remote,
-		ref:        privateRefPrefix + refComponent(remote),
-		lockPath:   filepath.Join(repo.CommonDir, "ctx", "sessions-"+refComponent(remote)+".lock"),
-		cap:        MaxBlobSize,
-		sha256:     strings.EqualFold(repo.Config("extensions.objectformat"), "sha256"),
+		gitDir: repo.GitDir,
+		objects: gitobject.Writer{Dir: filepath.Join(repo.CommonDir, "objects"),
+			SHA256: strings.EqualFold(repo.Config("extensions.objectformat"), "sha256")},
+		remote:   remote,
+		ref:      privateRefPrefix + refComponent(remote),
+		lockPath: filepath.Join(repo.CommonDir, "ctx", "sessions-"+refComponent(remote)+".lock"),
+		cap:      MaxBlobSize,
 	}
 	g.name, g.email = repo.Identity()
 	if g.cap <= 0 || g.cap > BlobLimit {
@@ -523,14 +522,6 @@ func isHex(s string, n int) bool {
 	return true
 }
 
-// newObjectHash returns the git object hash in use.
-func (g *gitStore) newObjectHash() hash.Hash {
-	if g.sha256 {
-		return sha256.New()
-	}
-	return sha1.New()
-}
-
 // openParts streams blobs one after another through one "git cat-file
 // --batch", checking each blob's git id, and the index's size and SHA-256
 // when given.
@@ -671,7 +662,7 @@ func (p *partsReader) start() error {
 	}
 	p.left = size
 	p.open = true
-	p.gitHash = p.g.newObjectHash()
+	p.gitHash = p.g.objects.NewHash()
 	fmt.Fprintf(p.gitHash, "blob %d\x00", size)
 	p.partHash = nil
 	if part.sha256 != "" {
