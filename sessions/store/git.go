@@ -740,8 +740,9 @@ func (g *gitStore) Update(ctx context.Context, key string, body io.Reader, v Ver
 	return nv, nil
 }
 
-// write stores body as the object at key: the blobs first (once), then up to
-// MaxPushAttempts rounds of fetch, precondition check, commit and push.
+// write stores body as the object at key: the blobs first (once), then,
+// under the repository's session-store lock, up to MaxPushAttempts rounds
+// of fetch, precondition check, commit and push.
 func (g *gitStore) write(ctx context.Context, key string, body io.Reader, v Version, create bool) (Version, error) {
 	entry, err := g.writeObject(ctx, body)
 	if err != nil {
@@ -763,53 +764,83 @@ func (g *gitStore) write(ctx context.Context, key string, body io.Reader, v Vers
 			return "", fmt.Errorf("push to %s rejected: %s", describeRemote(g.remote), rejection)
 		}
 		prevTip = tip
-		kind, cur, err := g.resolve(ctx, tip, key)
-		if err != nil {
-			return "", err
-		}
-		switch {
-		case kind == kindDir:
-			return "", errors.New("the key is a directory of other objects")
-		case create && kind != kindAbsent:
-			return "", ErrExists
-		case !create && kind == kindAbsent:
-			return "", fmt.Errorf("%w: %w", ErrVersionMismatch, ErrNotFound)
-		case !create && Version(cur) != v:
-			return "", ErrVersionMismatch
-		}
-		if !create && cur == entry.id {
-			return Version(cur), nil // same content: nothing to push
-		}
-		root, err := g.rewrite(ctx, tip, key, entry)
-		if err != nil {
-			return "", err
-		}
-		commit, err := g.commit(ctx, root, tip, key)
-		if err != nil {
-			return "", err
-		}
-		rejection, err = g.push(ctx, commit)
-		if err != nil {
-			return "", err
-		}
-		if rejection == "" {
-			if _, err := g.git(ctx, nil, "update-ref", "-m", "ctx: session store push", g.ref, commit); err != nil {
-				return "", fmt.Errorf("pushed, but %w", err)
-			}
-			return Version(entry.id), nil
+		var done bool
+		var nv Version
+		done, nv, rejection, err = g.writeOnce(ctx, tip, key, entry, v, create)
+		if err != nil || done {
+			return nv, err
 		}
 		if attempt >= MaxPushAttempts {
 			return "", fmt.Errorf("the remote branch kept moving: gave up after %d attempts (last: %s)", attempt, rejection)
 		}
-		// Jittered, growing pause before fetching again.
-		d := time.Duration(attempt*10+rand.IntN(attempt*20+1)) * time.Millisecond
-		t := time.NewTimer(d)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return "", ctx.Err()
-		case <-t.C:
+		if err := pause(ctx, attempt); err != nil {
+			return "", err
 		}
+	}
+}
+
+// writeOnce tries one round on the fetched tip: check the precondition,
+// commit entry at key on tip and push. done is false (with git's rejection)
+// when the push was refused and a new round may succeed.
+func (g *gitStore) writeOnce(ctx context.Context, tip, key string, entry treeEntry, v Version, create bool) (done bool, nv Version, rejection string, err error) {
+	kind, cur, err := g.resolve(ctx, tip, key)
+	if err != nil {
+		return true, "", "", err
+	}
+	if err := precondition(kind, Version(cur), v, create); err != nil {
+		return true, "", "", err
+	}
+	if !create && cur == entry.id {
+		return true, Version(cur), "", nil // same content: nothing to push
+	}
+	root, err := g.rewrite(ctx, tip, key, entry)
+	if err != nil {
+		return true, "", "", err
+	}
+	commit, err := g.commit(ctx, root, tip, key)
+	if err != nil {
+		return true, "", "", err
+	}
+	rejection, err = g.push(ctx, commit)
+	if err != nil {
+		return true, "", "", err
+	}
+	if rejection != "" {
+		return false, "", rejection, nil
+	}
+	if _, err := g.git(ctx, nil, "update-ref", "-m", "ctx: session store push", g.ref, commit); err != nil {
+		return true, "", "", fmt.Errorf("pushed, but %w", err)
+	}
+	return true, Version(entry.id), "", nil
+}
+
+// precondition checks what is at the key (kind, version cur) against a
+// create (nothing there) or an update of version v.
+func precondition(kind objKind, cur, v Version, create bool) error {
+	switch {
+	case kind == kindDir:
+		return errors.New("the key is a directory of other objects")
+	case create && kind != kindAbsent:
+		return ErrExists
+	case !create && kind == kindAbsent:
+		return fmt.Errorf("%w: %w", ErrVersionMismatch, ErrNotFound)
+	case !create && cur != v:
+		return ErrVersionMismatch
+	}
+	return nil
+}
+
+// pause waits a jittered time growing with attempt before the next round,
+// or until ctx ends.
+func pause(ctx context.Context, attempt int) error {
+	d := time.Duration(attempt*10+rand.IntN(attempt*20+1)) * time.Millisecond
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
 	}
 }
 
