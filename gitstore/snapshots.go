@@ -71,20 +71,7 @@ func (v *View) TimelineDevices(repoID string) ([]string, error) {
 // timelineSegments returns the blob ids of device's timeline segments, in
 // order; they must be exactly 00000000.jsonl … N.jsonl, regular files.
 func (v *View) timelineSegments(repoID, device string) ([]plumbing.Hash, error) {
-	dir := path.Join(TimelineDir(repoID), device)
-	es, err := v.List(dir)
-	if err != nil {
-		return nil, err
-	}
-	sort.Slice(es, func(i, j int) bool { return es[i].Name < es[j].Name })
-	out := make([]plumbing.Hash, 0, len(es))
-	for i, e := range es {
-		if e.Name != SegmentName(i) || e.Mode != filemode.Regular {
-			return nil, fmt.Errorf("%w: unexpected entry %s/%s in a timeline", ErrCorrupt, dir, e.Name)
-		}
-		out = append(out, e.Hash)
-	}
-	return out, nil
+	return v.segmentFiles(path.Join(TimelineDir(repoID), device), "timeline")
 }
 
 // TimelineLines parses device's timeline in repoID (nil when it has none).

@@ -9,9 +9,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -53,12 +54,7 @@ func (c *Client) Pull(ctx context.Context, opt PullOptions) ([]PullResult, error
 	}
 	roots := c.roots()
 	var sel []session.ManifestEntry
-	keys := make([]string, 0, len(m.Sessions))
-	for k := range m.Sessions {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(m.Sessions)) {
 		e := m.Sessions[k]
 		if opt.SessionID != "" {
 			if e.SessionID == opt.SessionID {
@@ -373,7 +369,7 @@ func (c *Client) stream(ctx context.Context, tr io.Reader, dir, agent string, re
 	pm := c.pathMap()
 	h := sha256.New()
 	bw := bufio.NewWriterSize(io.MultiWriter(f.File, h), 256<<10)
-	err = session.TransformRecords(bw, ctxReader{ctx, tr}, func(rec []byte) ([]byte, error) {
+	err = session.TransformRecords(bw, store.ContextReader(ctx, tr), func(rec []byte) ([]byte, error) {
 		out, err := session.ExpandLine(agent, pm, rec)
 		if err != nil || rewrite == nil {
 			return out, err
@@ -391,18 +387,6 @@ func (c *Client) stream(ctx context.Context, tr io.Reader, dir, agent string, re
 	}
 	ok = true
 	return f, hex.EncodeToString(h.Sum(nil)), nil
-}
-
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
 }
 
 // backup copies dest to <StateDir>/backups/<UTC time>/<agent>/<rel>.
