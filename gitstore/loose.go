@@ -12,9 +12,14 @@ import (
 // writer the git session store uses too) and returns its id. An object that
 // already exists is not rewritten.
 func (s *Store) writeLoose(t plumbing.ObjectType, content []byte) (plumbing.Hash, error) {
-	w := gitobject.Writer{Dir: filepath.Join(s.Repo.CommonDir, "objects")}
-	id, err := w.Write(gitobject.Type(t.String()), content)
+	id, err := s.objects().Write(gitobject.Type(t.String()), content)
 	var h plumbing.Hash
 	copy(h[:], id)
 	return h, err
+}
+
+// objects is the repository's object database (SHA-1: Open refuses
+// others).
+func (s *Store) objects() gitobject.Writer {
+	return gitobject.Writer{Dir: filepath.Join(s.Repo.CommonDir, "objects")}
 }

@@ -28,7 +28,9 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -220,4 +222,39 @@ func createTemp(dir string) (*os.File, error) {
 			return nil, err
 		}
 	}
+}
+
+// TreeEntry is one entry of a tree.
+type TreeEntry struct {
+	// Mode is git's octal mode: "100644" (a file), "100755", "120000",
+	// "160000", or "40000" (a tree; "040000", as ls-tree prints it, is
+	// accepted).
+	Mode string
+	Name string
+	ID   ID
+}
+
+func (e TreeEntry) isTree() bool { return e.Mode == "40000" || e.Mode == "040000" }
+
+// WriteTree stores a tree holding entries (names unique; the caller's
+// order does not matter) and returns its id. Entries are written in git's
+// order: by name, a tree's name compared as if it ended in "/".
+func (w Writer) WriteTree(entries []TreeEntry) (ID, error) {
+	es := slices.Clone(entries)
+	key := func(e TreeEntry) string {
+		if e.isTree() {
+			return e.Name + "/"
+		}
+		return e.Name
+	}
+	slices.SortFunc(es, func(a, b TreeEntry) int { return strings.Compare(key(a), key(b)) })
+	var buf bytes.Buffer
+	for _, e := range es {
+		buf.WriteString(strings.TrimPrefix(e.Mode, "0"))
+		buf.WriteByte(' ')
+		buf.WriteString(e.Name)
+		buf.WriteByte(0)
+		buf.Write(e.ID)
+	}
+	return w.Write(Tree, buf.Bytes())
 }

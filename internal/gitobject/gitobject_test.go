@@ -68,3 +68,50 @@ func TestWriteMatchesGit(t *testing.T) {
 		})
 	}
 }
+
+// WriteTree gives the id `git mktree` gives for the same entries, in any
+// input order, with git's ordering of a tree named like a file prefix.
+func TestWriteTreeMatchesMktree(t *testing.T) {
+	for _, format := range []string{"sha1", "sha256"} {
+		t.Run(format, func(t *testing.T) {
+			dir, w := newRepo(t, format)
+			blob, err := w.Write(Blob, []byte("x\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			sub, err := w.WriteTree([]TreeEntry{{Mode: "100644", Name: "f", ID: blob}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			es := []TreeEntry{
+				{Mode: "100644", Name: "a.txt", ID: blob},
+				{Mode: "040000", Name: "a", ID: sub},
+				{Mode: "100755", Name: "a-b", ID: blob},
+				{Mode: "100644", Name: "a0", ID: blob},
+			}
+			id, err := w.WriteTree(es)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var in strings.Builder
+			for _, e := range es {
+				typ := "blob"
+				if e.Mode == "040000" {
+					typ = "tree"
+				}
+				in.WriteString(e.Mode + " " + typ + " " + e.ID.String() + "\t" + e.Name + "\n")
+			}
+			cmd := exec.Command("git", "mktree")
+			cmd.Dir = dir
+			cmd.Stdin = strings.NewReader(in.String())
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := strings.TrimSpace(string(out)); id.String() != want {
+				t.Fatalf("WriteTree id %s, git mktree says %s", id, want)
+			}
+			git(t, dir, "fsck", "--strict", "--no-dangling")
+		})
+	}
+}

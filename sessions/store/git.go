@@ -241,20 +241,22 @@ func parseTree(out []byte) ([]treeEntry, error) {
 	return es, nil
 }
 
-func mktreeInput(es []treeEntry) []byte {
-	var b bytes.Buffer
-	for _, e := range es {
-		fmt.Fprintf(&b, "%s %s %s\t%s\x00", e.mode, e.typ, e.id, e.name)
-	}
-	return b.Bytes()
-}
-
+// mktree stores a tree of es (internal/gitobject, the tree writer of the
+// memory branch too) and returns its id.
 func (g *gitStore) mktree(ctx context.Context, es []treeEntry) (string, error) {
-	out, err := g.git(ctx, bytes.NewReader(mktreeInput(es)), "mktree", "-z")
+	out := make([]gitobject.TreeEntry, len(es))
+	for i, e := range es {
+		id, err := hex.DecodeString(e.id)
+		if err != nil {
+			return "", fmt.Errorf("tree entry %s: bad object id %q", e.name, e.id)
+		}
+		out[i] = gitobject.TreeEntry{Mode: e.mode, Name: e.name, ID: id}
+	}
+	id, err := g.objects.WriteTree(out)
 	if err != nil {
 		return "", err
 	}
-	return strings.TrimSpace(string(out)), nil
+	return id.String(), nil
 }
 
 func findEntry(es []treeEntry, name string) (treeEntry, bool) {
