@@ -42,60 +42,11 @@ func readConfigInProcess(d discovery) (map[string][]string, error) {
 		}
 		return parseConfigFile(b, func(key, val string) { m[key] = append(m[key], val) })
 	}
-	if !envBool("GIT_CONFIG_NOSYSTEM") {
-		sys, err := systemConfigPath()
-		if err != nil {
-			return nil, err
-		}
-		if err := add(sys); err != nil {
-			return nil, err
-		}
-	}
-	if g, set := os.LookupEnv("GIT_CONFIG_GLOBAL"); set {
-		if g == "" {
-			return nil, errConfigUnsure
-		}
-		if err := add(g); err != nil {
-			return nil, err
-		}
-	} else {
-		home := os.Getenv("HOME")
-		xdg := os.Getenv("XDG_CONFIG_HOME")
-		if xdg == "" && home != "" {
-			xdg = filepath.Join(home, ".config")
-		}
-		if xdg != "" {
-			if err := add(filepath.Join(xdg, "git", "config")); err != nil {
-				return nil, err
-			}
-		}
-		if home != "" {
-			if err := add(filepath.Join(home, ".gitconfig")); err != nil {
-				return nil, err
-			}
-		}
-	}
-	local := map[string][]string{}
-	b, err := readConfigFile(filepath.Join(d.commonDir, "config"))
-	if err != nil {
+	if err := addUserConfig(add); err != nil {
 		return nil, err
 	}
-	if err := parseConfigFile(b, func(key, val string) {
-		m[key] = append(m[key], val)
-		local[key] = append(local[key], val)
-	}); err != nil {
+	if err := addRepoConfig(d, m, add); err != nil {
 		return nil, err
-	}
-	if wt := local["extensions.worktreeconfig"]; len(wt) > 0 {
-		on, known := parseBool(wt[len(wt)-1])
-		if !known {
-			return nil, errConfigUnsure
-		}
-		if on {
-			if err := add(filepath.Join(d.gitDir, "config.worktree")); err != nil {
-				return nil, err
-			}
-		}
 	}
 	// A work tree placed elsewhere or a repository declared bare changes
 	// what discovery means: let git answer.
@@ -103,6 +54,68 @@ func readConfigInProcess(d discovery) (map[string][]string, error) {
 		return nil, errConfigUnsure
 	}
 	return m, nil
+}
+
+// addUserConfig adds the system file (unless GIT_CONFIG_NOSYSTEM) and the
+// global ones: $GIT_CONFIG_GLOBAL, or the XDG file then ~/.gitconfig.
+func addUserConfig(add func(path string) error) error {
+	if !envBool("GIT_CONFIG_NOSYSTEM") {
+		sys, err := systemConfigPath()
+		if err != nil {
+			return err
+		}
+		if err := add(sys); err != nil {
+			return err
+		}
+	}
+	if g, set := os.LookupEnv("GIT_CONFIG_GLOBAL"); set {
+		if g == "" {
+			return errConfigUnsure
+		}
+		return add(g)
+	}
+	home := os.Getenv("HOME")
+	xdg := os.Getenv("XDG_CONFIG_HOME")
+	if xdg == "" && home != "" {
+		xdg = filepath.Join(home, ".config")
+	}
+	if xdg != "" {
+		if err := add(filepath.Join(xdg, "git", "config")); err != nil {
+			return err
+		}
+	}
+	if home != "" {
+		return add(filepath.Join(home, ".gitconfig"))
+	}
+	return nil
+}
+
+// addRepoConfig adds the repository's config to m and, when that file
+// turns extensions.worktreeConfig on, the worktree's config.worktree.
+func addRepoConfig(d discovery, m map[string][]string, add func(path string) error) error {
+	local := map[string][]string{}
+	b, err := readConfigFile(filepath.Join(d.commonDir, "config"))
+	if err != nil {
+		return err
+	}
+	if err := parseConfigFile(b, func(key, val string) {
+		m[key] = append(m[key], val)
+		local[key] = append(local[key], val)
+	}); err != nil {
+		return err
+	}
+	wt := local["extensions.worktreeconfig"]
+	if len(wt) == 0 {
+		return nil
+	}
+	on, known := parseBool(wt[len(wt)-1])
+	if !known {
+		return errConfigUnsure
+	}
+	if on {
+		return add(filepath.Join(d.gitDir, "config.worktree"))
+	}
+	return nil
 }
 
 // readConfigFile returns a file's bytes; a missing file is empty.

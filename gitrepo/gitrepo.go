@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/git-ctx/git-ctx/gitexec"
+	"github.com/git-ctx/git-ctx/internal/atomicfile"
 	"github.com/git-ctx/git-ctx/internal/gitname"
 )
 
@@ -257,12 +258,8 @@ func (r *Repo) rootCommit(ctx context.Context) (string, error) {
 	roots := strings.Fields(string(out))
 	sort.Strings(roots)
 	// Best effort: a read-only repository still works, only slower.
-	if os.MkdirAll(filepath.Dir(cache), 0o755) == nil {
-		tmp := fmt.Sprintf("%s.%d.tmp", cache, os.Getpid())
-		if os.WriteFile(tmp, []byte(roots[0]+"\n"), 0o644) == nil && os.Rename(tmp, cache) != nil {
-			os.Remove(tmp)
-		}
-	}
+	_ = atomicfile.WriteFile(cache, []byte(roots[0]+"\n"),
+		atomicfile.Options{Perm: 0o644, Replace: true, MkdirPerm: 0o755, NoSync: true})
 	return roots[0], nil
 }
 

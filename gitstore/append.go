@@ -107,6 +107,79 @@ func lockedRetry[T any](ctx context.Context, s *Store, once func() (T, error)) (
 	}
 }
 
+// branchEdit is one attempt at a commit on top of the branch tip, made
+// under the git-ctx lock: the view of the tip it reads and the files it
+// writes.
+type branchEdit struct {
+	s     *Store
+	tip   plumbing.Hash
+	v     *View
+	files map[string][]byte // path on the branch -> content
+}
+
+// lockedEdit runs edit on the current tip of an existing branch under the
+// git-ctx lock, and again on the new tip while plain git keeps moving the
+// ref in between (lockedRetry). Every write to the branch but Init goes
+// through it. A branch that does not exist is ErrNotInitialized.
+func lockedEdit[T any](ctx context.Context, s *Store, edit func(e *branchEdit) (T, error)) (T, error) {
+	return lockedRetry(ctx, s, func() (T, error) {
+		e, err := s.beginEdit()
+		if err != nil {
+			var zero T
+			return zero, err
+		}
+		return edit(e)
+	})
+}
+
+// beginEdit reads the tip and its view.
+func (s *Store) beginEdit() (*branchEdit, error) {
+	tip, err := s.Tip()
+	if err != nil {
+		return nil, err
+	}
+	if tip.IsZero() {
+		return nil, ErrNotInitialized
+	}
+	return s.editAt(tip)
+}
+
+func (s *Store) editAt(tip plumbing.Hash) (*branchEdit, error) {
+	v, err := s.ViewAt(tip)
+	if err != nil {
+		return nil, err
+	}
+	return &branchEdit{s: s, tip: tip, v: v, files: map[string][]byte{}}, nil
+}
+
+// publishKey adds dev's public key to the files unless the branch holds it;
+// a different key under dev's id is ErrKeyConflict (needsKey).
+func (e *branchEdit) publishKey(dev Device) (bool, error) {
+	publish, err := needsKey(e.v, dev)
+	if err == nil && publish {
+		e.files[DeviceKeyPath(dev.ID)] = checkpoint.EncodePublicKey(dev.public())
+	}
+	return publish, err
+}
+
+// commit writes the files into the tip's tree, commits that tree on the
+// tip as author at now with msg, and moves the branch from the tip
+// (ErrConflict when it moved meanwhile); reason is the reflog message.
+func (e *branchEdit) commit(ctx context.Context, author Author, now time.Time, msg, reason string) (plumbing.Hash, error) {
+	tree, err := e.s.treeWith(e.v.Root, e.files)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	c, err := e.s.writeCommit(tree, []plumbing.Hash{e.tip}, author.signature(now), msg)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if err := e.s.casRef(ctx, e.tip, c, reason); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return c, nil
+}
+
 func (s *Store) initOnce(ctx context.Context, opt InitOptions) (InitResult, error) {
 	res := InitResult{}
 	tip, err := s.Tip()
@@ -114,7 +187,6 @@ func (s *Store) initOnce(ctx context.Context, opt InitOptions) (InitResult, erro
 		return res, err
 	}
 	now := time.Now()
-	keyPEM := checkpoint.EncodePublicKey(opt.Device.public())
 	if tip.IsZero() && !opt.Base.IsZero() {
 		if err := s.casRef(ctx, plumbing.ZeroHash, opt.Base, "ctx: init from "+opt.Base.String()); err != nil {
 			return res, err
@@ -127,7 +199,7 @@ func (s *Store) initOnce(ctx context.Context, opt InitOptions) (InitResult, erro
 		if layout == "" {
 			layout = DefaultLayout
 		}
-		edits := map[string][]byte{DeviceKeyPath(opt.Device.ID): keyPEM}
+		edits := map[string][]byte{DeviceKeyPath(opt.Device.ID): checkpoint.EncodePublicKey(opt.Device.public())}
 		if layout == LayoutCtxV1 {
 			edits[LayoutFile] = []byte(string(layout) + "\n")
 		}
@@ -148,24 +220,17 @@ func (s *Store) initOnce(ctx context.Context, opt InitOptions) (InitResult, erro
 		}
 		return InitResult{Created: true, Published: true, Layout: layout, Tip: c}, nil
 	}
-	v, err := s.ViewAt(tip)
+	e, err := s.editAt(tip)
 	if err != nil {
 		return res, err
 	}
-	res.Layout, res.Tip = v.Layout, tip
-	publish, err := needsKey(v, opt.Device)
+	res.Layout, res.Tip = e.v.Layout, tip
+	publish, err := e.publishKey(opt.Device)
 	if err != nil || !publish {
 		return res, err
 	}
-	tree, err := s.treeWith(v.Root, map[string][]byte{DeviceKeyPath(opt.Device.ID): keyPEM})
+	c, err := e.commit(ctx, opt.Author, now, fmt.Sprintf("ctx: add device %s\n", opt.Device.ID), "ctx: add device")
 	if err != nil {
-		return res, err
-	}
-	c, err := s.writeCommit(tree, []plumbing.Hash{tip}, opt.Author.signature(now), fmt.Sprintf("ctx: add device %s\n", opt.Device.ID))
-	if err != nil {
-		return res, err
-	}
-	if err := s.casRef(ctx, tip, c, "ctx: add device"); err != nil {
 		return res, err
 	}
 	res.Published, res.Tip = true, c
@@ -240,29 +305,16 @@ func (s *Store) Append(ctx context.Context, req AppendRequest) (*AppendResult, e
 	if len(req.Drafts) == 0 {
 		return nil, errors.New("nothing to append")
 	}
-	return lockedRetry(ctx, s, func() (*AppendResult, error) { return s.appendOnce(ctx, req) })
+	return lockedEdit(ctx, s, func(e *branchEdit) (*AppendResult, error) { return e.append(ctx, req) })
 }
 
-func (s *Store) appendOnce(ctx context.Context, req AppendRequest) (*AppendResult, error) {
-	tip, err := s.Tip()
-	if err != nil {
+// append seals the drafts onto the device's chain, after its last
+// checkpoint, and commits them with the chain lines, the device's key and a
+// REPO file when missing (FixRepoID).
+func (e *branchEdit) append(ctx context.Context, req AppendRequest) (*AppendResult, error) {
+	v, dev := e.v, req.Device
+	if _, err := e.publishKey(dev); err != nil {
 		return nil, err
-	}
-	if tip.IsZero() {
-		return nil, ErrNotInitialized
-	}
-	v, err := s.ViewAt(tip)
-	if err != nil {
-		return nil, err
-	}
-	dev := req.Device
-	files := map[string][]byte{}
-	publish, err := needsKey(v, dev)
-	if err != nil {
-		return nil, err
-	}
-	if publish {
-		files[DeviceKeyPath(dev.ID)] = checkpoint.EncodePublicKey(dev.public())
 	}
 	if req.FixRepoID {
 		fix, err := v.needsRepoFile(req.RepoID)
@@ -270,7 +322,7 @@ func (s *Store) appendOnce(ctx context.Context, req AppendRequest) (*AppendResul
 			return nil, err
 		}
 		if fix {
-			files[RepoFile] = (&RepoIDs{ID: req.RepoID}).Marshal()
+			e.files[RepoFile] = (&RepoIDs{ID: req.RepoID}).Marshal()
 		}
 	}
 	seg, err := v.openSegment(req.RepoID, dev.ID)
@@ -285,67 +337,70 @@ func (s *Store) appendOnce(ctx context.Context, req AppendRequest) (*AppendResul
 	}
 	now := time.Now()
 	res := &AppendResult{}
-	for i := range req.Drafts {
-		cp := req.Drafts[i] // copy: a retry starts from the caller's draft
-		cp.Version, cp.DeviceID, cp.Hash, cp.Signature = checkpoint.WriteVersion, dev.ID, "", ""
-		cp.ParentHash = checkpoint.ZeroHash
-		if cp.Timestamp == 0 {
-			cp.Timestamp = now.UnixNano()
-		}
-		if prev != nil {
-			cp.ParentHash = prev.Hash
-			if cp.Timestamp <= prev.Timestamp && !req.KeepTimestamps {
-				cp.Timestamp = prev.Timestamp + 1 // keep ts increasing along the chain
-			}
-		}
-		if req.Prepare != nil {
-			lookup := func(hash string) (*checkpoint.Checkpoint, error) {
-				for _, c := range res.Checkpoints {
-					if c.Hash == hash {
-						return c, nil
-					}
-				}
-				return v.Checkpoint(req.RepoID, hash)
-			}
-			if err := req.Prepare(&cp, prev, lookup); err != nil {
-				return nil, err
-			}
-		}
-		if err := cp.Seal(dev.Key); err != nil {
-			return nil, fmt.Errorf("seal checkpoint: %w", err)
-		}
-		body, err := cp.MarshalFile()
+	for _, d := range req.Drafts {
+		cp, body, err := e.seal(req, d, prev, now, res.Checkpoints)
 		if err != nil {
 			return nil, err
 		}
-		if len(body) > checkpoint.MaxFileSize {
-			return nil, fmt.Errorf("%w: checkpoint is %d bytes (limit %d)", checkpoint.ErrTooLarge, len(body), checkpoint.MaxFileSize)
-		}
-		if err := selfCheck(body, &cp, dev.public()); err != nil {
-			return nil, err
-		}
-		files[v.Layout.CheckpointPath(req.RepoID, cp.Hash)] = body
+		e.files[v.Layout.CheckpointPath(req.RepoID, cp.Hash)] = body
 		seg.add(cp.Entry())
-		c := cp
-		res.Checkpoints = append(res.Checkpoints, &c)
-		prev = &c
+		res.Checkpoints = append(res.Checkpoints, cp)
+		prev = cp
 	}
 	for p, data := range seg.files() {
-		files[p] = data
+		e.files[p] = data
 	}
-	tree, err := s.treeWith(v.Root, files)
+	res.Commit, err = e.commit(ctx, req.Author, now, commitMessage(res.Checkpoints, dev.ID), "ctx: checkpoint")
 	if err != nil {
 		return nil, err
 	}
-	commit, err := s.writeCommit(tree, []plumbing.Hash{tip}, req.Author.signature(now), commitMessage(res.Checkpoints, dev.ID))
-	if err != nil {
-		return nil, err
-	}
-	if err := s.casRef(ctx, tip, commit, "ctx: checkpoint"); err != nil {
-		return nil, err
-	}
-	res.Commit = commit
 	return res, nil
+}
+
+// seal fills in and seals one draft (a copy: a retry starts from the
+// caller's draft) as the successor of prev, and returns it with the exact
+// bytes to store, checked by reading them back (selfCheck). sealed are the
+// records of this append so far, which Prepare's lookup also finds.
+func (e *branchEdit) seal(req AppendRequest, cp Draft, prev *checkpoint.Checkpoint, now time.Time, sealed []*checkpoint.Checkpoint) (*checkpoint.Checkpoint, []byte, error) {
+	dev := req.Device
+	cp.Version, cp.DeviceID, cp.Hash, cp.Signature = checkpoint.WriteVersion, dev.ID, "", ""
+	cp.ParentHash = checkpoint.ZeroHash
+	if cp.Timestamp == 0 {
+		cp.Timestamp = now.UnixNano()
+	}
+	if prev != nil {
+		cp.ParentHash = prev.Hash
+		if cp.Timestamp <= prev.Timestamp && !req.KeepTimestamps {
+			cp.Timestamp = prev.Timestamp + 1 // keep ts increasing along the chain
+		}
+	}
+	if req.Prepare != nil {
+		lookup := func(hash string) (*checkpoint.Checkpoint, error) {
+			for _, c := range sealed {
+				if c.Hash == hash {
+					return c, nil
+				}
+			}
+			return e.v.Checkpoint(req.RepoID, hash)
+		}
+		if err := req.Prepare(&cp, prev, lookup); err != nil {
+			return nil, nil, err
+		}
+	}
+	if err := cp.Seal(dev.Key); err != nil {
+		return nil, nil, fmt.Errorf("seal checkpoint: %w", err)
+	}
+	body, err := cp.MarshalFile()
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(body) > checkpoint.MaxFileSize {
+		return nil, nil, fmt.Errorf("%w: checkpoint is %d bytes (limit %d)", checkpoint.ErrTooLarge, len(body), checkpoint.MaxFileSize)
+	}
+	if err := selfCheck(body, &cp, dev.public()); err != nil {
+		return nil, nil, err
+	}
+	return &cp, body, nil
 }
 
 // selfCheck re-reads a sealed record from the exact bytes about to be

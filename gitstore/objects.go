@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -16,6 +15,7 @@ import (
 
 	"github.com/git-ctx/git-ctx/gitexec"
 	"github.com/git-ctx/git-ctx/internal/gitname"
+	"github.com/git-ctx/git-ctx/internal/gitobject"
 )
 
 // ErrNotExist means a path is not on the branch.
@@ -153,28 +153,17 @@ func (s *Store) readTree(h plumbing.Hash) (*object.Tree, error) {
 // repository that a whole-branch pass visits repeatedly.
 const maxCachedTrees = 4096
 
-// writeTree stores a tree with its entries in git's order.
+// writeTree stores a tree with its entries in git's order
+// (gitobject.Writer.WriteTree).
 func (s *Store) writeTree(entries []object.TreeEntry) (plumbing.Hash, error) {
-	sortEntries(entries)
-	var buf bytes.Buffer
-	for _, e := range entries {
-		fmt.Fprintf(&buf, "%o %s", uint32(e.Mode), e.Name)
-		buf.WriteByte(0)
-		buf.Write(e.Hash[:])
+	es := make([]gitobject.TreeEntry, len(entries))
+	for i, e := range entries {
+		es[i] = gitobject.TreeEntry{Mode: strconv.FormatUint(uint64(e.Mode), 8), Name: e.Name, ID: e.Hash[:]}
 	}
-	return s.writeLoose(plumbing.TreeObject, buf.Bytes())
-}
-
-// sortEntries orders entries as git does: by name, a tree's name compared
-// as if it ended in "/".
-func sortEntries(es []object.TreeEntry) {
-	key := func(e object.TreeEntry) string {
-		if e.Mode == filemode.Dir {
-			return e.Name + "/"
-		}
-		return e.Name
-	}
-	sort.Slice(es, func(i, j int) bool { return key(es[i]) < key(es[j]) })
+	id, err := s.objects().WriteTree(es)
+	var h plumbing.Hash
+	copy(h[:], id)
+	return h, err
 }
 
 // editTree returns base with the blobs in edits placed at their paths

@@ -13,7 +13,6 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
-	"github.com/git-ctx/git-ctx/formats/checkpoint"
 	"github.com/git-ctx/git-ctx/gitrepo"
 )
 
@@ -168,19 +167,8 @@ func (s *Store) Adopt(ctx context.Context, req AdoptRequest) (plumbing.Hash, err
 	if err := gitrepo.ValidSegment(req.Adopted); err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("%w: %v", ErrAdopt, err)
 	}
-	return lockedRetry(ctx, s, func() (plumbing.Hash, error) {
-		tip, err := s.Tip()
-		if err != nil {
-			return plumbing.ZeroHash, err
-		}
-		if tip.IsZero() {
-			return plumbing.ZeroHash, ErrNotInitialized
-		}
-		v, err := s.ViewAt(tip)
-		if err != nil {
-			return plumbing.ZeroHash, err
-		}
-		ids, err := v.RepoIDs()
+	return lockedEdit(ctx, s, func(e *branchEdit) (plumbing.Hash, error) {
+		ids, err := e.v.RepoIDs()
 		if errors.Is(err, ErrNotExist) {
 			ids, err = &RepoIDs{ID: req.RepoID}, gitrepo.ValidSegment(req.RepoID)
 		}
@@ -197,27 +185,12 @@ func (s *Store) Adopt(ctx context.Context, req AdoptRequest) (plumbing.Hash, err
 		}
 		sig := ed25519.Sign(req.Device.Key, AdoptionMessage(ids.ID, req.Adopted))
 		ids.Adoptions = append(ids.Adoptions, Adoption{ID: req.Adopted, Device: req.Device.ID, Sig: hex.EncodeToString(sig)})
-		files := map[string][]byte{RepoFile: ids.Marshal()}
-		publish, err := needsKey(v, req.Device)
-		if err != nil {
+		e.files[RepoFile] = ids.Marshal()
+		if _, err := e.publishKey(req.Device); err != nil {
 			return plumbing.ZeroHash, err
 		}
-		if publish {
-			files[DeviceKeyPath(req.Device.ID)] = checkpoint.EncodePublicKey(req.Device.public())
-		}
-		tree, err := s.treeWith(v.Root, files)
-		if err != nil {
-			return plumbing.ZeroHash, err
-		}
-		c, err := s.writeCommit(tree, []plumbing.Hash{tip}, req.Author.signature(time.Now()),
-			fmt.Sprintf("ctx: adopt repository %s into %s by %s\n", req.Adopted, ids.ID, req.Device.ID))
-		if err != nil {
-			return plumbing.ZeroHash, err
-		}
-		if err := s.casRef(ctx, tip, c, "ctx: adopt"); err != nil {
-			return plumbing.ZeroHash, err
-		}
-		return c, nil
+		return e.commit(ctx, req.Author, time.Now(),
+			fmt.Sprintf("ctx: adopt repository %s into %s by %s\n", req.Adopted, ids.ID, req.Device.ID), "ctx: adopt")
 	})
 }
 

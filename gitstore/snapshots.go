@@ -15,7 +15,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 
 	"github.com/git-ctx/git-ctx/chain"
-	"github.com/git-ctx/git-ctx/formats/checkpoint"
 	"github.com/git-ctx/git-ctx/formats/snapshot"
 )
 
@@ -72,20 +71,7 @@ func (v *View) TimelineDevices(repoID string) ([]string, error) {
 // timelineSegments returns the blob ids of device's timeline segments, in
 // order; they must be exactly 00000000.jsonl … N.jsonl, regular files.
 func (v *View) timelineSegments(repoID, device string) ([]plumbing.Hash, error) {
-	dir := path.Join(TimelineDir(repoID), device)
-	es, err := v.List(dir)
-	if err != nil {
-		return nil, err
-	}
-	sort.Slice(es, func(i, j int) bool { return es[i].Name < es[j].Name })
-	out := make([]plumbing.Hash, 0, len(es))
-	for i, e := range es {
-		if e.Name != SegmentName(i) || e.Mode != filemode.Regular {
-			return nil, fmt.Errorf("%w: unexpected entry %s/%s in a timeline", ErrCorrupt, dir, e.Name)
-		}
-		out = append(out, e.Hash)
-	}
-	return out, nil
+	return v.segmentFiles(path.Join(TimelineDir(repoID), device), "timeline")
 }
 
 // TimelineLines parses device's timeline in repoID (nil when it has none).
@@ -242,32 +228,19 @@ type SnapshotResult struct {
 // Append it holds the lock, re-reads the tip and retries on a concurrent
 // move. A snapshot whose id is already on the device's timeline is a no-op.
 func (s *Store) AppendSnapshot(ctx context.Context, req SnapshotRequest) (*SnapshotResult, error) {
-	return lockedRetry(ctx, s, func() (*SnapshotResult, error) { return s.appendSnapshotOnce(ctx, req) })
+	return lockedEdit(ctx, s, func(e *branchEdit) (*SnapshotResult, error) { return e.appendSnapshot(ctx, req) })
 }
 
-func (s *Store) appendSnapshotOnce(ctx context.Context, req SnapshotRequest) (*SnapshotResult, error) {
-	tip, err := s.Tip()
-	if err != nil {
-		return nil, err
-	}
-	if tip.IsZero() {
-		return nil, ErrNotInitialized
-	}
-	v, err := s.ViewAt(tip)
-	if err != nil {
-		return nil, err
-	}
+// appendSnapshot builds the snapshot on this device's timeline head, stores
+// its file (unless the same id is there already) and commits it with the
+// timeline's new signed line.
+func (e *branchEdit) appendSnapshot(ctx context.Context, req SnapshotRequest) (*SnapshotResult, error) {
+	v, dev := e.v, req.Device
 	if v.Layout != LayoutCtxV1 {
 		return nil, ErrSnapshotLayout
 	}
-	dev := req.Device
-	files := map[string][]byte{}
-	publish, err := needsKey(v, dev)
-	if err != nil {
+	if _, err := e.publishKey(dev); err != nil {
 		return nil, err
-	}
-	if publish {
-		files[DeviceKeyPath(dev.ID)] = checkpoint.EncodePublicKey(dev.public())
 	}
 	segs, err := v.timelineSegments(req.RepoID, dev.ID)
 	if err != nil {
@@ -278,6 +251,35 @@ func (s *Store) appendSnapshotOnce(ctx context.Context, req SnapshotRequest) (*S
 		return nil, err
 	}
 	entries := TimelineEntries(lines)
+	snap, err := buildSnapshot(req, entries)
+	if err != nil {
+		return nil, err
+	}
+	res := &SnapshotResult{Snapshot: snap, Path: SnapshotPath(req.RepoID, snap.SnapshotID)}
+	for _, te := range entries {
+		if te.SnapshotID == snap.SnapshotID {
+			res.Existed = true
+			return res, nil
+		}
+	}
+	if err := e.addSnapshotFile(req.RepoID, res); err != nil {
+		return nil, err
+	}
+	if err := e.addTimelineLine(req, len(segs), lines, res.Snapshot); err != nil {
+		return nil, err
+	}
+	snap = res.Snapshot
+	msg := fmt.Sprintf("ctx: snapshot %s by %s\n\nSnapshot: %s\n", snapshot.ShortID(snap.SnapshotID), dev.ID, snap.SnapshotID)
+	res.Commit, err = e.commit(ctx, req.Author, time.Now(), msg, "ctx: snapshot")
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// buildSnapshot runs req.Build on the timeline's head and checks that the
+// result can be stored.
+func buildSnapshot(req SnapshotRequest, entries []snapshot.TimelineEntry) (*snapshot.Snapshot, error) {
 	var head *snapshot.TimelineEntry
 	if len(entries) > 0 {
 		head = &entries[len(entries)-1]
@@ -292,68 +294,61 @@ func (s *Store) appendSnapshotOnce(ctx context.Context, req SnapshotRequest) (*S
 	if !validStoredID(snap.SnapshotID) {
 		return nil, fmt.Errorf("%w: %s", snapshot.ErrInvalidID, snap.SnapshotID)
 	}
-	res := &SnapshotResult{Snapshot: snap, Path: SnapshotPath(req.RepoID, snap.SnapshotID)}
-	for _, e := range entries {
-		if e.SnapshotID == snap.SnapshotID {
-			res.Existed = true
-			return res, nil
-		}
-	}
+	return snap, nil
+}
+
+// addSnapshotFile adds the snapshot's file at res.Path. The file is
+// content-addressed by id; an existing file with this id (another device's,
+// or an earlier import) is kept as it is, and res.Snapshot becomes that
+// file's snapshot, which the timeline entry then describes.
+func (e *branchEdit) addSnapshotFile(repoID string, res *SnapshotResult) error {
+	snap := res.Snapshot
 	body, err := snap.MarshalFile()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if len(body) > snapshot.MaxFileSize {
-		return nil, fmt.Errorf("%w: snapshot is %d bytes (limit %d)", snapshot.ErrTooLarge, len(body), snapshot.MaxFileSize)
+		return fmt.Errorf("%w: snapshot is %d bytes (limit %d)", snapshot.ErrTooLarge, len(body), snapshot.MaxFileSize)
 	}
-	// The file is content-addressed by id; an existing file with this id
-	// (another device's, or an earlier import) is kept as it is, and the
-	// entry describes that file.
-	if _, err := v.BlobHash(res.Path); errors.Is(err, ErrNotExist) {
-		files[res.Path] = body
+	if _, err := e.v.BlobHash(res.Path); errors.Is(err, ErrNotExist) {
+		e.files[res.Path] = body
+		return nil
 	} else if err != nil {
-		return nil, err
-	} else if existing, _, err := v.Snapshot(req.RepoID, snap.SnapshotID); err == nil && existing.VerifyIntegrity() == nil {
-		snap, res.Snapshot = existing, existing
-	} else {
-		return nil, fmt.Errorf("%w: %s holds a damaged snapshot: run 'git ctx verify'", ErrCorrupt, res.Path)
+		return err
 	}
-	// The new line, signed by this device for its position: seq is the
-	// line's index, prev chains over every line before it.
+	existing, _, err := e.v.Snapshot(repoID, snap.SnapshotID)
+	if err != nil || existing.VerifyIntegrity() != nil {
+		return fmt.Errorf("%w: %s holds a damaged snapshot: run 'git ctx verify'", ErrCorrupt, res.Path)
+	}
+	res.Snapshot = existing
+	return nil
+}
+
+// addTimelineLine appends snap's entry to the device's timeline (nsegs
+// segments holding lines) as a line signed by the device for its position
+// (seq is the line's index, prev chains over every line before it), in the
+// last segment or a new one.
+func (e *branchEdit) addTimelineLine(req SnapshotRequest, nsegs int, lines []snapshot.TimelineLine, snap *snapshot.Snapshot) error {
+	dev := req.Device
 	prev := snapshot.GenesisPrev
 	for _, l := range lines {
 		prev = snapshot.NextPrev(prev, l.Bytes())
 	}
 	line, err := snapshot.SignTimelineLine(dev.Key, req.RepoID, dev.ID, uint64(len(lines)), prev, snap.TimelineEntry())
 	if err != nil {
-		return nil, err
+		return err
 	}
-	// Append the line to the last segment, or start a new one.
 	idx, last := 0, []snapshot.TimelineLine(nil)
-	if len(segs) > 0 {
-		idx = len(segs) - 1
+	if nsegs > 0 {
+		idx = nsegs - 1
 		last = lines[idx*SegmentLines:]
 	}
 	if len(last) >= SegmentLines {
 		idx, last = idx+1, nil
 	}
 	last = append(append([]snapshot.TimelineLine(nil), last...), line)
-	files[TimelineSegmentPath(req.RepoID, dev.ID, idx)] = MarshalTimeline(last)
-	tree, err := s.treeWith(v.Root, files)
-	if err != nil {
-		return nil, err
-	}
-	now := time.Now()
-	msg := fmt.Sprintf("ctx: snapshot %s by %s\n\nSnapshot: %s\n", snapshot.ShortID(snap.SnapshotID), dev.ID, snap.SnapshotID)
-	commit, err := s.writeCommit(tree, []plumbing.Hash{tip}, req.Author.signature(now), msg)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.casRef(ctx, tip, commit, "ctx: snapshot"); err != nil {
-		return nil, err
-	}
-	res.Commit = commit
-	return res, nil
+	e.files[TimelineSegmentPath(req.RepoID, dev.ID, idx)] = MarshalTimeline(last)
+	return nil
 }
 
 // TimelineReport is the verification of one device's snapshot timeline.

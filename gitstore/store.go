@@ -1,11 +1,25 @@
 // Package gitstore reads and writes the memory branch, refs/heads/ghyll/memory,
-// in either layout, without touching HEAD, the index or the work tree.
+// in either layout (layout.go), without touching HEAD, the index or the
+// work tree.
 //
-// Objects are written with go-git straight into the object database; an
-// append rewrites only the trees on the changed paths and moves the ref with
-// a compare-and-swap through `git update-ref`, under a lock file shared by
-// every git-ctx process of the repository, so each device's chain stays
-// linear under concurrency and plain git writers are never overwritten.
+// Reading: a View is the branch as of one commit (view.go). Objects are
+// read by a direct reader that finds loose objects and pack entries without
+// loading every pack index (packread.go), else through go-git's storage,
+// else with `git cat-file` (objects.go); blob sizes are checked from object
+// headers before a body is inflated.
+//
+// Writing: every write (checkpoints in append.go, snapshots and timelines
+// in snapshots.go, context packages in ctxpackages.go, the REPO file in
+// repoid.go, merged trees in diff.go) holds the git-ctx lock of the
+// repository (Store.Lock), reads the tip, writes its objects as loose
+// objects (internal/gitobject, loose.go), rewriting only the trees on the
+// changed paths, and moves the ref with a compare-and-swap that follows
+// git's own lock-file protocol in process (ref.go); when plain git moved the
+// ref in between, a write starts again on the new tip (lockedEdit), and
+// Commit, whose caller chose the expected tip, reports ErrConflict. So each
+// device's chain stays linear under concurrency and plain git writers are
+// never overwritten. Every ctx.packEvery writes, the loose objects are
+// packed (repack.go).
 package gitstore
 
 import (

@@ -252,7 +252,13 @@ func (v *View) ChainBytes(repoID, device string) ([]byte, error) {
 // segments returns the blob ids of device's ctx-v1 segments in order, and
 // fails unless they are exactly 00000000.jsonl … N.jsonl, regular files.
 func (v *View) segments(repoID, device string) ([]plumbing.Hash, error) {
-	dir := path.Join(ChainDir(repoID), device)
+	return v.segmentFiles(path.Join(ChainDir(repoID), device), "chain")
+}
+
+// segmentFiles returns the blob ids of the segment files in dir (a chain
+// or a timeline: what), in order; they must be exactly 00000000.jsonl …
+// N.jsonl, regular files.
+func (v *View) segmentFiles(dir, what string) ([]plumbing.Hash, error) {
 	es, err := v.List(dir)
 	if err != nil {
 		return nil, err
@@ -261,7 +267,7 @@ func (v *View) segments(repoID, device string) ([]plumbing.Hash, error) {
 	out := make([]plumbing.Hash, 0, len(es))
 	for i, e := range es {
 		if e.Name != SegmentName(i) || e.Mode != filemode.Regular {
-			return nil, fmt.Errorf("%w: unexpected entry %s/%s in a chain", ErrCorrupt, dir, e.Name)
+			return nil, fmt.Errorf("%w: unexpected entry %s/%s in a %s", ErrCorrupt, dir, e.Name, what)
 		}
 		out = append(out, e.Hash)
 	}

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/git-ctx/git-ctx/internal/atomicfile"
 )
 
 // Agent hook commands.
@@ -87,28 +89,13 @@ func restoreBackup(stateDir, name, path string) (bool, error) {
 	return true, nil
 }
 
+// writeFileAtomic replaces (or creates) path with data (atomicfile),
+// keeping the permissions of an existing file (else mode).
 func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
 	if fi, err := os.Stat(path); err == nil {
 		mode = fi.Mode().Perm()
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-")
-	if err != nil {
-		return err
-	}
-	_, werr := tmp.Write(data)
-	cerr := tmp.Close()
-	if err := errors.Join(werr, cerr, os.Chmod(tmp.Name(), mode)); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return nil
+	return atomicfile.WriteFile(path, data, atomicfile.Options{Perm: mode, Replace: true, MkdirPerm: 0o755})
 }
 
 // object is a JSON object that keeps its members' order.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/git-ctx/git-ctx/gitexec"
 	"github.com/git-ctx/git-ctx/gitrepo"
+	"github.com/git-ctx/git-ctx/internal/atomicfile"
 )
 
 // Git hooks git-ctx can install.
@@ -209,7 +210,7 @@ func viaManagers(ctx context.Context, r *gitrepo.Repo, hook string) (msg string,
 func installConfigHook(ctx context.Context, r *gitrepo.Repo, hook string, major, minor int) (string, error) {
 	name := configHookName(hook)
 	for k, v := range map[string]string{"event": hook, "command": Command(hook)} {
-		if _, err := gitexec.Git(ctx, r.Dir, "config", "--local", "hook."+name+"."+k, v); err != nil {
+		if err := r.SetConfig(ctx, "hook."+name+"."+k, v); err != nil {
 			return "", err
 		}
 	}
@@ -304,21 +305,7 @@ func setAside(path string, cur []byte, opt Options) error {
 
 // writeExecutable writes data atomically with mode 0755.
 func writeExecutable(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-")
-	if err != nil {
-		return err
-	}
-	_, werr := tmp.Write(data)
-	cerr := tmp.Close()
-	if err := errors.Join(werr, cerr, os.Chmod(tmp.Name(), 0o755)); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return nil
+	return atomicfile.WriteFile(path, data, atomicfile.Options{Perm: 0o755, Replace: true})
 }
 
 // UninstallGitHook removes exactly what InstallGitHook added: our stub
@@ -331,7 +318,7 @@ func UninstallGitHook(ctx context.Context, r *gitrepo.Repo, hook string, opt Opt
 	var msgs []string
 	name := configHookName(hook)
 	if r.Config("hook."+name+".command") != "" || r.Config("hook."+name+".event") != "" {
-		if _, err := gitexec.Git(ctx, r.Dir, "config", "--local", "--remove-section", "hook."+name); err != nil {
+		if err := r.RemoveConfigSection(ctx, "hook."+name); err != nil {
 			return "", err
 		}
 		msgs = append(msgs, "removed git config hook."+name)

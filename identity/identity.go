@@ -40,6 +40,7 @@ import (
 	"strings"
 
 	"github.com/git-ctx/git-ctx/formats/checkpoint"
+	"github.com/git-ctx/git-ctx/internal/atomicfile"
 	"github.com/git-ctx/git-ctx/internal/gitname"
 )
 
@@ -592,73 +593,18 @@ func readCapped(r io.Reader, max int) (data []byte, tooBig bool, err error) {
 	return data, false, nil
 }
 
-// writeTemp writes data to a new temporary file next to path with the
-// given mode, synced and closed, and returns its name.
-func writeTemp(path string, data []byte, mode fs.FileMode) (string, error) {
-	// The leading dot keeps temporary names apart from device ids, which
-	// start with a letter or digit.
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return "", err
-	}
-	name := f.Name()
-	err = f.Chmod(mode)
-	if err == nil {
-		_, err = f.Write(data)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(name)
-		return "", err
-	}
-	return name, nil
-}
-
 // publishNew creates path with content data and the given mode, atomically
-// and only if path does not exist yet: it writes a temporary file and hard
-// links it into place. won is false, with no error, when path already
-// existed (another process got there first).
+// and only if path does not exist yet (atomicfile). won is false, with no
+// error, when path already existed (another process got there first).
 func publishNew(path string, data []byte, mode fs.FileMode) (won bool, err error) {
-	tmp, err := writeTemp(path, data, mode)
-	if err != nil {
-		return false, err
+	err = atomicfile.WriteFile(path, data, atomicfile.Options{Perm: mode})
+	if errors.Is(err, atomicfile.ErrExists) {
+		return false, nil
 	}
-	defer os.Remove(tmp)
-	if err := os.Link(tmp, path); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return false, nil
-		}
-		return false, err
-	}
-	syncDir(filepath.Dir(path))
-	return true, nil
+	return err == nil, err
 }
 
 // replaceFile atomically replaces (or creates) path with content data.
 func replaceFile(path string, data []byte, mode fs.FileMode) error {
-	tmp, err := writeTemp(path, data, mode)
-	if err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	syncDir(filepath.Dir(path))
-	return nil
-}
-
-// syncDir flushes a directory entry change to disk, best effort.
-func syncDir(dir string) {
-	d, err := os.Open(dir)
-	if err != nil {
-		return
-	}
-	_ = d.Sync()
-	_ = d.Close()
+	return atomicfile.WriteFile(path, data, atomicfile.Options{Perm: mode, Replace: true})
 }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/git-ctx/git-ctx/formats/checkpoint"
+	"github.com/git-ctx/git-ctx/internal/atomicfile"
 )
 
 // newHome returns a fresh, not yet existing home directory.
@@ -70,7 +71,7 @@ func noTempFiles(t *testing.T, dir string) {
 		t.Fatal(err)
 	}
 	for _, e := range ents {
-		if strings.Contains(e.Name(), ".tmp-") {
+		if atomicfile.IsTemp(e.Name()) {
 			t.Errorf("temporary file left behind: %s", filepath.Join(dir, e.Name()))
 		}
 	}

@@ -3,7 +3,8 @@ package sessions
 import (
 	"context"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/git-ctx/git-ctx/formats/session"
@@ -61,12 +62,7 @@ func (c *Client) List(ctx context.Context) ([]ListEntry, error) {
 			LocalPath: s.Path, LocalMTime: session.FormatTime(s.ModTime.UTC()), LocalSize: s.Size}
 		order = append(order, k)
 	}
-	keys := make([]string, 0, len(m.Sessions))
-	for k := range m.Sessions {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(m.Sessions)) {
 		e := m.Sessions[k]
 		le, ok := byKey[k]
 		if !ok {

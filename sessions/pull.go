@@ -9,13 +9,15 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/git-ctx/git-ctx/formats/session"
+	"github.com/git-ctx/git-ctx/internal/atomicfile"
 	"github.com/git-ctx/git-ctx/sessions/agents"
 	"github.com/git-ctx/git-ctx/sessions/store"
 )
@@ -52,12 +54,7 @@ func (c *Client) Pull(ctx context.Context, opt PullOptions) ([]PullResult, error
 	}
 	roots := c.roots()
 	var sel []session.ManifestEntry
-	keys := make([]string, 0, len(m.Sessions))
-	for k := range m.Sessions {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(m.Sessions)) {
 		e := m.Sessions[k]
 		if opt.SessionID != "" {
 			if e.SessionID == opt.SessionID {
@@ -108,7 +105,61 @@ func fingerprintOf(p string) (fingerprint, error) {
 	return fingerprint{true, fi.Size(), fi.ModTime()}, nil
 }
 
+// restoreJob is one session being restored: the manifest entry, the
+// adapter and where the file goes.
+type restoreJob struct {
+	e         session.ManifestEntry
+	ad        agents.Adapter
+	root      string // the project's work tree on this machine
+	agentRoot string
+	key       string
+	st        *State // what this machine remembers (nil: never synced)
+	res       *PullResult
+
+	archive   string      // the file's path inside the snapshot
+	id        string      // the session id written (a fork id with keep-both)
+	rel, dest string      // the destination, relative to agentRoot and absolute
+	fp        fingerprint // the destination as found
+	localHash string      // SHA-256 of the destination ("" when absent)
+}
+
+// restore brings one session head to this machine: check the entry, skip a
+// head already synced, download and verify the snapshot, pick the
+// destination, expand it into a verified temporary file, then publish it.
 func (c *Client) restore(ctx context.Context, e session.ManifestEntry, keepBoth bool) (*PullResult, error) {
+	j, err := c.newRestoreJob(e)
+	if err != nil {
+		return nil, err
+	}
+	if j.alreadySynced() {
+		return j.res, nil
+	}
+	rc, _, err := c.Store.Get(ctx, c.snapshotKey(e.SnapshotID))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("%w: snapshot %s named by the manifest is missing from %s", ErrVerification, e.SnapshotID, c.Store.Describe())
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: download snapshot %s: %w", storeClass(err), e.SnapshotID, err)
+	}
+	defer rc.Close()
+	payload, err := c.openSnapshot(j, rc)
+	if err != nil {
+		return nil, err
+	}
+	if err := j.pickDestination(keepBoth); err != nil {
+		return nil, err
+	}
+	tr, err := session.ReadTAR(payload, j.archive)
+	if err != nil {
+		return nil, classify(fmt.Errorf("snapshot %s: %w", e.SnapshotID, err))
+	}
+	return c.restoreFile(ctx, j, tr)
+}
+
+// newRestoreJob checks what the manifest entry names (a known agent, a
+// session id that is a file name, a project mapped here) and loads the
+// session's state.
+func (c *Client) newRestoreJob(e session.ManifestEntry) (*restoreJob, error) {
 	ad, err := agents.For(e.Agent)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrRefused, err)
@@ -126,29 +177,35 @@ func (c *Client) restore(ctx context.Context, e session.ManifestEntry, keepBoth 
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	key := session.SessionKey(e.Agent, e.SessionID)
-	res := &PullResult{Agent: e.Agent, SessionID: e.SessionID, SnapshotID: e.SnapshotID}
 	st, err := c.LoadState(key)
 	if err != nil {
 		return nil, err
 	}
-	// Weakness #4: no download when the head has not moved since this
-	// machine last synced the session and the local file is still there:
-	// it is either that head or newer (changes to push).
-	if st != nil && st.RemoteRevision == e.SnapshotID && st.Path != "" {
-		if h, err := fileHash(st.Path); err == nil {
-			res.Path, res.UpToDate, res.LocalNewer = st.Path, h == st.LocalRevision, h != st.LocalRevision
-			return res, nil
-		}
-	}
+	return &restoreJob{e: e, ad: ad, root: root, agentRoot: agentRoot, key: key, st: st, id: e.SessionID,
+		res: &PullResult{Agent: e.Agent, SessionID: e.SessionID, SnapshotID: e.SnapshotID}}, nil
+}
 
-	rc, _, err := c.Store.Get(ctx, c.snapshotKey(e.SnapshotID))
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, fmt.Errorf("%w: snapshot %s named by the manifest is missing from %s", ErrVerification, e.SnapshotID, c.Store.Describe())
+// alreadySynced reports (filling res) that the head has not moved since
+// this machine last synced the session and the local file is still there
+// (weakness #4): it is either that head or newer (changes to push), and
+// nothing is downloaded.
+func (j *restoreJob) alreadySynced() bool {
+	st := j.st
+	if st == nil || st.RemoteRevision != j.e.SnapshotID || st.Path == "" {
+		return false
 	}
+	h, err := fileHash(st.Path)
 	if err != nil {
-		return nil, fmt.Errorf("%w: download snapshot %s: %w", storeClass(err), e.SnapshotID, err)
+		return false
 	}
-	defer rc.Close()
+	j.res.Path, j.res.UpToDate, j.res.LocalNewer = st.Path, h == st.LocalRevision, h != st.LocalRevision
+	return true
+}
+
+// openSnapshot decrypts the downloaded snapshot, checks its envelope
+// against the manifest entry and its archive path, and returns the payload.
+func (c *Client) openSnapshot(j *restoreJob, rc io.Reader) (io.Reader, error) {
+	e := j.e
 	plain, err := session.Decrypt(rc, c.Passphrase)
 	if err != nil {
 		return nil, classify(fmt.Errorf("snapshot %s: %w", e.SnapshotID, err))
@@ -160,56 +217,59 @@ func (c *Client) restore(ctx context.Context, e session.ManifestEntry, keepBoth 
 	if err := env.Match(session.Expect{SnapshotID: e.SnapshotID, Agent: e.Agent, SessionID: e.SessionID, ProjectID: e.ProjectID}); err != nil {
 		return nil, classify(fmt.Errorf("snapshot %s: %w", e.SnapshotID, err))
 	}
-	archive := env.Files[0].Path
-	if err := session.CheckAdapterPath(e.Agent, archive, true); err != nil {
+	j.archive = env.Files[0].Path
+	if err := session.CheckAdapterPath(e.Agent, j.archive, true); err != nil {
 		return nil, classify(fmt.Errorf("snapshot %s: %w", e.SnapshotID, err))
 	}
-	if w := ad.VersionWarning(env.SourceAgentVersion); w != "" {
+	if w := j.ad.VersionWarning(env.SourceAgentVersion); w != "" {
 		c.warn("%s", w)
 	}
+	return payload, nil
+}
 
-	id := e.SessionID
-	rel, err := ad.Destination(archive, e.SessionID, id, root)
-	if err != nil {
-		return nil, classify(err)
+// pickDestination sets where the file goes: the session's own path, or
+// with keepBoth and unpushed local changes there, a fork id's path beside
+// it.
+func (j *restoreJob) pickDestination(keepBoth bool) error {
+	if err := j.locate(j.e.SessionID); err != nil {
+		return err
 	}
-	dest := filepath.Join(agentRoot, filepath.FromSlash(rel))
-	fp, err := fingerprintOf(dest)
-	if err != nil {
-		return nil, err
+	localChanged := j.st == nil || j.st.LocalRevision != j.localHash
+	if !j.fp.exists || !localChanged || !keepBoth {
+		return nil
 	}
-	localHash := ""
-	if fp.exists {
-		if localHash, err = fileHash(dest); err != nil {
-			return nil, fmt.Errorf("read %s: %w", dest, err)
-		}
-		localChanged := st == nil || st.LocalRevision != localHash
-		if localChanged && keepBoth {
-			id = ForkID(e.SessionID, e.SnapshotID)
-			res.ForkID = id
-			if rel, err = ad.Destination(archive, e.SessionID, id, root); err != nil {
-				return nil, classify(err)
-			}
-			dest = filepath.Join(agentRoot, filepath.FromSlash(rel))
-			if fp, err = fingerprintOf(dest); err != nil {
-				return nil, err
-			}
-			localHash = ""
-			if fp.exists {
-				if localHash, err = fileHash(dest); err != nil {
-					return nil, fmt.Errorf("read %s: %w", dest, err)
-				}
-			}
-		}
-	}
+	j.res.ForkID = ForkID(j.e.SessionID, j.e.SnapshotID)
+	return j.locate(j.res.ForkID)
+}
 
-	tr, err := session.ReadTAR(payload, archive)
+// locate sets the destination for session id id and fingerprints it.
+func (j *restoreJob) locate(id string) error {
+	rel, err := j.ad.Destination(j.archive, j.e.SessionID, id, j.root)
 	if err != nil {
-		return nil, classify(fmt.Errorf("snapshot %s: %w", e.SnapshotID, err))
+		return classify(err)
 	}
-	created, err := mkdirTracked(filepath.Dir(dest))
+	j.id, j.rel, j.dest = id, rel, filepath.Join(j.agentRoot, filepath.FromSlash(rel))
+	if j.fp, err = fingerprintOf(j.dest); err != nil {
+		return err
+	}
+	j.localHash = ""
+	if j.fp.exists {
+		if j.localHash, err = fileHash(j.dest); err != nil {
+			return fmt.Errorf("read %s: %w", j.dest, err)
+		}
+	}
+	return nil
+}
+
+// restoreFile expands the archive entry into a verified temporary file beside the
+// destination and publishes it, unless the local copy already is the head
+// or holds unpushed changes. Directories it created are removed again when
+// nothing was published.
+func (c *Client) restoreFile(ctx context.Context, j *restoreJob, tr io.Reader) (*PullResult, error) {
+	e, res := j.e, j.res
+	created, err := mkdirTracked(filepath.Dir(j.dest))
 	if err != nil {
-		return nil, fmt.Errorf("create %s: %w", filepath.Dir(dest), err)
+		return nil, fmt.Errorf("create %s: %w", filepath.Dir(j.dest), err)
 	}
 	committed := false
 	defer func() {
@@ -217,53 +277,66 @@ func (c *Client) restore(ctx context.Context, e session.ManifestEntry, keepBoth 
 			removeCreated(created)
 		}
 	}()
-	tmp, newHash, err := c.stream(ctx, tr, filepath.Dir(dest), e.Agent, ad.RewriteID(e.SessionID, id))
+	tmp, newHash, err := c.stream(ctx, tr, filepath.Dir(j.dest), e.Agent, j.ad.RewriteID(e.SessionID, j.id))
 	if err != nil {
 		return nil, classify(fmt.Errorf("snapshot %s: %w", e.SnapshotID, err))
 	}
-	defer os.Remove(tmp) // no-op after the rename
-	res.Path = dest
-
-	if fp.exists && newHash == localHash {
+	defer tmp.Close() // removes the temporary file unless published
+	res.Path = j.dest
+	if j.fp.exists && newHash == j.localHash {
 		// The local copy already is the head: nothing to write.
 		res.UpToDate = true
-		if res.ForkID == "" {
-			return res, c.saveState(key, &State{Agent: e.Agent, SessionID: e.SessionID, Path: dest, LocalRevision: localHash, RemoteRevision: e.SnapshotID})
-		}
-		return res, nil
+		return res, c.recordSynced(j, j.localHash)
 	}
-	if fp.exists && res.ForkID == "" && (st == nil || st.LocalRevision != localHash) {
+	if j.fp.exists && res.ForkID == "" && (j.st == nil || j.st.LocalRevision != j.localHash) {
 		return nil, fmt.Errorf("%w: %s has changes that were not pushed (or was never synced here): push them with 'git ctx session push --session %s', or pull with --keep-both to restore the remote copy beside it",
-			ErrConflict, dest, e.SessionID)
+			ErrConflict, j.dest, e.SessionID)
 	}
-	// Weakness #16: rediscovery on the verified temporary file, before the
-	// rename.
-	if err := ad.Rediscover(rel, tmp, id); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrVerification, err)
-	}
-	if err := checkUnchanged(dest, fp); err != nil {
+	if err := c.publishRestored(j, tmp); err != nil {
 		return nil, err
 	}
-	if fp.exists {
-		if res.Backup, err = c.backup(dest, e.Agent, rel); err != nil {
-			return nil, err
-		}
-		if err := checkUnchanged(dest, fp); err != nil {
-			return nil, err
-		}
-	}
-	if err := os.Rename(tmp, dest); err != nil {
-		return nil, fmt.Errorf("restore %s: %w", dest, err)
-	}
 	committed = true
-	syncDir(filepath.Dir(dest))
-	if err := ad.Rediscover(rel, dest, id); err != nil {
+	if err := j.ad.Rediscover(j.rel, j.dest, j.id); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrVerification, err)
 	}
-	if res.ForkID != "" {
-		return res, nil // a fork is local only: no state, a later push is a new session
+	return res, c.recordSynced(j, newHash)
+}
+
+// publishRestored renames the verified temporary file over the destination: after
+// rediscovery on the temporary file (weakness #16), a check that the
+// destination did not change meanwhile, and a backup of the file it
+// replaces.
+func (c *Client) publishRestored(j *restoreJob, tmp *atomicfile.Temp) error {
+	if err := j.ad.Rediscover(j.rel, tmp.File.Name(), j.id); err != nil {
+		return fmt.Errorf("%w: %w", ErrVerification, err)
 	}
-	return res, c.saveState(key, &State{Agent: e.Agent, SessionID: e.SessionID, Path: dest, LocalRevision: newHash, RemoteRevision: e.SnapshotID})
+	if err := checkUnchanged(j.dest, j.fp); err != nil {
+		return err
+	}
+	if j.fp.exists {
+		var err error
+		if j.res.Backup, err = c.backup(j.dest, j.e.Agent, j.rel); err != nil {
+			return err
+		}
+		if err := checkUnchanged(j.dest, j.fp); err != nil {
+			return err
+		}
+	}
+	if err := tmp.Replace(filepath.Base(j.dest)); err != nil {
+		return fmt.Errorf("restore %s: %w", j.dest, err)
+	}
+	syncDir(filepath.Dir(j.dest))
+	return nil
+}
+
+// recordSynced saves the session's state after a restore (or a head found
+// already in place); a fork is local only: no state, a later push is a new
+// session.
+func (c *Client) recordSynced(j *restoreJob, localRevision string) error {
+	if j.res.ForkID != "" {
+		return nil
+	}
+	return c.saveState(j.key, &State{Agent: j.e.Agent, SessionID: j.e.SessionID, Path: j.dest, LocalRevision: localRevision, RemoteRevision: j.e.SnapshotID})
 }
 
 func checkUnchanged(dest string, fp fingerprint) error {
@@ -278,28 +351,25 @@ func checkUnchanged(dest string, fp fingerprint) error {
 }
 
 // stream expands the TAR entry record by record into a 0600 temporary file
-// in dir. It returns the file's name and SHA-256 only after the entry (and so
-// the whole snapshot) verified; on error nothing is left behind.
-func (c *Client) stream(ctx context.Context, tr io.Reader, dir, agent string, rewrite func([]byte) ([]byte, error)) (string, string, error) {
-	f, err := os.CreateTemp(dir, ".git-ctx-restore-*")
+// in dir (atomicfile). It returns the file, synced and still open, and its
+// SHA-256 only after the entry (and so the whole snapshot) verified; on
+// error nothing is left behind. The caller closes the file, which removes it
+// unless it was published.
+func (c *Client) stream(ctx context.Context, tr io.Reader, dir, agent string, rewrite func([]byte) ([]byte, error)) (*atomicfile.Temp, string, error) {
+	f, err := atomicfile.CreateTempIn(dir, 0o600)
 	if err != nil {
-		return "", "", fmt.Errorf("create a temporary file in %s: %w", dir, err)
+		return nil, "", fmt.Errorf("create a temporary file in %s: %w", dir, err)
 	}
-	name := f.Name()
 	ok := false
 	defer func() {
 		if !ok {
 			f.Close()
-			os.Remove(name)
 		}
 	}()
-	if err := f.Chmod(0o600); err != nil {
-		return "", "", err
-	}
 	pm := c.pathMap()
 	h := sha256.New()
-	bw := bufio.NewWriterSize(io.MultiWriter(f, h), 256<<10)
-	err = session.TransformRecords(bw, ctxReader{ctx, tr}, func(rec []byte) ([]byte, error) {
+	bw := bufio.NewWriterSize(io.MultiWriter(f.File, h), 256<<10)
+	err = session.TransformRecords(bw, store.ContextReader(ctx, tr), func(rec []byte) ([]byte, error) {
 		out, err := session.ExpandLine(agent, pm, rec)
 		if err != nil || rewrite == nil {
 			return out, err
@@ -310,28 +380,13 @@ func (c *Client) stream(ctx context.Context, tr io.Reader, dir, agent string, re
 		err = bw.Flush()
 	}
 	if err != nil {
-		return "", "", err
+		return nil, "", err
 	}
-	if err := f.Sync(); err != nil {
-		return "", "", err
-	}
-	if err := f.Close(); err != nil {
-		return "", "", err
+	if err := f.File.Sync(); err != nil {
+		return nil, "", err
 	}
 	ok = true
-	return name, hex.EncodeToString(h.Sum(nil)), nil
-}
-
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
+	return f, hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // backup copies dest to <StateDir>/backups/<UTC time>/<agent>/<rel>.

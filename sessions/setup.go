@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/git-ctx/git-ctx/gitexec"
 	"github.com/git-ctx/git-ctx/gitrepo"
 	"github.com/git-ctx/git-ctx/sessions/store"
 )
@@ -107,7 +106,7 @@ func (s *Setup) RememberProfile(ctx context.Context) error {
 	if s.configured || s.Client.Profile == "" {
 		return nil
 	}
-	if _, err := gitexec.Git(ctx, s.Repo.Dir, "config", "--local", "ctx.sessionProfile", s.Client.Profile); err != nil {
+	if err := s.Repo.SetConfig(ctx, "ctx.sessionProfile", s.Client.Profile); err != nil {
 		return configError{fmt.Errorf("store the profile in git config: %w", err)}
 	}
 	return nil

@@ -11,6 +11,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/git-ctx/git-ctx/internal/atomicfile"
 )
 
 // State is what this machine remembers about one session of one profile,
@@ -66,29 +68,10 @@ func (c *Client) saveState(key string, s *State) error {
 	return writeAtomic(p, bytes.NewReader(data))
 }
 
-// writeAtomic writes a small file through a 0600 temporary sibling and a
-// rename.
+// writeAtomic replaces (or creates) p, mode 0600, with what r yields
+// (atomicfile).
 func writeAtomic(p string, r io.Reader) error {
-	f, err := os.CreateTemp(filepath.Dir(p), ".git-ctx-tmp-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", p, err)
-	}
-	tmp := f.Name()
-	_, err = io.Copy(f, r)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, p)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", p, err)
-	}
-	return nil
+	return atomicfile.Write(p, r, atomicfile.Options{Perm: 0o600, Replace: true})
 }
 
 // fileHash is the SHA-256 of a file ("" and an error if unreadable).

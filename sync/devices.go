@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/git-ctx/git-ctx/formats/checkpoint"
-	"github.com/git-ctx/git-ctx/gitexec"
 	"github.com/git-ctx/git-ctx/internal/workspace"
 )
 
@@ -129,16 +128,11 @@ func SetTrust(ctx context.Context, m *workspace.Workspace, device string, truste
 		}
 	}
 	if add != "" {
-		if _, err := gitexec.Git(ctx, m.Repo.Dir, "config", "--local", "--add", add, device); err != nil {
+		if err := m.Repo.AddConfig(ctx, add, device); err != nil {
 			return err
 		}
 	}
-	_, err := gitexec.Git(ctx, m.Repo.Dir, "config", "--local", "--fixed-value", "--unset-all", drop, device)
-	var ge *gitexec.Error
-	if err != nil && !(errors.As(err, &ge) && ge.ExitCode == 5) { // 5: nothing to unset
-		return err
-	}
-	return m.Repo.ReloadConfig(ctx)
+	return m.Repo.UnsetConfig(ctx, drop, device)
 }
 
 // ErrUnknownDevice: a device id this clone has never seen.

@@ -16,7 +16,6 @@ import (
 	"github.com/git-ctx/git-ctx/formats/ctxpkg"
 	"github.com/git-ctx/git-ctx/internal/ctxpackages"
 	"github.com/git-ctx/git-ctx/internal/output"
-	"github.com/git-ctx/git-ctx/internal/snapshots"
 	"github.com/git-ctx/git-ctx/internal/termtext"
 	"github.com/git-ctx/git-ctx/internal/workspace"
 )
@@ -394,7 +393,7 @@ var forceFlag = &cli.BoolFlag{Name: "force", Usage: "replace the output file if 
 // writeOutput writes a file the user named (or its default name) atomically:
 // an existing path is refused unless --force.
 func writeOutput(c *cli.Context, path string, data []byte) error {
-	err := snapshots.WriteFileAtomic(path, data, c.Bool("force"))
+	err := workspace.WriteOutput(path, data, c.Bool("force"))
 	if err != nil && !errors.Is(err, workspace.ErrOutputExists) {
 		err = fmt.Errorf("write %s: %w", path, err)
 	}

@@ -444,7 +444,7 @@ func Publish(ctx context.Context, w *workspace.Workspace, prefix, out string, re
 	if err != nil {
 		return "", nil, err
 	}
-	return out, &s, writeAtomic(out, data, replace)
+	return out, &s, workspace.WriteOutput(out, data, replace)
 }
 
 // Imported says what Import did.
@@ -583,7 +583,7 @@ func Restore(ctx context.Context, w *workspace.Workspace, prefix string, checkou
 		if err != nil {
 			return nil, err
 		}
-		if err := writeAtomic(out, data, replace); err != nil {
+		if err := workspace.WriteOutput(out, data, replace); err != nil {
 			return nil, err
 		}
 	}

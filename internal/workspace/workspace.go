@@ -23,7 +23,6 @@ import (
 	"strings"
 
 	"github.com/git-ctx/git-ctx/cache"
-	"github.com/git-ctx/git-ctx/gitexec"
 	"github.com/git-ctx/git-ctx/gitrepo"
 	"github.com/git-ctx/git-ctx/gitstore"
 	"github.com/git-ctx/git-ctx/identity"
@@ -158,10 +157,7 @@ func (w *Workspace) Init(ctx context.Context, layout gitstore.Layout) (gitstore.
 
 // SetConfig writes key=value into the repository's local git config.
 func (w *Workspace) SetConfig(ctx context.Context, key, value string) error {
-	if _, err := gitexec.Git(ctx, w.Repo.Dir, "config", "--local", key, value); err != nil {
-		return err
-	}
-	return w.Repo.ReloadConfig(ctx)
+	return w.Repo.SetConfig(ctx, key, value)
 }
 
 // CacheDir is <git-common-dir>/ctx, home of cache.db.

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -19,6 +18,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/git-ctx/git-ctx/internal/atomicfile"
 )
 
 // DirHashLimit is the largest object (in bytes) whose directory-store Version
@@ -300,41 +301,25 @@ func (s *sizedReader) Read(p []byte) (int, error) {
 
 func (s *sizedReader) Close() error { return s.f.Close() }
 
-// writeTemp streams body into a new temp file in the directory dirfd (the
-// store directory dir), fsyncs it and returns it open, with its name in dirfd
-// and the SHA-256 of what it wrote.
-func (d *dirStore) writeTemp(ctx context.Context, dirfd int, dir string, body io.Reader) (*os.File, string, hash.Hash, error) {
-	var (
-		fd   int
-		name string
-		err  error
-	)
-	for range 100 {
-		var rnd [8]byte
-		if _, err := rand.Read(rnd[:]); err != nil {
-			return nil, "", nil, err
-		}
-		name = ".ctx-tmp-" + hex.EncodeToString(rnd[:])
-		fd, err = openat(dirfd, name, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW, 0o600)
-		if err != unix.EEXIST {
-			break
-		}
-	}
+// writeTemp streams body into a new temporary file (atomicfile) in the
+// directory dirfd (the store directory dir), fsyncs it and returns it open,
+// with the SHA-256 of what it wrote. Closing it removes it unless it was
+// published.
+func (d *dirStore) writeTemp(ctx context.Context, dirfd int, dir string, body io.Reader) (*atomicfile.Temp, hash.Hash, error) {
+	t, err := atomicfile.DirFD(dirfd, d.full(dir)).CreateTemp(0o600)
 	if err != nil {
-		return nil, "", nil, &os.PathError{Op: "create", Path: d.full(path.Join(dir, name)), Err: err}
+		return nil, nil, err
 	}
-	f := os.NewFile(uintptr(fd), d.full(path.Join(dir, name)))
 	h := sha256.New()
-	_, err = io.Copy(io.MultiWriter(f, h), ctxReader{ctx, body})
+	_, err = io.Copy(io.MultiWriter(t.File, h), ctxReader{ctx, body})
 	if err == nil {
-		err = f.Sync()
+		err = t.File.Sync()
 	}
 	if err != nil {
-		f.Close()
-		unix.Unlinkat(dirfd, name, 0)
-		return nil, "", nil, err
+		t.Close()
+		return nil, nil, err
 	}
-	return f, name, h, nil
+	return t, h, nil
 }
 
 // syncDirFd fsyncs the open directory dirfd (the store directory dir) so a
@@ -382,50 +367,36 @@ func (d *dirStore) create(ctx context.Context, key string, body io.Reader) (Vers
 	if existsAt(dfd, base) {
 		return "", ErrExists // early answer; the publish below decides
 	}
-	f, tmp, h, err := d.writeTemp(ctx, dfd, dir, body)
+	t, h, err := d.writeTemp(ctx, dfd, dir, body)
 	if err != nil {
 		return "", err
 	}
-	defer f.Close()
-	defer unix.Unlinkat(dfd, tmp, 0)
+	defer t.Close()
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
-	if err := d.publishNoReplace(ctx, key, dfd, tmp, base); err != nil {
+	// The publish removes the temporary name before the fstat below: the
+	// link count is part of the ctime.
+	if err := d.publishNoReplace(ctx, key, dfd, t, base); err != nil {
 		return "", err
 	}
-	unix.Unlinkat(dfd, tmp, 0) // before the fstat: the link count is part of the ctime
 	if err := d.syncDirFd(dfd, dir); err != nil {
 		return "", err
 	}
-	return d.newVersion(f, h)
+	return d.newVersion(t.File, h)
 }
 
-// publishNoReplace makes tmp appear as base (both in the directory dirfd)
-// only if base does not exist, atomically even between processes: link(2)
-// fails with EEXIST when the name exists. Where hard links are not supported
-// it uses renameat2 with RENAME_NOREPLACE, and failing that a check-and-rename
-// under the key's lock.
-func (d *dirStore) publishNoReplace(ctx context.Context, key string, dirfd int, tmp, base string) error {
-	err := unix.Linkat(dirfd, tmp, dirfd, base, 0)
-	if err == nil {
-		return nil
-	}
-	if err == unix.EEXIST {
+// publishNoReplace makes t appear as base (in the directory dirfd) only if
+// base does not exist, atomically even between processes (atomicfile:
+// link(2), else renameat2 with RENAME_NOREPLACE). Where neither is supported
+// it checks and renames under the key's lock.
+func (d *dirStore) publishNoReplace(ctx context.Context, key string, dirfd int, t *atomicfile.Temp, base string) error {
+	err := t.PublishNew(base)
+	if errors.Is(err, atomicfile.ErrExists) {
 		return ErrExists
 	}
-	if !isUnsupported(err) {
-		return &os.LinkError{Op: "link", Old: tmp, New: d.full(key), Err: err}
-	}
-	err = renameNoReplace(dirfd, tmp, dirfd, base)
-	if err == nil {
-		return nil
-	}
-	if errors.Is(err, unix.EEXIST) {
-		return ErrExists
-	}
-	if !isUnsupported(err) {
-		return &os.LinkError{Op: "rename", Old: tmp, New: d.full(key), Err: err}
+	if !errors.Is(err, atomicfile.ErrUnsupported) {
+		return err
 	}
 	unlock, err := d.lock(ctx, key)
 	if err != nil {
@@ -435,15 +406,7 @@ func (d *dirStore) publishNoReplace(ctx context.Context, key string, dirfd int, 
 	if existsAt(dirfd, base) {
 		return ErrExists
 	}
-	if err := unix.Renameat(dirfd, tmp, dirfd, base); err != nil {
-		return &os.LinkError{Op: "rename", Old: tmp, New: d.full(key), Err: err}
-	}
-	return nil
-}
-
-func isUnsupported(err error) bool {
-	return errors.Is(err, unix.EPERM) || errors.Is(err, unix.ENOTSUP) || errors.Is(err, unix.EOPNOTSUPP) ||
-		errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EINVAL) || errors.Is(err, unix.EMLINK)
+	return t.Replace(base)
 }
 
 // lock takes the key's lock file (flock, exclusive), waiting until it is free
@@ -536,12 +499,11 @@ func (d *dirStore) update(ctx context.Context, key string, body io.Reader, v Ver
 		return "", err
 	}
 	defer unix.Close(dfd)
-	f, tmp, h, err := d.writeTemp(ctx, dfd, dir, body)
+	t, h, err := d.writeTemp(ctx, dfd, dir, body)
 	if err != nil {
 		return "", err
 	}
-	defer f.Close()
-	defer unix.Unlinkat(dfd, tmp, 0)
+	defer t.Close()
 	unlock, err := d.lock(ctx, key)
 	if err != nil {
 		return "", err
@@ -567,13 +529,13 @@ func (d *dirStore) update(ctx context.Context, key string, body io.Reader, v Ver
 	}
 	// Renaming over base replaces the directory entry: were it a link, the
 	// link would go, never its target.
-	if err := unix.Renameat(dfd, tmp, dfd, base); err != nil {
-		return "", &os.LinkError{Op: "rename", Old: tmp, New: d.full(key), Err: err}
+	if err := t.Replace(base); err != nil {
+		return "", err
 	}
 	if err := d.syncDirFd(dfd, dir); err != nil {
 		return "", err
 	}
-	return d.newVersion(f, h)
+	return d.newVersion(t.File, h)
 }
 
 func (d *dirStore) List(ctx context.Context, prefix string) ([]string, error) {

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/sha1"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -24,6 +23,7 @@ import (
 
 	"github.com/git-ctx/git-ctx/gitexec"
 	"github.com/git-ctx/git-ctx/gitrepo"
+	"github.com/git-ctx/git-ctx/internal/gitobject"
 )
 
 // The git store keeps objects on one branch of a git remote. Each write is a
@@ -70,15 +70,14 @@ var MaxBlobSize int64 = 16 << 20
 var MaxPushAttempts = 10
 
 type gitStore struct {
-	gitDir     string // per-worktree git dir, passed as --git-dir
-	objectsDir string // <common dir>/objects
-	remote     string
-	ref        string // private ref the remote branch is fetched into
-	lockPath   string // serialises this repository's fetch/push cycles
-	cap        int64
-	sha256     bool // the repository uses SHA-256 object ids
-	name       string
-	email      string
+	gitDir   string // per-worktree git dir, passed as --git-dir
+	objects  gitobject.Writer
+	remote   string
+	ref      string // private ref the remote branch is fetched into
+	lockPath string // serialises this repository's fetch/push cycles
+	cap      int64
+	name     string
+	email    string
 }
 
 func openGit(ctx context.Context, repo *gitrepo.Repo, remote string) (Store, error) {
@@ -92,13 +91,13 @@ func openGit(ctx context.Context, repo *gitrepo.Repo, remote string) (Store, err
 		return nil, fmt.Errorf("store: bad git remote name %q", describeRemote(remote))
 	}
 	g := &gitStore{
-		gitDir:     repo.GitDir,
-		objectsDir: filepath.Join(repo.CommonDir, "objects"),
-		remote:     remote,
-		ref:        privateRefPrefix + refComponent(remote),
-		lockPath:   filepath.Join(repo.CommonDir, "ctx", "sessions-"+refComponent(remote)+".lock"),
-		cap:        MaxBlobSize,
-		sha256:     strings.EqualFold(repo.Config("extensions.objectformat"), "sha256"),
+		gitDir: repo.GitDir,
+		objects: gitobject.Writer{Dir: filepath.Join(repo.CommonDir, "objects"),
+			SHA256: strings.EqualFold(repo.Config("extensions.objectformat"), "sha256")},
+		remote:   remote,
+		ref:      privateRefPrefix + refComponent(remote),
+		lockPath: filepath.Join(repo.CommonDir, "ctx", "sessions-"+refComponent(remote)+".lock"),
+		cap:      MaxBlobSize,
 	}
 	g.name, g.email = repo.Identity()
 	if g.cap <= 0 || g.cap > BlobLimit {
@@ -242,20 +241,22 @@ func parseTree(out []byte) ([]treeEntry, error) {
 	return es, nil
 }
 
-func mktreeInput(es []treeEntry) []byte {
-	var b bytes.Buffer
-	for _, e := range es {
-		fmt.Fprintf(&b, "%s %s %s\t%s\x00", e.mode, e.typ, e.id, e.name)
-	}
-	return b.Bytes()
-}
-
+// mktree stores a tree of es (internal/gitobject, the tree writer of the
+// memory branch too) and returns its id.
 func (g *gitStore) mktree(ctx context.Context, es []treeEntry) (string, error) {
-	out, err := g.git(ctx, bytes.NewReader(mktreeInput(es)), "mktree", "-z")
+	out := make([]gitobject.TreeEntry, len(es))
+	for i, e := range es {
+		id, err := hex.DecodeString(e.id)
+		if err != nil {
+			return "", fmt.Errorf("tree entry %s: bad object id %q", e.name, e.id)
+		}
+		out[i] = gitobject.TreeEntry{Mode: e.mode, Name: e.name, ID: id}
+	}
+	id, err := g.objects.WriteTree(out)
 	if err != nil {
 		return "", err
 	}
-	return strings.TrimSpace(string(out)), nil
+	return id.String(), nil
 }
 
 func findEntry(es []treeEntry, name string) (treeEntry, bool) {
@@ -523,14 +524,6 @@ func isHex(s string, n int) bool {
 	return true
 }
 
-// newObjectHash returns the git object hash in use.
-func (g *gitStore) newObjectHash() hash.Hash {
-	if g.sha256 {
-		return sha256.New()
-	}
-	return sha1.New()
-}
-
 // openParts streams blobs one after another through one "git cat-file
 // --batch", checking each blob's git id, and the index's size and SHA-256
 // when given.
@@ -671,7 +664,7 @@ func (p *partsReader) start() error {
 	}
 	p.left = size
 	p.open = true
-	p.gitHash = p.g.newObjectHash()
+	p.gitHash = p.g.objects.NewHash()
 	fmt.Fprintf(p.gitHash, "blob %d\x00", size)
 	p.partHash = nil
 	if part.sha256 != "" {
@@ -749,8 +742,9 @@ func (g *gitStore) Update(ctx context.Context, key string, body io.Reader, v Ver
 	return nv, nil
 }
 
-// write stores body as the object at key: the blobs first (once), then up to
-// MaxPushAttempts rounds of fetch, precondition check, commit and push.
+// write stores body as the object at key: the blobs first (once), then,
+// under the repository's session-store lock, up to MaxPushAttempts rounds
+// of fetch, precondition check, commit and push.
 func (g *gitStore) write(ctx context.Context, key string, body io.Reader, v Version, create bool) (Version, error) {
 	entry, err := g.writeObject(ctx, body)
 	if err != nil {
@@ -772,53 +766,83 @@ func (g *gitStore) write(ctx context.Context, key string, body io.Reader, v Vers
 			return "", fmt.Errorf("push to %s rejected: %s", describeRemote(g.remote), rejection)
 		}
 		prevTip = tip
-		kind, cur, err := g.resolve(ctx, tip, key)
-		if err != nil {
-			return "", err
-		}
-		switch {
-		case kind == kindDir:
-			return "", errors.New("the key is a directory of other objects")
-		case create && kind != kindAbsent:
-			return "", ErrExists
-		case !create && kind == kindAbsent:
-			return "", fmt.Errorf("%w: %w", ErrVersionMismatch, ErrNotFound)
-		case !create && Version(cur) != v:
-			return "", ErrVersionMismatch
-		}
-		if !create && cur == entry.id {
-			return Version(cur), nil // same content: nothing to push
-		}
-		root, err := g.rewrite(ctx, tip, key, entry)
-		if err != nil {
-			return "", err
-		}
-		commit, err := g.commit(ctx, root, tip, key)
-		if err != nil {
-			return "", err
-		}
-		rejection, err = g.push(ctx, commit)
-		if err != nil {
-			return "", err
-		}
-		if rejection == "" {
-			if _, err := g.git(ctx, nil, "update-ref", "-m", "ctx: session store push", g.ref, commit); err != nil {
-				return "", fmt.Errorf("pushed, but %w", err)
-			}
-			return Version(entry.id), nil
+		var done bool
+		var nv Version
+		done, nv, rejection, err = g.writeOnce(ctx, tip, key, entry, v, create)
+		if err != nil || done {
+			return nv, err
 		}
 		if attempt >= MaxPushAttempts {
 			return "", fmt.Errorf("the remote branch kept moving: gave up after %d attempts (last: %s)", attempt, rejection)
 		}
-		// Jittered, growing pause before fetching again.
-		d := time.Duration(attempt*10+rand.IntN(attempt*20+1)) * time.Millisecond
-		t := time.NewTimer(d)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return "", ctx.Err()
-		case <-t.C:
+		if err := pause(ctx, attempt); err != nil {
+			return "", err
 		}
+	}
+}
+
+// writeOnce tries one round on the fetched tip: check the precondition,
+// commit entry at key on tip and push. done is false (with git's rejection)
+// when the push was refused and a new round may succeed.
+func (g *gitStore) writeOnce(ctx context.Context, tip, key string, entry treeEntry, v Version, create bool) (done bool, nv Version, rejection string, err error) {
+	kind, cur, err := g.resolve(ctx, tip, key)
+	if err != nil {
+		return true, "", "", err
+	}
+	if err := precondition(kind, Version(cur), v, create); err != nil {
+		return true, "", "", err
+	}
+	if !create && cur == entry.id {
+		return true, Version(cur), "", nil // same content: nothing to push
+	}
+	root, err := g.rewrite(ctx, tip, key, entry)
+	if err != nil {
+		return true, "", "", err
+	}
+	commit, err := g.commit(ctx, root, tip, key)
+	if err != nil {
+		return true, "", "", err
+	}
+	rejection, err = g.push(ctx, commit)
+	if err != nil {
+		return true, "", "", err
+	}
+	if rejection != "" {
+		return false, "", rejection, nil
+	}
+	if _, err := g.git(ctx, nil, "update-ref", "-m", "ctx: session store push", g.ref, commit); err != nil {
+		return true, "", "", fmt.Errorf("pushed, but %w", err)
+	}
+	return true, Version(entry.id), "", nil
+}
+
+// precondition checks what is at the key (kind, version cur) against a
+// create (nothing there) or an update of version v.
+func precondition(kind objKind, cur, v Version, create bool) error {
+	switch {
+	case kind == kindDir:
+		return errors.New("the key is a directory of other objects")
+	case create && kind != kindAbsent:
+		return ErrExists
+	case !create && kind == kindAbsent:
+		return fmt.Errorf("%w: %w", ErrVersionMismatch, ErrNotFound)
+	case !create && cur != v:
+		return ErrVersionMismatch
+	}
+	return nil
+}
+
+// pause waits a jittered time growing with attempt before the next round,
+// or until ctx ends.
+func pause(ctx context.Context, attempt int) error {
+	d := time.Duration(attempt*10+rand.IntN(attempt*20+1)) * time.Millisecond
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
 	}
 }
 

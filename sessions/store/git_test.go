@@ -422,7 +422,7 @@ func TestGitSHA256Repository(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t)
 	_, ss := gitMachines(t, 2, testCap, "--object-format=sha256")
-	if !ss[0].sha256 {
+	if !ss[0].objects.SHA256 {
 		t.Fatal("object format not detected")
 	}
 	data := patterned(2*testCap+1, 11)

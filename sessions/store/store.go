@@ -165,6 +165,10 @@ func validPrefix(prefix string) error {
 	return nil
 }
 
+// ContextReader returns r stopping with ctx's error once ctx is done, so a
+// long copy from it ends with the context.
+func ContextReader(ctx context.Context, r io.Reader) io.Reader { return ctxReader{ctx, r} }
+
 // ctxReader stops a long copy when its context is cancelled.
 type ctxReader struct {
 	ctx context.Context

@@ -1,4 +1,4 @@
-package snapshots_test
+package workspace_test
 
 import (
 	"bytes"
@@ -10,29 +10,28 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/git-ctx/git-ctx/internal/snapshots"
 	"github.com/git-ctx/git-ctx/internal/workspace"
 )
 
-// TestWriteFileAtomicNoClobber: without replace an existing path (file or
+// TestWriteOutputNoClobber: without replace an existing path (file or
 // symbolic link) is refused and left as it was; of writers racing for one
 // new name exactly one wins and the file is its whole content; with replace
 // the file is replaced (a link itself, not its target); no temporary file is
 // left behind.
-func TestWriteFileAtomicNoClobber(t *testing.T) {
+func TestWriteOutputNoClobber(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "out")
 	if err := os.WriteFile(p, []byte("old"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	err := snapshots.WriteFileAtomic(p, []byte("new"), false)
+	err := workspace.WriteOutput(p, []byte("new"), false)
 	if !errors.Is(err, workspace.ErrOutputExists) || !strings.Contains(err.Error(), p) {
 		t.Fatalf("write over an existing file: %v", err)
 	}
 	if got, _ := os.ReadFile(p); string(got) != "old" {
 		t.Fatalf("existing file changed: %q", got)
 	}
-	if err := snapshots.WriteFileAtomic(p, []byte("new"), true); err != nil {
+	if err := workspace.WriteOutput(p, []byte("new"), true); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := os.ReadFile(p); string(got) != "new" {
@@ -45,10 +44,10 @@ func TestWriteFileAtomicNoClobber(t *testing.T) {
 	if err := os.Symlink(target, link); err != nil {
 		t.Fatal(err)
 	}
-	if err := snapshots.WriteFileAtomic(link, []byte("x"), false); !errors.Is(err, workspace.ErrOutputExists) {
+	if err := workspace.WriteOutput(link, []byte("x"), false); !errors.Is(err, workspace.ErrOutputExists) {
 		t.Fatalf("write over a link: %v", err)
 	}
-	if err := snapshots.WriteFileAtomic(link, []byte("x"), true); err != nil {
+	if err := workspace.WriteOutput(link, []byte("x"), true); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := os.ReadFile(target); string(got) != "target" {
@@ -69,7 +68,7 @@ func TestWriteFileAtomicNoClobber(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				errs[i] = snapshots.WriteFileAtomic(race, bytes.Repeat([]byte{byte('a' + i)}, 1<<16), false)
+				errs[i] = workspace.WriteOutput(race, bytes.Repeat([]byte{byte('a' + i)}, 1<<16), false)
 			}()
 		}
 		wg.Wait()

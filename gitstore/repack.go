@@ -11,6 +11,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/git-ctx/git-ctx/gitexec"
+	"github.com/git-ctx/git-ctx/internal/atomicfile"
 )
 
 // DefaultPackEvery is how many writes to the memory branch (appends,
@@ -69,7 +70,9 @@ func (s *Store) afterWrite(ctx context.Context) {
 			}
 		}
 	}
-	writeFileAtomic(path, []byte(fmt.Sprintf("%d %s\n", count, packed)))
+	// Best effort, not synced: a lost count only delays the next pack.
+	_ = atomicfile.WriteFile(path, []byte(fmt.Sprintf("%d %s\n", count, packed)),
+		atomicfile.Options{Perm: 0o644, Replace: true, NoSync: true})
 }
 
 // packSince packs the loose objects and keeps the number of packs small:
@@ -106,16 +109,4 @@ func (s *Store) packSince(ctx context.Context, tip plumbing.Hash, packed string)
 	}
 	_, err := gitexec.Git(ctx, s.Repo.CommonDir, "prune-packed", "-q")
 	return err
-}
-
-// writeFileAtomic replaces path with data through a temporary file (best
-// effort: errors leave the old file).
-func writeFileAtomic(path string, data []byte) {
-	tmp := fmt.Sprintf("%s.%d.tmp", path, os.Getpid())
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-	}
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 
 	"github.com/git-ctx/git-ctx/chain"
-	"github.com/git-ctx/git-ctx/formats/checkpoint"
 	"github.com/git-ctx/git-ctx/formats/ctxpkg"
 	"github.com/git-ctx/git-ctx/internal/gitname"
 )
@@ -186,63 +185,49 @@ func (s *Store) PublishPackage(ctx context.Context, req PublishRequest) (*Publis
 	if _, reason, detail := chain.CheckPackage(req.Data, p, PackagePlacer(req.RepoID)); reason != "" {
 		return nil, fmt.Errorf("%w: %s: %s", ErrPackageInvalid, reason, detail)
 	}
-	return lockedRetry(ctx, s, func() (*PublishResult, error) { return s.publishOnce(ctx, req, pkg, p) })
+	return lockedEdit(ctx, s, func(e *branchEdit) (*PublishResult, error) { return e.publishPackage(ctx, req, pkg, p) })
 }
 
-func (s *Store) publishOnce(ctx context.Context, req PublishRequest, pkg *ctxpkg.Package, p string) (*PublishResult, error) {
-	tip, err := s.Tip()
-	if err != nil {
-		return nil, err
-	}
-	if tip.IsZero() {
-		return nil, ErrNotInitialized
-	}
-	v, err := s.ViewAt(tip)
-	if err != nil {
-		return nil, err
-	}
+// publishPackage adds the package file at p (with the device's key when
+// missing) and commits it, unless that path holds a file already: the
+// identical one is Existed, another ErrPackageExists.
+func (e *branchEdit) publishPackage(ctx context.Context, req PublishRequest, pkg *ctxpkg.Package, p string) (*PublishResult, error) {
 	res := &PublishResult{Package: pkg, Path: p}
 	m := &pkg.Manifest
-	if h, err := v.BlobHash(p); err == nil {
+	if h, err := e.v.BlobHash(p); err == nil {
 		if h == plumbing.ComputeHash(plumbing.BlobObject, req.Data) {
 			res.Existed = true
 			return res, nil
 		}
-		old, err := v.s.readBlob(h, ctxpkg.MaxFileSize)
-		detail := ""
-		if err == nil {
-			if op, err := ctxpkg.ParseFile(old); err == nil && op.Manifest.Integrity.SHA256 != m.Integrity.SHA256 {
-				detail = fmt.Sprintf(" (published sha256 %s, this one %s)", short12(op.Manifest.Integrity.SHA256), short12(m.Integrity.SHA256))
-			}
-		}
-		return nil, fmt.Errorf("%w: %s@%s%s; publish it under a new version", ErrPackageExists, m.Name, m.Version, detail)
+		return nil, e.packageExists(h, m)
 	} else if !errors.Is(err, ErrNotExist) {
 		return nil, err
 	}
 	dev := req.Device
-	files := map[string][]byte{p: req.Data}
-	publish, err := needsKey(v, dev)
-	if err != nil {
+	e.files[p] = req.Data
+	if _, err := e.publishKey(dev); err != nil {
 		return nil, err
 	}
-	if publish {
-		files[DeviceKeyPath(dev.ID)] = checkpoint.EncodePublicKey(dev.public())
-	}
-	tree, err := s.treeWith(v.Root, files)
-	if err != nil {
-		return nil, err
-	}
-	now := time.Now()
 	msg := fmt.Sprintf("ctx: package %s@%s by %s\n\nPackage: %s@%s\nSHA256: %s\n", m.Name, m.Version, dev.ID, m.Name, m.Version, m.Integrity.SHA256)
-	commit, err := s.writeCommit(tree, []plumbing.Hash{tip}, req.Author.signature(now), msg)
+	c, err := e.commit(ctx, req.Author, time.Now(), msg, "ctx: package")
 	if err != nil {
 		return nil, err
 	}
-	if err := s.casRef(ctx, tip, commit, "ctx: package"); err != nil {
-		return nil, err
-	}
-	res.Commit = commit
+	res.Commit = c
 	return res, nil
+}
+
+// packageExists is the ErrPackageExists of m, whose path holds blob h,
+// naming both digests when the published file reads.
+func (e *branchEdit) packageExists(h plumbing.Hash, m *ctxpkg.Manifest) error {
+	old, err := e.s.readBlob(h, ctxpkg.MaxFileSize)
+	detail := ""
+	if err == nil {
+		if op, err := ctxpkg.ParseFile(old); err == nil && op.Manifest.Integrity.SHA256 != m.Integrity.SHA256 {
+			detail = fmt.Sprintf(" (published sha256 %s, this one %s)", short12(op.Manifest.Integrity.SHA256), short12(m.Integrity.SHA256))
+		}
+	}
+	return fmt.Errorf("%w: %s@%s%s; publish it under a new version", ErrPackageExists, m.Name, m.Version, detail)
 }
 
 func short12(h string) string {
