@@ -12,6 +12,8 @@ import (
 	"os/exec"
 	"strings"
 	"time"
+
+	"github.com/git-ctx/git-ctx/internal/fault"
 )
 
 // Error is a git command that exited non-zero or could not start.
@@ -53,7 +55,7 @@ func (e *Error) Subcommand() string {
 func (e *Error) Unwrap() error { return e.Err }
 
 // ErrNotFound means no git executable is on PATH.
-var ErrNotFound = errors.New("git executable not found on PATH")
+var ErrNotFound = fault.Sentinel(fault.Failed, "git executable not found on PATH")
 
 // Cmd describes one git invocation.
 type Cmd struct {

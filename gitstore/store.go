@@ -27,6 +27,7 @@ import (
 	"github.com/go-git/go-git/v5/storage/filesystem"
 
 	"github.com/git-ctx/git-ctx/gitrepo"
+	"github.com/git-ctx/git-ctx/internal/fault"
 )
 
 // BranchRef is the memory branch.
@@ -34,11 +35,11 @@ const BranchRef = "refs/heads/ghyll/memory"
 
 // Errors callers branch on.
 var (
-	ErrNotInitialized = errors.New("memory branch ghyll/memory does not exist: run 'git ctx init'")
-	ErrConflict       = errors.New("memory branch moved concurrently")
-	ErrKeyConflict    = errors.New("device id is published on the branch with a different key")
-	ErrCorrupt        = errors.New("memory branch is damaged")
-	ErrUnsupported    = errors.New("unsupported repository")
+	ErrNotInitialized = fault.Sentinel(fault.Config, "memory branch ghyll/memory does not exist: run 'git ctx init'")
+	ErrConflict       = fault.Sentinel(fault.Conflict, "memory branch moved concurrently")
+	ErrKeyConflict    = fault.Sentinel(fault.Config, "device id is published on the branch with a different key")
+	ErrCorrupt        = fault.Sentinel(fault.Failed, "memory branch is damaged")
+	ErrUnsupported    = fault.Sentinel(fault.Config, "unsupported repository")
 )
 
 // Store is the memory branch of one repository.

@@ -15,23 +15,24 @@ import (
 	"github.com/git-ctx/git-ctx/gitrepo"
 	"github.com/git-ctx/git-ctx/gitstore"
 	"github.com/git-ctx/git-ctx/identity"
+	"github.com/git-ctx/git-ctx/internal/fault"
 )
 
 // ErrInput marks input refused for safety (too large, not encodable).
-var ErrInput = errors.New("input refused")
+var ErrInput = fault.Sentinel(fault.Refused, "input refused")
 
 // ErrNotFound means no record matched.
-var ErrNotFound = errors.New("not found")
+var ErrNotFound = fault.Sentinel(fault.Failed, "not found")
 
 // ErrLayoutMismatch means --layout asked for a layout the existing branch does not use.
-var ErrLayoutMismatch = errors.New("layout mismatch")
+var ErrLayoutMismatch = fault.Sentinel(fault.Usage, "layout mismatch")
 
 // ErrOutputExists means a file to write already exists and replacing it was
 // not asked for.
-var ErrOutputExists = errors.New("output file exists")
+var ErrOutputExists = fault.Sentinel(fault.Refused, "output file exists")
 
 // ErrAmbiguous means a prefix matched several records.
-var ErrAmbiguous = errors.New("ambiguous")
+var ErrAmbiguous = fault.Sentinel(fault.Usage, "ambiguous")
 
 // Memory is one repository's memory as seen from one directory.
 type Memory struct {
@@ -235,7 +236,7 @@ type RecordInput struct {
 }
 
 // ErrAlreadyRecorded: the commit was already recorded (OncePerCommit).
-var ErrAlreadyRecorded = errors.New("commit already recorded")
+var ErrAlreadyRecorded = fault.Sentinel(fault.Failed, "commit already recorded")
 
 // commitTrailer is the summary line naming the recorded commit.
 const commitTrailer = "Commit: "

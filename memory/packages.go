@@ -16,6 +16,7 @@ import (
 	"github.com/git-ctx/git-ctx/formats/checkpoint"
 	"github.com/git-ctx/git-ctx/formats/ctxpkg"
 	"github.com/git-ctx/git-ctx/gitstore"
+	"github.com/git-ctx/git-ctx/internal/fault"
 )
 
 // PackageProducer is provenance.tool_version of the packages git-ctx builds
@@ -26,7 +27,7 @@ var PackageProducer = "dev"
 const PackageTool = "git-ctx"
 
 // ErrPackageFailed marks a package file that does not verify.
-var ErrPackageFailed = errors.New("package verification failed")
+var ErrPackageFailed = fault.Sentinel(fault.Failed, "package verification failed")
 
 // BuildOptions configures BuildPackage.
 type BuildOptions struct {

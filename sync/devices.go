@@ -9,6 +9,7 @@ import (
 
 	"github.com/git-ctx/git-ctx/formats/checkpoint"
 	"github.com/git-ctx/git-ctx/gitexec"
+	"github.com/git-ctx/git-ctx/internal/fault"
 	"github.com/git-ctx/git-ctx/memory"
 )
 
@@ -142,7 +143,7 @@ func SetTrust(ctx context.Context, m *memory.Memory, device string, trusted, for
 }
 
 // ErrUnknownDevice: a device id this clone has never seen.
-var ErrUnknownDevice = errors.New("unknown device")
+var ErrUnknownDevice = fault.Sentinel(fault.Failed, "unknown device")
 
 // knownDevice reports whether device has a key on the local memory branch
 // or on any fetched remote memory branch, or records in the quarantine.

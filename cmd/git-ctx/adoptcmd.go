@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/git-ctx/git-ctx/internal/fault"
 )
 
 func cmdAdopt() *cli.Command {
@@ -19,7 +21,7 @@ func cmdAdopt() *cli.Command {
 			"Example:\n  git ctx adopt 0432dc9db558d8b80b2438dabb57bd7de1631e8960f1773e40a2a00f409dd657",
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
-				return usageErr("adopt takes one repository id")
+				return fault.New(fault.Usage, "adopt takes one repository id")
 			}
 			m, err := openMemory(c)
 			if err != nil {

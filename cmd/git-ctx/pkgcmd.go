@@ -14,6 +14,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-ctx/git-ctx/formats/ctxpkg"
+	"github.com/git-ctx/git-ctx/internal/fault"
 	"github.com/git-ctx/git-ctx/internal/termtext"
 	"github.com/git-ctx/git-ctx/memory"
 )
@@ -37,14 +38,14 @@ var secretFlags = []cli.Flag{
 func readSecret(c *cli.Context) ([]byte, error) {
 	file, fdSet := c.String("secret-file"), c.IsSet("secret-fd")
 	if file != "" && fdSet {
-		return nil, usageErr("give the secret once: --secret-file or --secret-fd")
+		return nil, fault.New(fault.Usage, "give the secret once: --secret-file or --secret-fd")
 	}
 	var r io.Reader
 	switch {
 	case file != "":
 		f, err := os.Open(file)
 		if err != nil {
-			return nil, withCode(exitUsage, fmt.Errorf("--secret-file: %w", err))
+			return nil, fault.New(fault.Usage, "--secret-file: %w", err)
 		}
 		defer f.Close()
 		r = f
@@ -55,34 +56,34 @@ func readSecret(c *cli.Context) ([]byte, error) {
 		} else if v := os.Getenv(secretFDEnv); v != "" {
 			n, err := strconv.Atoi(v)
 			if err != nil {
-				return nil, usageErr("%s must name a file descriptor (a number)", secretFDEnv)
+				return nil, fault.New(fault.Usage, "%s must name a file descriptor (a number)", secretFDEnv)
 			}
 			fd = n
 		}
 		if fd < 0 {
-			return nil, usageErr("%s needs the HMAC secret: --secret-file FILE or --secret-fd N (never on the command line)", "pkg "+c.Command.Name)
+			return nil, fault.New(fault.Usage, "%s needs the HMAC secret: --secret-file FILE or --secret-fd N (never on the command line)", "pkg "+c.Command.Name)
 		}
 		if fd <= 2 && fd != 0 {
-			return nil, usageErr("--secret-fd %d is an output descriptor", fd)
+			return nil, fault.New(fault.Usage, "--secret-fd %d is an output descriptor", fd)
 		}
 		f := os.NewFile(uintptr(fd), "secret-fd")
 		if f == nil {
-			return nil, usageErr("--secret-fd %d is not an open descriptor", fd)
+			return nil, fault.New(fault.Usage, "--secret-fd %d is not an open descriptor", fd)
 		}
 		defer f.Close()
 		r = f
 	}
 	data, err := io.ReadAll(io.LimitReader(r, maxSecret+1))
 	if err != nil {
-		return nil, withCode(exitUsage, fmt.Errorf("read the secret: %w", err))
+		return nil, fault.New(fault.Usage, "read the secret: %w", err)
 	}
 	if len(data) > maxSecret {
-		return nil, withCode(exitRefused, fmt.Errorf("the secret is over %d bytes", maxSecret))
+		return nil, fault.New(fault.Refused, "the secret is over %d bytes", maxSecret)
 	}
 	data = bytes.TrimSuffix(data, []byte("\n"))
 	data = bytes.TrimSuffix(data, []byte("\r"))
 	if len(data) == 0 {
-		return nil, usageErr("the HMAC secret is empty")
+		return nil, fault.New(fault.Usage, "the HMAC secret is empty")
 	}
 	return data, nil
 }
@@ -111,7 +112,7 @@ func cmdPkg() *cli.Command {
 
 func pkgArg(c *cli.Context, what string) (string, error) {
 	if c.NArg() != 1 {
-		return "", usageErr("pkg %s takes one %s (see 'git ctx pkg %s --help')", c.Command.Name, what, c.Command.Name)
+		return "", fault.New(fault.Usage, "pkg %s takes one %s (see 'git ctx pkg %s --help')", c.Command.Name, what, c.Command.Name)
 	}
 	return c.Args().First(), nil
 }
@@ -138,14 +139,14 @@ func pkgBuild() *cli.Command {
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 0 {
-				return usageErr("pkg build takes no arguments")
+				return fault.New(fault.Usage, "pkg build takes no arguments")
 			}
 			opt := memory.BuildOptions{Name: c.String("name"), Version: c.String("version"), Session: c.String("session"),
 				Description: c.String("description"), Sign: c.Bool("sign")}
 			if l := c.String("layers"); l != "" {
 				layers, err := memory.ParseLayers(l)
 				if err != nil {
-					return withCode(exitUsage, err)
+					return fault.Wrap(fault.Usage, err)
 				}
 				opt.Layers = layers
 			}
@@ -192,7 +193,7 @@ func pkgVerify() *cli.Command {
 		Flags: []cli.Flag{jsonFlag},
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
-				return usageErr("pkg verify takes one or more FILEs")
+				return fault.New(fault.Usage, "pkg verify takes one or more FILEs")
 			}
 			var checks []memory.PackageCheck
 			failed, refused := false, false
@@ -227,10 +228,10 @@ func pkgVerify() *cli.Command {
 			switch {
 			case refused:
 				fmt.Fprintln(c.App.ErrWriter, "git-ctx: refused: a file is over the 10485760-byte package limit")
-				return silent{exitRefused}
+				return silent(fault.Refused)
 			case failed:
 				fmt.Fprintln(c.App.ErrWriter, "git-ctx: verification failed: see the listed failures; do not import or publish these files")
-				return silent{exitFailed}
+				return silent(fault.Failed)
 			}
 			return nil
 		},
@@ -250,9 +251,9 @@ func pkgInspect() *cli.Command {
 			pc := memory.CheckPackageFile(file)
 			if pc.Package == nil {
 				if pc.Refused {
-					return withCode(exitRefused, errors.New(strings.Join(pc.Failures, "; ")))
+					return fault.Wrap(fault.Refused, errors.New(strings.Join(pc.Failures, "; ")))
 				}
-				return withCode(exitFailed, fmt.Errorf("%s: %s", file, strings.Join(pc.Failures, "; ")))
+				return fault.New(fault.Failed, "%s: %s", file, strings.Join(pc.Failures, "; "))
 			}
 			m := &pc.Package.Manifest
 			w := c.App.Writer
@@ -298,7 +299,7 @@ func pkgInspect() *cli.Command {
 				fmt.Fprintf(w, "verify    FAIL %s\n", line(f))
 			}
 			fmt.Fprintln(c.App.ErrWriter, "git-ctx: the package does not verify: see the FAIL lines")
-			return silent{exitFailed}
+			return silent(fault.Failed)
 		},
 	}
 }
@@ -371,7 +372,7 @@ func pkgList() *cli.Command {
 		Flags: []cli.Flag{jsonFlag},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 0 {
-				return usageErr("pkg list takes no arguments")
+				return fault.New(fault.Usage, "pkg list takes no arguments")
 			}
 			m, err := openMemory(c)
 			if err != nil {
@@ -490,10 +491,10 @@ func pkgWrap() *cli.Command {
 			}
 			pc := memory.CheckPackageFile(file)
 			if pc.Refused {
-				return withCode(exitRefused, errors.New(strings.Join(pc.Failures, "; ")))
+				return fault.Wrap(fault.Refused, errors.New(strings.Join(pc.Failures, "; ")))
 			}
 			if pc.Raw == nil {
-				return withCode(exitFailed, fmt.Errorf("%s: %s", file, strings.Join(pc.Failures, "; ")))
+				return fault.New(fault.Failed, "%s: %s", file, strings.Join(pc.Failures, "; "))
 			}
 			var to *string
 			if c.IsSet("to") {
@@ -540,10 +541,10 @@ func pkgUnwrap() *cli.Command {
 			}
 			fi, err := os.Stat(file)
 			if err != nil {
-				return withCode(exitFailed, err)
+				return fault.Wrap(fault.Failed, err)
 			}
 			if fi.Size() > ctxpkg.MaxEnvelopeSize {
-				return withCode(exitRefused, fmt.Errorf("envelope too large (%d bytes, max %d)", fi.Size(), ctxpkg.MaxEnvelopeSize))
+				return fault.New(fault.Refused, "envelope too large (%d bytes, max %d)", fi.Size(), ctxpkg.MaxEnvelopeSize)
 			}
 			data, err := readLimited(file, ctxpkg.MaxEnvelopeSize)
 			if err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/git-ctx/git-ctx/formats/session"
 	"github.com/git-ctx/git-ctx/gitexec"
 	"github.com/git-ctx/git-ctx/gitrepo"
+	"github.com/git-ctx/git-ctx/internal/fault"
 	"github.com/git-ctx/git-ctx/internal/termtext"
 	"github.com/git-ctx/git-ctx/sessions"
 	"github.com/git-ctx/git-ctx/sessions/store"
@@ -104,7 +105,7 @@ type sessionSetup struct {
 // a push may make a new profile. needPass: read the passphrase.
 func openSessions(c *cli.Context, create, needPass bool) (*sessionSetup, error) {
 	if c.NArg() != 0 {
-		return nil, usageErr("session %s takes no arguments (see 'git ctx session %s --help')", c.Command.Name, c.Command.Name)
+		return nil, fault.New(fault.Usage, "session %s takes no arguments (see 'git ctx session %s --help')", c.Command.Name, c.Command.Name)
 	}
 	ctx := c.Context
 	repo, err := gitrepo.Open(ctx, ".")
@@ -116,7 +117,7 @@ func openSessions(c *cli.Context, create, needPass bool) (*sessionSetup, error) 
 		return nil, err
 	}
 	if wt == "" {
-		return nil, withCode(exitConfig, errors.New("git ctx session needs a work tree: run it inside a checkout of the project"))
+		return nil, fault.New(fault.Config, "git ctx session needs a work tree: run it inside a checkout of the project")
 	}
 	repoID, err := repo.RepoID(ctx)
 	if err != nil {
@@ -134,7 +135,7 @@ func openSessions(c *cli.Context, create, needPass bool) (*sessionSetup, error) 
 	}
 	st, err := store.Open(ctx, spec, store.Options{Repo: repo, Remote: remote})
 	if err != nil {
-		return nil, withCode(exitConfig, fmt.Errorf("open the session store: %w", err))
+		return nil, fault.New(fault.Config, "open the session store: %w", err)
 	}
 	configured := repo.Config("ctx.sessionProfile")
 	profile, created, err := sessions.ResolveProfile(ctx, st, c.String("profile"), configured, create)
@@ -154,7 +155,7 @@ func openSessions(c *cli.Context, create, needPass bool) (*sessionSetup, error) 
 	for _, m := range c.StringSlice("project") {
 		id, p, ok := strings.Cut(m, "=")
 		if !ok || id == "" || !filepath.IsAbs(p) {
-			return nil, usageErr("--project wants ID=/absolute/path, got %q", m)
+			return nil, fault.New(fault.Usage, "--project wants ID=/absolute/path, got %q", m)
 		}
 		cl.Mappings = append(cl.Mappings, sessions.Mapping{ID: id, Root: filepath.Clean(p)})
 	}
@@ -173,14 +174,14 @@ func (s *sessionSetup) rememberProfile(c *cli.Context) error {
 		return nil
 	}
 	if _, err := gitexec.Git(c.Context, s.repo.Dir, "config", "--local", "ctx.sessionProfile", s.client.Profile); err != nil {
-		return withCode(exitConfig, fmt.Errorf("store the profile in git config: %w", err))
+		return fault.New(fault.Config, "store the profile in git config: %w", err)
 	}
 	return nil
 }
 
 func sessionPush(c *cli.Context) error {
 	if a := c.String("agent"); a != "" && a != session.AgentClaude && a != session.AgentCodex {
-		return usageErr("--agent takes claude or codex, not %q", a)
+		return fault.New(fault.Usage, "--agent takes claude or codex, not %q", a)
 	}
 	s, err := openSessions(c, true, true)
 	if err != nil {
@@ -189,7 +190,7 @@ func sessionPush(c *cli.Context) error {
 	cl := s.client
 	if wf := c.Int("work-factor"); c.IsSet("work-factor") {
 		if wf < 1 || wf > session.MaxWorkFactor {
-			return usageErr("--work-factor must be between 1 and %d", session.MaxWorkFactor)
+			return fault.New(fault.Usage, "--work-factor must be between 1 and %d", session.MaxWorkFactor)
 		}
 		cl.WorkFactor = wf
 		if wf < session.DefaultWorkFactor {
@@ -328,7 +329,7 @@ func readPassphrase(c *cli.Context, confirm bool) ([]byte, error) {
 	if f := c.String("passphrase-file"); f != "" {
 		fh, err := os.Open(f)
 		if err != nil {
-			return nil, withCode(exitConfig, fmt.Errorf("--passphrase-file: %w", err))
+			return nil, fault.New(fault.Config, "--passphrase-file: %w", err)
 		}
 		defer fh.Close()
 		return readPassphraseBytes(fh, "--passphrase-file "+f)
@@ -340,18 +341,18 @@ func readPassphrase(c *cli.Context, confirm bool) ([]byte, error) {
 		}
 		fd, err := strconv.Atoi(s)
 		if err != nil || fd < 0 {
-			return nil, withCode(exitConfig, fmt.Errorf("%s=%q is not a file descriptor number: set it to an open descriptor", v, s))
+			return nil, fault.New(fault.Config, "%s=%q is not a file descriptor number: set it to an open descriptor", v, s)
 		}
 		f := os.NewFile(uintptr(fd), v)
 		if f == nil {
-			return nil, withCode(exitConfig, fmt.Errorf("%s=%d is not an open descriptor", v, fd))
+			return nil, fault.New(fault.Config, "%s=%d is not an open descriptor", v, fd)
 		}
 		defer f.Close()
 		return readPassphraseBytes(f, v)
 	}
 	tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
 	if err != nil {
-		return nil, withCode(exitConfig, errors.New("no passphrase: no terminal to prompt on; pass it through the descriptor named by GIT_CTX_PASSPHRASE_FD or --passphrase-file FILE"))
+		return nil, fault.New(fault.Config, "no passphrase: no terminal to prompt on; pass it through the descriptor named by GIT_CTX_PASSPHRASE_FD or --passphrase-file FILE")
 	}
 	defer tty.Close()
 	p, err := promptSecret(tty, "Session passphrase: ")
@@ -363,7 +364,7 @@ func readPassphrase(c *cli.Context, confirm bool) ([]byte, error) {
 		return nil, err
 	}
 	if !bytes.Equal(p, again) {
-		return nil, withCode(exitConfig, errors.New("the passphrases differ: run the command again"))
+		return nil, fault.New(fault.Config, "the passphrases differ: run the command again")
 	}
 	return p, nil
 }
@@ -371,14 +372,14 @@ func readPassphrase(c *cli.Context, confirm bool) ([]byte, error) {
 func readPassphraseBytes(r io.Reader, from string) ([]byte, error) {
 	data, err := io.ReadAll(io.LimitReader(r, session.MaxPassphraseLen+1))
 	if err != nil {
-		return nil, withCode(exitConfig, fmt.Errorf("read the passphrase from %s: %w", from, err))
+		return nil, fault.New(fault.Config, "read the passphrase from %s: %w", from, err)
 	}
 	if len(data) > session.MaxPassphraseLen {
-		return nil, withCode(exitConfig, fmt.Errorf("the passphrase from %s exceeds %d bytes", from, session.MaxPassphraseLen))
+		return nil, fault.New(fault.Config, "the passphrase from %s exceeds %d bytes", from, session.MaxPassphraseLen)
 	}
 	data = bytes.TrimRight(data, "\r\n")
 	if len(data) == 0 {
-		return nil, withCode(exitConfig, fmt.Errorf("the passphrase from %s is empty", from))
+		return nil, fault.New(fault.Config, "the passphrase from %s is empty", from)
 	}
 	return data, nil
 }
@@ -389,13 +390,13 @@ func promptSecret(tty *os.File, prompt string) ([]byte, error) {
 	fd := int(tty.Fd())
 	old, err := unix.IoctlGetTermios(fd, ioctlGetTermios)
 	if err != nil {
-		return nil, withCode(exitConfig, errors.New("no passphrase: /dev/tty is not a terminal; use GIT_CTX_PASSPHRASE_FD or --passphrase-file FILE"))
+		return nil, fault.New(fault.Config, "no passphrase: /dev/tty is not a terminal; use GIT_CTX_PASSPHRASE_FD or --passphrase-file FILE")
 	}
 	noEcho := *old
 	noEcho.Lflag &^= unix.ECHO
 	noEcho.Lflag |= unix.ICANON | unix.ISIG
 	if err := unix.IoctlSetTermios(fd, ioctlSetTermios, &noEcho); err != nil {
-		return nil, withCode(exitConfig, fmt.Errorf("turn off terminal echo: %w", err))
+		return nil, fault.New(fault.Config, "turn off terminal echo: %w", err)
 	}
 	defer unix.IoctlSetTermios(fd, ioctlSetTermios, old)
 	fmt.Fprint(tty, prompt)

@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-ctx/git-ctx/formats/snapshot"
+	"github.com/git-ctx/git-ctx/internal/fault"
 	"github.com/git-ctx/git-ctx/internal/termtext"
 	"github.com/git-ctx/git-ctx/memory"
 )
@@ -50,7 +51,7 @@ func derefOr(p *string, def string) string {
 
 func oneArg(c *cli.Context, what string) (string, error) {
 	if c.NArg() != 1 {
-		return "", usageErr("snapshot %s takes one %s (see 'git ctx snapshot %s --help')", c.Command.Name, what, c.Command.Name)
+		return "", fault.New(fault.Usage, "snapshot %s takes one %s (see 'git ctx snapshot %s --help')", c.Command.Name, what, c.Command.Name)
 	}
 	return c.Args().First(), nil
 }
@@ -81,7 +82,7 @@ func cmdSnapshot() *cli.Command {
 				},
 				Action: func(c *cli.Context) error {
 					if c.NArg() != 0 {
-						return usageErr("snapshot create takes no arguments")
+						return fault.New(fault.Usage, "snapshot create takes no arguments")
 					}
 					var from *snapshot.Snapshot
 					if f := c.String("from"); f != "" {
@@ -90,7 +91,7 @@ func cmdSnapshot() *cli.Command {
 							return err
 						}
 						if from, err = snapshot.ParseFile(data); err != nil {
-							return withCode(exitRefused, fmt.Errorf("--from %s: %w", f, err))
+							return fault.New(fault.Refused, "--from %s: %w", f, err)
 						}
 					}
 					m, err := openMemory(c)
@@ -121,7 +122,7 @@ func cmdSnapshot() *cli.Command {
 				Flags: []cli.Flag{jsonFlag, &cli.BoolFlag{Name: "mine", Usage: "only this device's timeline"}},
 				Action: func(c *cli.Context) error {
 					if c.NArg() != 0 {
-						return usageErr("snapshot list takes no arguments")
+						return fault.New(fault.Usage, "snapshot list takes no arguments")
 					}
 					m, err := openMemory(c)
 					if err != nil {
@@ -206,7 +207,7 @@ func cmdSnapshot() *cli.Command {
 					if errors.Is(err, memory.ErrNotFound) || errors.Is(err, memory.ErrAmbiguous) || errors.Is(err, snapshot.ErrParse) ||
 						err != nil && s != nil {
 						fmt.Fprintf(c.App.ErrWriter, "ERROR: %s\n", termtext.Line(err.Error()))
-						return silent{exitFailed}
+						return silent(fault.Failed)
 					}
 					if err != nil {
 						return err
@@ -221,7 +222,7 @@ func cmdSnapshot() *cli.Command {
 					default:
 						fmt.Fprintf(c.App.Writer, "FAILED: %s signature or integrity check did not pass\n", id)
 					}
-					return silent{exitFailed}
+					return silent(fault.Failed)
 				},
 			},
 			{
@@ -278,12 +279,12 @@ func cmdSnapshot() *cli.Command {
 						fmt.Fprintln(w, "  git      no commit anchor to check out")
 					case memory.RestoreDirty:
 						fmt.Fprintln(w, "  git      SKIPPED — working tree has uncommitted changes (commit or stash first)")
-						return withCode(exitFailed, errors.New("working tree has uncommitted changes (commit or stash first): nothing was checked out"))
+						return fault.New(fault.Failed, "working tree has uncommitted changes (commit or stash first): nothing was checked out")
 					case memory.RestoreCheckedOut:
 						fmt.Fprintf(w, "  git      checked out %s\n", commit)
 					case memory.RestoreFailed:
 						fmt.Fprintf(w, "  git      checkout failed: %s\n", termtext.Line(res.Detail))
-						return withCode(exitFailed, fmt.Errorf("checkout of %s failed: %s", commit, res.Detail))
+						return fault.New(fault.Failed, "checkout of %s failed: %s", commit, res.Detail)
 					}
 					return nil
 				},
@@ -355,7 +356,7 @@ func readLimited(path string, max int64) ([]byte, error) {
 		return nil, err
 	}
 	if fi.Size() > max {
-		return nil, withCode(exitRefused, fmt.Errorf("%s is %d bytes (limit %d)", path, fi.Size(), max))
+		return nil, fault.New(fault.Refused, "%s is %d bytes (limit %d)", path, fi.Size(), max)
 	}
 	return os.ReadFile(path)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/git-ctx/git-ctx/formats/checkpoint"
 	"github.com/git-ctx/git-ctx/gitrepo"
+	"github.com/git-ctx/git-ctx/internal/fault"
 	"github.com/git-ctx/git-ctx/internal/termtext"
 	"github.com/git-ctx/git-ctx/memory"
 )
@@ -32,7 +33,7 @@ func cmdVerify() *cli.Command {
 				return verifyFiles(c)
 			}
 			if c.IsSet("key") {
-				return usageErr("--key applies to verifying files")
+				return fault.New(fault.Usage, "--key applies to verifying files")
 			}
 			return verifyBranch(c)
 		},
@@ -88,7 +89,7 @@ func verifyBranch(c *cli.Context) error {
 	}
 	if !rep.OK {
 		fmt.Fprintln(c.App.ErrWriter, "git-ctx: verification failed: see the FAIL lines; 'git ctx show HASH' prints a record")
-		return silent{exitFailed}
+		return silent(fault.Failed)
 	}
 	return nil
 }
@@ -122,7 +123,7 @@ func verifyFiles(c *cli.Context) error {
 	if p := c.String("key"); p != "" {
 		k, err := memory.FixedKey(p)
 		if err != nil {
-			return withCode(exitUsage, err)
+			return fault.Wrap(fault.Usage, err)
 		}
 		keys = k
 	} else if m, err := openMemory(c); err == nil {
@@ -153,9 +154,9 @@ func verifyFiles(c *cli.Context) error {
 	}
 	switch {
 	case refused:
-		return silent{exitRefused}
+		return silent(fault.Refused)
 	case !allValid:
-		return silent{exitFailed}
+		return silent(fault.Failed)
 	}
 	return nil
 }

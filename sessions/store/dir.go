@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/git-ctx/git-ctx/internal/fault"
 )
 
 // DirHashLimit is the largest object (in bytes) whose directory-store Version
@@ -37,7 +39,7 @@ const lockDirName = ".ctx-locks"
 // The store follows no link there: whoever can write to a shared store
 // directory could otherwise make a push write, and a pull read, anywhere the
 // user can.
-var ErrSymlink = errors.New("is a symbolic link: a directory store follows no link (refused)")
+var ErrSymlink = fault.Sentinel(fault.Refused, "is a symbolic link: a directory store follows no link (refused)")
 
 // dirStore is the directory store: each object is the plain file
 // <root>/<key>. Every path below the root is reached one component at a
