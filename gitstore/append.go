@@ -100,7 +100,7 @@ func lockedRetry[T any](ctx context.Context, s *Store, once func() (T, error)) (
 		if err == nil {
 			s.afterWrite(ctx)
 		}
-		if !errors.Is(err, ErrConflict) || attempt >= maxCASRetries {
+		if !errors.Is(err, ErrBranchMoved) || attempt >= maxCASRetries {
 			return res, err
 		}
 		backoff(ctx, attempt)

@@ -36,7 +36,7 @@ const BranchRef = "refs/heads/ghyll/memory"
 // Errors callers branch on.
 var (
 	ErrNotInitialized = fault.Sentinel(fault.Config, "memory branch ghyll/memory does not exist: run 'git ctx init'")
-	ErrConflict       = fault.Sentinel(fault.Conflict, "memory branch moved concurrently")
+	ErrBranchMoved    = fault.Sentinel(fault.Conflict, "memory branch moved concurrently")
 	ErrKeyConflict    = fault.Sentinel(fault.Config, "device id is published on the branch with a different key")
 	ErrCorrupt        = fault.Sentinel(fault.Failed, "memory branch is damaged")
 	ErrUnsupported    = fault.Sentinel(fault.Config, "unsupported repository")

@@ -38,8 +38,8 @@ var (
 	// ErrPackageConflict: the remote holds a different package under a
 	// name@version this branch already publishes; it was not merged.
 	ErrPackageConflict = fault.Sentinel(fault.Conflict, "published package conflict")
-	// ErrVerification: something fetched failed verification and was not merged.
-	ErrVerification = fault.Sentinel(fault.Failed, "fetched records failed verification")
+	// ErrUnverified: something fetched failed verification and was not merged.
+	ErrUnverified = fault.Sentinel(fault.Failed, "fetched records failed verification")
 )
 
 // DefaultTimeout bounds every network operation unless ctx.timeout says

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/git-ctx/git-ctx/formats/checkpoint"
+	"github.com/git-ctx/git-ctx/gitexec"
 	"github.com/git-ctx/git-ctx/gitstore"
 	"github.com/git-ctx/git-ctx/internal/fault"
 )
@@ -39,6 +40,7 @@ func TestReport(t *testing.T) {
 		{"cancelled", fmt.Errorf("fetch: %w", context.Canceled), "1", 1, "git-ctx: fetch: context canceled\n"},
 		{"format size limit", fmt.Errorf("read: %w", checkpoint.ErrTooLarge), "1", 7, "git-ctx: read: checkpoint too large\n"},
 		{"required flag", errors.New(`Required flag "to" not set`), "1", 2, "git-ctx: Required flag \"to\" not set\n"},
+		{"git failed", &gitexec.Error{Args: []string{"show", "x"}, ExitCode: 128, Stderr: "fatal: bad revision"}, "1", 1, "git-ctx: git show failed: fatal: bad revision\n"},
 		{"unkinded, strict", errors.New("disk on fire"), "1", fault.ExitUnkinded, "git-ctx: error without a kind: disk on fire\n"},
 		{"unkinded", errors.New("disk on fire"), "", 1, "git-ctx: internal error: disk on fire\n"},
 		{"joined, one kinded", errors.Join(errors.New("a"), fault.New(fault.Remote, "b")), "1", 4, "git-ctx: a b\n"},

@@ -199,7 +199,7 @@ func (d *dirStore) openObjectAt(dirfd int, rel, base string) (*os.File, os.FileI
 		case isLinkAt(dirfd, base):
 			return nil, nil, d.linkError(rel)
 		case missing(err):
-			return nil, nil, ErrNotFound
+			return nil, nil, ErrNoObject
 		}
 		return nil, nil, &os.PathError{Op: "open", Path: d.full(rel), Err: err}
 	}
@@ -215,7 +215,7 @@ func (d *dirStore) openObjectAt(dirfd int, rel, base string) (*os.File, os.FileI
 	}
 	if fi.IsDir() {
 		f.Close()
-		return nil, nil, ErrNotFound
+		return nil, nil, ErrNoObject
 	}
 	if !fi.Mode().IsRegular() {
 		f.Close()
@@ -265,7 +265,7 @@ func (d *dirStore) Get(ctx context.Context, key string) (io.ReadCloser, Version,
 	dfd, err := d.openDir(dir, false)
 	if err != nil {
 		if missing(err) {
-			err = ErrNotFound
+			err = ErrNoObject
 		}
 		return nil, "", fmt.Errorf("store: get %s: %w", key, err)
 	}
@@ -533,7 +533,7 @@ func (d *dirStore) update(ctx context.Context, key string, body io.Reader, v Ver
 	dfd, err := d.openDir(dir, false)
 	if err != nil {
 		if missing(err) {
-			return "", fmt.Errorf("%w: %w", ErrVersionMismatch, ErrNotFound)
+			return "", fmt.Errorf("%w: %w", ErrVersionMismatch, ErrNoObject)
 		}
 		return "", err
 	}
@@ -550,8 +550,8 @@ func (d *dirStore) update(ctx context.Context, key string, body io.Reader, v Ver
 	}
 	defer unlock()
 	cur, fi, err := d.openObjectAt(dfd, key, base)
-	if errors.Is(err, ErrNotFound) {
-		return "", fmt.Errorf("%w: %w", ErrVersionMismatch, ErrNotFound)
+	if errors.Is(err, ErrNoObject) {
+		return "", fmt.Errorf("%w: %w", ErrVersionMismatch, ErrNoObject)
 	}
 	if err != nil {
 		return "", err

@@ -372,7 +372,7 @@ func (g *gitStore) get(ctx context.Context, key string) (io.ReadCloser, Version,
 		return nil, "", err
 	}
 	if kind == kindAbsent || kind == kindDir {
-		return nil, "", ErrNotFound
+		return nil, "", ErrNoObject
 	}
 	rc, err := g.openEntry(ctx, kind, id)
 	if err != nil {
@@ -782,7 +782,7 @@ func (g *gitStore) write(ctx context.Context, key string, body io.Reader, v Vers
 		case create && kind != kindAbsent:
 			return "", ErrExists
 		case !create && kind == kindAbsent:
-			return "", fmt.Errorf("%w: %w", ErrVersionMismatch, ErrNotFound)
+			return "", fmt.Errorf("%w: %w", ErrVersionMismatch, ErrNoObject)
 		case !create && Version(cur) != v:
 			return "", ErrVersionMismatch
 		}

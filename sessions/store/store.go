@@ -28,14 +28,14 @@ import (
 type Version string
 
 var (
-	// ErrNotFound is returned by Get (and Update) for a key with no object.
-	ErrNotFound = fault.Sentinel(fault.Failed, "object not found")
+	// ErrNoObject is returned by Get (and Update) for a key with no object.
+	ErrNoObject = fault.Sentinel(fault.Failed, "object not found")
 	// ErrExists is returned by Create for a key that already holds an object.
 	ErrExists = fault.Sentinel(fault.Conflict, "object already exists")
 	// ErrVersionMismatch is returned by Update when the object's current
 	// version is not the one given (the precondition failed); an Update of an
 	// absent object returns an error matching both ErrVersionMismatch and
-	// ErrNotFound.
+	// ErrNoObject.
 	ErrVersionMismatch = fault.Sentinel(fault.Conflict, "object changed (version mismatch)")
 	// ErrInvalidKey is returned for a key (or List prefix) that is not a safe
 	// relative slash path.
