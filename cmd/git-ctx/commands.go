@@ -298,7 +298,7 @@ const maxStdin = 2 << 20
 func readStdinInput(r io.Reader, in *memory.RecordInput, embFile *string) error {
 	data, err := io.ReadAll(io.LimitReader(r, maxStdin+1))
 	if err != nil {
-		return fmt.Errorf("read standard input: %w", err)
+		return fault.New(fault.Failed, "read standard input: %w", err)
 	}
 	if len(data) > maxStdin {
 		return fault.New(fault.Refused, "standard input exceeds %d bytes", maxStdin)

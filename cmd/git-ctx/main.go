@@ -39,9 +39,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 }
 
 // report prints err as one line on stderr and returns the exit code of its
-// kind (internal/fault's table). An error without a kind is a bug: it is
-// reported as an internal error (exit 1), or, with GIT_CTX_STRICT_ERRORS=1
-// (the tests), as "error without a kind" with exit fault.ExitUnkinded.
+// kind (internal/fault's table). An error without a kind is a bug: with
+// GIT_CTX_STRICT_ERRORS=1 (the tests) it is reported as "error without a
+// kind" with exit fault.ExitUnkinded; otherwise it is printed as any error
+// and exits 1, as it did before errors had kinds.
 func report(err error, stderr io.Writer) int {
 	kind, ok := errorKind(err)
 	// An error may quote a path or a record's text: one safe line.
@@ -51,8 +52,7 @@ func report(err error, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "git-ctx: error without a kind: %s\n", msg)
 			return fault.ExitUnkinded
 		}
-		fmt.Fprintf(stderr, "git-ctx: internal error: %s\n", msg)
-		return fault.ExitCode(fault.Failed)
+		kind = fault.Failed
 	}
 	if msg != "" {
 		fmt.Fprintf(stderr, "git-ctx: %s\n", msg)

@@ -25,7 +25,7 @@ func TestMain(m *testing.M) {
 // TestReport: the exit code and the line of each way an error reaches run:
 // a kinded error, an already-printed one, a foreign one from the explicit
 // list, urfave/cli's required-flag error, and one without a kind (strict:
-// 70 and "error without a kind"; otherwise 1 and "internal error").
+// 70 and "error without a kind"; otherwise 1 and its message, as before).
 func TestReport(t *testing.T) {
 	for _, c := range []struct {
 		name   string
@@ -42,7 +42,7 @@ func TestReport(t *testing.T) {
 		{"required flag", errors.New(`Required flag "to" not set`), "1", 2, "git-ctx: Required flag \"to\" not set\n"},
 		{"git failed", &gitexec.Error{Args: []string{"show", "x"}, ExitCode: 128, Stderr: "fatal: bad revision"}, "1", 1, "git-ctx: git show failed: fatal: bad revision\n"},
 		{"unkinded, strict", errors.New("disk on fire"), "1", fault.ExitUnkinded, "git-ctx: error without a kind: disk on fire\n"},
-		{"unkinded", errors.New("disk on fire"), "", 1, "git-ctx: internal error: disk on fire\n"},
+		{"unkinded", errors.New("disk on fire"), "", 1, "git-ctx: disk on fire\n"},
 		{"joined, one kinded", errors.Join(errors.New("a"), fault.New(fault.Remote, "b")), "1", 4, "git-ctx: a b\n"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

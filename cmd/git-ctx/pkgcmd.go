@@ -422,7 +422,7 @@ var forceFlag = &cli.BoolFlag{Name: "force", Usage: "replace the output file if 
 func writeOutput(c *cli.Context, path string, data []byte) error {
 	err := memory.WriteFileAtomic(path, data, c.Bool("force"))
 	if err != nil && !errors.Is(err, memory.ErrOutputExists) {
-		err = fmt.Errorf("write %s: %w", path, err)
+		err = fault.New(fault.Failed, "write %s: %w", path, err)
 	}
 	return err
 }

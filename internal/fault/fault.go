@@ -33,8 +33,12 @@
 // cancellation, the CLI library's flag errors, and the format size limits
 // that still arrive unwrapped), consulted only for an error that has no
 // kind. Any other error without a kind that reaches the CLI is a bug: the
-// CLI reports it as an internal error, and the tests run it in a strict
-// mode (GIT_CTX_STRICT_ERRORS=1) that fails on it.
+// tests run the CLI in a strict mode (GIT_CTX_STRICT_ERRORS=1) that exits
+// ExitUnkinded on it; otherwise it exits 1.
+//
+// Failed is also the kind of an operation that failed for a reason none of
+// the other kinds names (an I/O error, a git command that failed: see
+// gitexec.ErrGit): exit 1, as before errors had kinds.
 package fault
 
 import (
