@@ -74,14 +74,14 @@ func (s *Store) readBlob(h plumbing.Hash, limit int64) ([]byte, error) {
 		return nil, tl
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read blob %s: %w", h, err)
+		return nil, fault.Default(fault.Failed, fmt.Errorf("read blob %s: %w", h, err))
 	}
 	if size > limit {
 		return nil, &TooLargeError{Blob: h, Size: size, Limit: limit}
 	}
 	obj, err := s.object(plumbing.BlobObject, h)
 	if err != nil {
-		return nil, fmt.Errorf("read blob %s: %w", h, err)
+		return nil, fault.Default(fault.Failed, fmt.Errorf("read blob %s: %w", h, err))
 	}
 	if obj.Size() > limit {
 		return nil, &TooLargeError{Blob: h, Size: obj.Size(), Limit: limit}
@@ -135,11 +135,12 @@ func (s *Store) readTree(h plumbing.Hash) (*object.Tree, error) {
 	}
 	obj, err := s.object(plumbing.TreeObject, h)
 	if err != nil {
-		return nil, fmt.Errorf("read tree %s: %w", h, err)
+		return nil, fault.Default(fault.Failed, fmt.Errorf("read tree %s: %w", h, err))
 	}
 	t = &object.Tree{}
 	if err := t.Decode(obj); err != nil {
-		return nil, fmt.Errorf("read tree %s: %w", h, err)
+		// A tree git-ctx cannot decode (hostile branch content).
+		return nil, fault.New(fault.Failed, "read tree %s: %w", h, err)
 	}
 	s.treesMu.Lock()
 	if s.trees == nil || len(s.trees) >= maxCachedTrees {

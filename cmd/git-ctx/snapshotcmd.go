@@ -314,7 +314,9 @@ func cmdSnapshot() *cli.Command {
 					}
 					res, err := m.ImportSnapshot(c.Context, file)
 					if err != nil {
-						return err
+						// A file that cannot be read or that the snapshot format
+						// rejects is a verification failure (exit 1).
+						return fault.Default(fault.Failed, err)
 					}
 					w, id := c.App.Writer, snapshot.ShortID(res.Snapshot.SnapshotID)
 					if res.Existed {

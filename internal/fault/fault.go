@@ -175,6 +175,21 @@ func Wrap(k Kind, err error) error {
 	return &Error{Kind: k, Err: err}
 }
 
+// Default is err unchanged when it has a kind, else err with the kind k
+// (nil stays nil). It is for a caller that returns a foreign error (see
+// the rule above) from a call whose every failure that has no kind of its
+// own is of one kind: "whatever the format rejects in this file is a
+// verification failure".
+func Default(k Kind, err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := KindOf(err); ok {
+		return err
+	}
+	return &Error{Kind: k, Err: err}
+}
+
 // Sentinel declares a package's sentinel error of kind k with the text
 // msg. Each call makes a distinct error for errors.Is; KindOf finds its
 // kind through any wrapping.
