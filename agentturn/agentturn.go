@@ -25,6 +25,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/git-ctx/git-ctx/internal/fault"
 )
 
 // Turn is what one agent turn contributes to a checkpoint.
@@ -62,9 +64,9 @@ const ellipsis = "…"
 var (
 	// ErrNotATurn is returned for well-formed input that does not describe a
 	// completed agent turn (for example a Codex notification of another type).
-	ErrNotATurn = errors.New("agentturn: input is not a completed agent turn")
+	ErrNotATurn = fault.Sentinel(fault.Failed, "agentturn: input is not a completed agent turn")
 	// ErrTooLarge is returned for hook input larger than MaxHookInput.
-	ErrTooLarge = errors.New("agentturn: input too large")
+	ErrTooLarge = fault.Sentinel(fault.Refused, "agentturn: input too large")
 	// errNotObject is returned for hook input that is not a JSON object.
 	errNotObject = errors.New("agentturn: input is not a JSON object")
 )

@@ -29,6 +29,8 @@ import (
 	"time"
 
 	sqlite3 "github.com/mattn/go-sqlite3"
+
+	"github.com/git-ctx/git-ctx/internal/fault"
 )
 
 // SchemaVersion changes whenever the schema or the meaning of a column
@@ -41,11 +43,11 @@ const FileName = "cache.db"
 // Errors callers branch on.
 var (
 	// ErrNeedRebuild: the file is corrupt or of another schema.
-	ErrNeedRebuild = errors.New("cache needs a rebuild")
+	ErrNeedRebuild = fault.Sentinel(fault.Failed, "cache needs a rebuild")
 	// ErrMissing: there is no cache file yet (it wraps ErrNeedRebuild).
 	ErrMissing = fmt.Errorf("%w: no cache file", ErrNeedRebuild)
 	// ErrNoFTS: this binary was built without SQLite FTS5.
-	ErrNoFTS = errors.New("full-text search is not available: this git-ctx was built without the sqlite_fts5 build tag (reinstall with ./install.sh)")
+	ErrNoFTS = fault.Sentinel(fault.Failed, "full-text search is not available: this git-ctx was built without the sqlite_fts5 build tag (reinstall with ./install.sh)")
 )
 
 // seedSchema is the seed document's table, column for column.

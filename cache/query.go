@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -12,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/git-ctx/git-ctx/formats/checkpoint"
+	"github.com/git-ctx/git-ctx/internal/fault"
 )
 
 // Entry is one cached checkpoint with where it sits.
@@ -336,7 +336,7 @@ func (d *DB) Similar(ctx context.Context, repoID string, vec []float32, k int, e
 
 // ErrQueryEmbedding: a similarity query's vector cannot be compared with
 // the stored embeddings (empty, all zeros, or of a dimension none has).
-var ErrQueryEmbedding = errors.New("bad query embedding")
+var ErrQueryEmbedding = fault.Sentinel(fault.Refused, "bad query embedding")
 
 // checkDimension fails when repoID has verified embeddings but none of
 // dimension dim, naming the dimensions there are.

@@ -32,6 +32,7 @@ import (
 	"fmt"
 
 	"github.com/git-ctx/git-ctx/formats/checkpoint"
+	"github.com/git-ctx/git-ctx/internal/fault"
 )
 
 // BindsTo reports whether a record whose signed repo field is field may sit
@@ -80,11 +81,11 @@ type Result struct {
 type Loader func(hash string) ([]byte, error)
 
 // ErrMissing is returned by loaders when a checkpoint file does not exist.
-var ErrMissing = errors.New("checkpoint file missing")
+var ErrMissing = fault.Sentinel(fault.Failed, "checkpoint file missing")
 
 // ErrTooLarge is returned (wrapped) by loaders when a checkpoint file is
 // larger than checkpoint.MaxFileSize.
-var ErrTooLarge = errors.New("checkpoint file too large")
+var ErrTooLarge = fault.Sentinel(fault.Refused, "checkpoint file too large")
 
 // Input is everything Verify needs about one device.
 type Input struct {

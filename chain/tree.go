@@ -7,6 +7,7 @@ import (
 
 	"github.com/git-ctx/git-ctx/formats/checkpoint"
 	"github.com/git-ctx/git-ctx/formats/snapshot"
+	"github.com/git-ctx/git-ctx/internal/fault"
 )
 
 // Tree is the memory branch as chain reads it: a device's key, chain,
@@ -38,7 +39,7 @@ type Tree interface {
 
 // ErrUnreadable is returned (wrapped) by a Tree when a chain or timeline is
 // not in the layout's form.
-var ErrUnreadable = errors.New("not in the layout's form")
+var ErrUnreadable = fault.Sentinel(fault.Failed, "not in the layout's form")
 
 // Records is the one Loader of checkpoint files: repo's files in t.
 func Records(t Tree, repo string) Loader {
@@ -153,6 +154,12 @@ type DivergedError struct {
 	Device, Hash string
 	Position     int // 1-based
 }
+
+// ErrDiverged is what every DivergedError is (errors.Is).
+var ErrDiverged = fault.Sentinel(fault.Failed, "chain history rewritten")
+
+// Unwrap makes a DivergedError an ErrDiverged.
+func (e *DivergedError) Unwrap() error { return ErrDiverged }
 
 func (e *DivergedError) Error() string {
 	return fmt.Sprintf("the chain of %s no longer holds checkpoint %s at position %d", e.Device, short(e.Hash), e.Position)

@@ -12,6 +12,8 @@ import (
 	"os/exec"
 	"strings"
 	"time"
+
+	"github.com/git-ctx/git-ctx/internal/fault"
 )
 
 // Error is a git command that exited non-zero or could not start.
@@ -50,10 +52,16 @@ func (e *Error) Subcommand() string {
 	return "(no command)"
 }
 
-func (e *Error) Unwrap() error { return e.Err }
+// Unwrap returns the cause (the exec error, ErrNoGit, or the context's
+// error) and ErrGit, which gives every failed git command the kind Failed
+// unless its caller wraps it with another kind.
+func (e *Error) Unwrap() []error { return []error{e.Err, ErrGit} }
 
-// ErrNotFound means no git executable is on PATH.
-var ErrNotFound = errors.New("git executable not found on PATH")
+// ErrGit is in the chain of every Error: a git command failed.
+var ErrGit = fault.Sentinel(fault.Failed, "git command failed")
+
+// ErrNoGit means no git executable is on PATH.
+var ErrNoGit = fault.Sentinel(fault.Failed, "git executable not found on PATH")
 
 // Cmd describes one git invocation.
 type Cmd struct {
@@ -105,7 +113,7 @@ func Run(ctx context.Context, c Cmd) ([]byte, error) {
 	case errors.As(err, &ee):
 		ge.ExitCode = ee.ExitCode()
 	case errors.Is(err, exec.ErrNotFound):
-		ge.Err = ErrNotFound
+		ge.Err = ErrNoGit
 	}
 	if ctx.Err() != nil {
 		ge.Err = ctx.Err()

@@ -19,18 +19,19 @@ import (
 
 	"github.com/git-ctx/git-ctx/gitexec"
 	"github.com/git-ctx/git-ctx/internal/atomicfile"
+	"github.com/git-ctx/git-ctx/internal/fault"
 	"github.com/git-ctx/git-ctx/internal/gitname"
 )
 
 // ErrNotARepo means the directory is not inside a git repository.
-var ErrNotARepo = errors.New("not a git repository")
+var ErrNotARepo = fault.Sentinel(fault.Config, "not a git repository")
 
 // ErrBadConfig means a git-ctx setting in git config is unusable.
-var ErrBadConfig = errors.New("bad configuration")
+var ErrBadConfig = fault.Sentinel(fault.Config, "bad configuration")
 
 // ErrNoRepoID means no repo id can be derived: no remote, no commit and no
 // ctx.repoId.
-var ErrNoRepoID = errors.New("no remote, no commit and no ctx.repoId: cannot name this repository")
+var ErrNoRepoID = fault.Sentinel(fault.Config, "no remote, no commit and no ctx.repoId: cannot name this repository")
 
 // Repo is one repository as seen from one directory.
 type Repo struct {

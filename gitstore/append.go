@@ -100,7 +100,7 @@ func lockedRetry[T any](ctx context.Context, s *Store, once func() (T, error)) (
 		if err == nil {
 			s.afterWrite(ctx)
 		}
-		if !errors.Is(err, ErrConflict) || attempt >= maxCASRetries {
+		if !errors.Is(err, ErrBranchMoved) || attempt >= maxCASRetries {
 			return res, err
 		}
 		backoff(ctx, attempt)
@@ -164,7 +164,7 @@ func (e *branchEdit) publishKey(dev Device) (bool, error) {
 
 // commit writes the files into the tip's tree, commits that tree on the
 // tip as author at now with msg, and moves the branch from the tip
-// (ErrConflict when it moved meanwhile); reason is the reflog message.
+// (ErrBranchMoved when it moved meanwhile); reason is the reflog message.
 func (e *branchEdit) commit(ctx context.Context, author Author, now time.Time, msg, reason string) (plumbing.Hash, error) {
 	tree, err := e.s.treeWith(e.v.Root, e.files)
 	if err != nil {

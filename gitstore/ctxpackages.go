@@ -14,6 +14,7 @@ import (
 
 	"github.com/git-ctx/git-ctx/chain"
 	"github.com/git-ctx/git-ctx/formats/ctxpkg"
+	"github.com/git-ctx/git-ctx/internal/fault"
 	"github.com/git-ctx/git-ctx/internal/gitname"
 )
 
@@ -29,12 +30,12 @@ const PackagesDirName = "packages"
 var (
 	// ErrPackageExists: a different package is already published under the
 	// same name and version (a conflict).
-	ErrPackageExists = errors.New("a different package is already published under this name and version")
+	ErrPackageExists = fault.Sentinel(fault.Conflict, "a different package is already published under this name and version")
 	// ErrPackagePath: the name or version cannot be stored as a path.
-	ErrPackagePath = errors.New("package name or version cannot be stored on the branch")
+	ErrPackagePath = fault.Sentinel(fault.Refused, "package name or version cannot be stored on the branch")
 	// ErrPackageInvalid: the package does not verify (integrity, signature,
 	// validation).
-	ErrPackageInvalid = errors.New("package does not verify")
+	ErrPackageInvalid = fault.Sentinel(fault.Failed, "package does not verify")
 )
 
 // PackageDir is the directory of repoID's published packages.

@@ -115,7 +115,7 @@ type CommitRequest struct {
 }
 
 // Commit writes the tree and commit and moves the branch under the git-ctx
-// lock. It returns ErrConflict when the branch moved from Expect. When the
+// lock. It returns ErrBranchMoved when the branch moved from Expect. When the
 // edited tree equals the tree of the only parent, no commit is made and the
 // branch is moved to that parent (a fast-forward).
 func (s *Store) Commit(ctx context.Context, req CommitRequest) (plumbing.Hash, error) {
@@ -129,7 +129,7 @@ func (s *Store) Commit(ctx context.Context, req CommitRequest) (plumbing.Hash, e
 		return plumbing.ZeroHash, err
 	}
 	if cur != req.Expect {
-		return plumbing.ZeroHash, ErrConflict
+		return plumbing.ZeroHash, ErrBranchMoved
 	}
 	tree, err := s.editTree(req.Base, req.Edits)
 	if err != nil {

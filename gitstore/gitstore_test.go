@@ -353,13 +353,13 @@ func TestCASRefusesMovedRef(t *testing.T) {
 		t.Fatal(err)
 	}
 	head := plumbing.NewHash(git(t, dir, "rev-parse", "HEAD"))
-	if err := s.casRef(ctx, head, head, "test"); !errors.Is(err, ErrConflict) {
+	if err := s.casRef(ctx, head, head, "test"); !errors.Is(err, ErrBranchMoved) {
 		t.Fatalf("stale old value accepted: %v", err)
 	}
 	if tip, _ := s.Tip(); tip != res.Tip {
 		t.Fatal("ref moved")
 	}
-	if err := s.casRef(ctx, plumbing.ZeroHash, head, "test"); !errors.Is(err, ErrConflict) {
+	if err := s.casRef(ctx, plumbing.ZeroHash, head, "test"); !errors.Is(err, ErrBranchMoved) {
 		t.Fatalf("create over an existing ref: %v", err)
 	}
 }

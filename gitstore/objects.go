@@ -14,20 +14,21 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/git-ctx/git-ctx/gitexec"
+	"github.com/git-ctx/git-ctx/internal/fault"
 	"github.com/git-ctx/git-ctx/internal/gitname"
 	"github.com/git-ctx/git-ctx/internal/gitobject"
 )
 
 // ErrNotExist means a path is not on the branch.
-var ErrNotExist = errors.New("not on the branch")
+var ErrNotExist = fault.Sentinel(fault.Failed, "not on the branch")
 
 // ErrTooLarge means a blob exceeds the limit it was read with.
-var ErrTooLarge = errors.New("object too large")
+var ErrTooLarge = fault.Sentinel(fault.Refused, "object too large")
 
 // ErrUnsafePath: a tree edit names a path component git refuses (empty,
 // ".", "..", or an alias of .git or .gitmodules: gitname.Check). Callers
 // validate names first; this is the last guard before a tree is written.
-var ErrUnsafePath = errors.New("path component git refuses")
+var ErrUnsafePath = fault.Sentinel(fault.Refused, "path component git refuses")
 
 // TooLargeError is the ErrTooLarge of one blob: its size as its object
 // header states it (the body was never inflated). Base is set when the blob
@@ -52,8 +53,9 @@ func (e *TooLargeError) Error() string {
 	return fmt.Sprintf("%v: %s is %d bytes (limit %d)", ErrTooLarge, what, e.Size, e.Limit)
 }
 
-// Is makes a TooLargeError match ErrTooLarge.
-func (e *TooLargeError) Is(target error) bool { return target == ErrTooLarge }
+// Unwrap makes a TooLargeError match ErrTooLarge (errors.Is) and gives it
+// ErrTooLarge's kind.
+func (e *TooLargeError) Unwrap() error { return ErrTooLarge }
 
 func (s *Store) writeBlob(data []byte) (plumbing.Hash, error) {
 	return s.writeLoose(plumbing.BlobObject, data)
@@ -72,14 +74,14 @@ func (s *Store) readBlob(h plumbing.Hash, limit int64) ([]byte, error) {
 		return nil, tl
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read blob %s: %w", h, err)
+		return nil, fault.Default(fault.Failed, fmt.Errorf("read blob %s: %w", h, err))
 	}
 	if size > limit {
 		return nil, &TooLargeError{Blob: h, Size: size, Limit: limit}
 	}
 	obj, err := s.object(plumbing.BlobObject, h)
 	if err != nil {
-		return nil, fmt.Errorf("read blob %s: %w", h, err)
+		return nil, fault.Default(fault.Failed, fmt.Errorf("read blob %s: %w", h, err))
 	}
 	if obj.Size() > limit {
 		return nil, &TooLargeError{Blob: h, Size: obj.Size(), Limit: limit}
@@ -133,11 +135,12 @@ func (s *Store) readTree(h plumbing.Hash) (*object.Tree, error) {
 	}
 	obj, err := s.object(plumbing.TreeObject, h)
 	if err != nil {
-		return nil, fmt.Errorf("read tree %s: %w", h, err)
+		return nil, fault.Default(fault.Failed, fmt.Errorf("read tree %s: %w", h, err))
 	}
 	t = &object.Tree{}
 	if err := t.Decode(obj); err != nil {
-		return nil, fmt.Errorf("read tree %s: %w", h, err)
+		// A tree git-ctx cannot decode (hostile branch content).
+		return nil, fault.New(fault.Failed, "read tree %s: %w", h, err)
 	}
 	s.treesMu.Lock()
 	if s.trees == nil || len(s.trees) >= maxCachedTrees {

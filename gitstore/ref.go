@@ -44,7 +44,7 @@ func (s *Store) refPath() string {
 }
 
 // casRef moves the branch from old (ZeroHash: must not exist) to new. It
-// returns ErrConflict when the ref no longer holds old.
+// returns ErrBranchMoved when the ref no longer holds old.
 func (s *Store) casRef(ctx context.Context, old, new plumbing.Hash, reason string) error {
 	path := s.refPath()
 	lock := path + ".lock"
@@ -87,7 +87,7 @@ func (s *Store) casRef(ctx context.Context, old, new plumbing.Hash, reason strin
 		return err
 	}
 	if cur != old {
-		return ErrConflict
+		return ErrBranchMoved
 	}
 	if _, err := f.WriteString(new.String() + "\n"); err != nil {
 		return fmt.Errorf("update %s: %w", BranchRef, err)

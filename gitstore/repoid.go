@@ -14,6 +14,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/git-ctx/git-ctx/gitrepo"
+	"github.com/git-ctx/git-ctx/internal/fault"
 )
 
 // RepoFile is the root file that fixes the repository id of a branch and
@@ -24,11 +25,11 @@ const RepoFile = "REPO"
 const MaxRepoFile = 64 << 10
 
 // ErrRepoID means the branch's REPO file is unusable.
-var ErrRepoID = errors.New("bad REPO file")
+var ErrRepoID = fault.Sentinel(fault.Failed, "bad REPO file")
 
 // ErrAdopt means an adoption was refused: the id is the branch's own, or
 // this device already adopted it.
-var ErrAdopt = errors.New("adoption refused")
+var ErrAdopt = fault.Sentinel(fault.Usage, "adoption refused")
 
 // Adoption says that the records under repos/<ID>/ belong to the branch's
 // repository too: Device signed it (ed25519 over AdoptionMessage).

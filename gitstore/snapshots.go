@@ -16,6 +16,7 @@ import (
 
 	"github.com/git-ctx/git-ctx/chain"
 	"github.com/git-ctx/git-ctx/formats/snapshot"
+	"github.com/git-ctx/git-ctx/internal/fault"
 )
 
 // Context snapshots (ctx-v1 only; see docs/FORMAT.md §2.3):
@@ -30,7 +31,7 @@ const (
 )
 
 // ErrSnapshotLayout: snapshots are stored only on ctx-v1 branches.
-var ErrSnapshotLayout = errors.New("context snapshots need a memory branch with the ctx-v1 layout; this branch uses ghyll-v1 (create a ctx-v1 branch with 'git ctx init --layout ctx-v1' in a new repository)")
+var ErrSnapshotLayout = fault.Sentinel(fault.Config, "context snapshots need a memory branch with the ctx-v1 layout; this branch uses ghyll-v1 (create a ctx-v1 branch with 'git ctx init --layout ctx-v1' in a new repository)")
 
 // SnapshotDir is the directory of repoID's snapshot files.
 func SnapshotDir(repoID string) string { return path.Join(RepoDir(repoID), SnapshotsDirName) }

@@ -16,7 +16,7 @@
 // changed paths, and moves the ref with a compare-and-swap that follows
 // git's own lock-file protocol in process (ref.go); when plain git moved the
 // ref in between, a write starts again on the new tip (lockedEdit), and
-// Commit, whose caller chose the expected tip, reports ErrConflict. So each
+// Commit, whose caller chose the expected tip, reports ErrBranchMoved. So each
 // device's chain stays linear under concurrency and plain git writers are
 // never overwritten. Every ctx.packEvery writes, the loose objects are
 // packed (repack.go).
@@ -41,6 +41,7 @@ import (
 	"github.com/go-git/go-git/v5/storage/filesystem"
 
 	"github.com/git-ctx/git-ctx/gitrepo"
+	"github.com/git-ctx/git-ctx/internal/fault"
 )
 
 // BranchRef is the memory branch.
@@ -48,11 +49,11 @@ const BranchRef = "refs/heads/ghyll/memory"
 
 // Errors callers branch on.
 var (
-	ErrNotInitialized = errors.New("memory branch ghyll/memory does not exist: run 'git ctx init'")
-	ErrConflict       = errors.New("memory branch moved concurrently")
-	ErrKeyConflict    = errors.New("device id is published on the branch with a different key")
-	ErrCorrupt        = errors.New("memory branch is damaged")
-	ErrUnsupported    = errors.New("unsupported repository")
+	ErrNotInitialized = fault.Sentinel(fault.Config, "memory branch ghyll/memory does not exist: run 'git ctx init'")
+	ErrBranchMoved    = fault.Sentinel(fault.Conflict, "memory branch moved concurrently")
+	ErrKeyConflict    = fault.Sentinel(fault.Config, "device id is published on the branch with a different key")
+	ErrCorrupt        = fault.Sentinel(fault.Failed, "memory branch is damaged")
+	ErrUnsupported    = fault.Sentinel(fault.Config, "unsupported repository")
 )
 
 // Store is the memory branch of one repository.

@@ -15,6 +15,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/git-ctx/git-ctx/formats/checkpoint"
+	"github.com/git-ctx/git-ctx/internal/fault"
 )
 
 // View is the branch as of one commit. It is read-only and cheap to make.
@@ -64,11 +65,11 @@ func (s *Store) ViewAt(c plumbing.Hash) (*View, error) {
 func (s *Store) readCommit(c plumbing.Hash) (*object.Commit, error) {
 	obj, err := s.object(plumbing.CommitObject, c)
 	if err != nil {
-		return nil, fmt.Errorf("read commit %s: %w", c, err)
+		return nil, fault.Default(fault.Failed, fmt.Errorf("read commit %s: %w", c, err))
 	}
 	commit := &object.Commit{}
 	if err := commit.Decode(obj); err != nil {
-		return nil, fmt.Errorf("read commit %s: %w", c, err)
+		return nil, fault.New(fault.Failed, "read commit %s: %w", c, err)
 	}
 	return commit, nil
 }

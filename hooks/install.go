@@ -15,6 +15,7 @@ import (
 	"github.com/git-ctx/git-ctx/gitexec"
 	"github.com/git-ctx/git-ctx/gitrepo"
 	"github.com/git-ctx/git-ctx/internal/atomicfile"
+	"github.com/git-ctx/git-ctx/internal/fault"
 )
 
 // Git hooks git-ctx can install.
@@ -31,10 +32,10 @@ const Marker = "# git-ctx-hook:"
 const BackupSuffix = ".pre-git-ctx"
 
 // ErrManaged: a hook manager owns the hooks; nothing was written.
-var ErrManaged = errors.New("hooks are managed by a hook manager")
+var ErrManaged = fault.Sentinel(fault.Refused, "hooks are managed by a hook manager")
 
 // ErrModified: a git-ctx stub was edited by hand; it is left alone.
-var ErrModified = errors.New("hook stub was modified")
+var ErrModified = fault.Sentinel(fault.Conflict, "hook stub was modified")
 
 // Stub returns the exact bytes of git-ctx's stub for hook.
 func Stub(hook string) []byte {

@@ -13,13 +13,14 @@ import (
 
 	"github.com/git-ctx/git-ctx/gitexec"
 	"github.com/git-ctx/git-ctx/gitrepo"
+	"github.com/git-ctx/git-ctx/internal/fault"
 )
 
 // ErrShared: the place a hook would be written is shared by every
 // repository of the user (a hooks directory named by the global or system
 // git config, Codex's user configuration) and --global was not given;
 // nothing was written.
-var ErrShared = errors.New("shared by every repository")
+var ErrShared = fault.Sentinel(fault.Refused, "shared by every repository")
 
 // Options says how far install and uninstall may reach.
 type Options struct {

@@ -41,6 +41,7 @@ import (
 
 	"github.com/git-ctx/git-ctx/formats/checkpoint"
 	"github.com/git-ctx/git-ctx/internal/atomicfile"
+	"github.com/git-ctx/git-ctx/internal/fault"
 	"github.com/git-ctx/git-ctx/internal/gitname"
 )
 
@@ -49,11 +50,11 @@ import (
 var (
 	// ErrInsecure: a key file or identity directory is readable or
 	// writable by group or others, or the key file is a symbolic link.
-	ErrInsecure = errors.New("insecure identity file permissions")
+	ErrInsecure = fault.Sentinel(fault.Config, "insecure identity file permissions")
 	// ErrCorrupt: the device-id or key file content is unusable.
-	ErrCorrupt = errors.New("corrupt identity file")
+	ErrCorrupt = fault.Sentinel(fault.Config, "corrupt identity file")
 	// ErrInvalidID: a device id breaks the rules of ValidDeviceID.
-	ErrInvalidID = errors.New("invalid device id")
+	ErrInvalidID = fault.Sentinel(fault.Config, "invalid device id")
 )
 
 const (

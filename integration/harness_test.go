@@ -136,8 +136,14 @@ func (s *sandbox) env(device string) []string {
 		"GIT_EDITOR=true",
 		"GIT_TERMINAL_PROMPT=0",
 		"GIT_CEILING_DIRECTORIES=" + s.root,
+		// An error that reaches the CLI without a fault kind exits 70
+		// ("error without a kind"): no test passes over one.
+		strictErrors,
 	}
 }
+
+// strictErrors is in the environment of every git-ctx the suite runs.
+const strictErrors = "GIT_CTX_STRICT_ERRORS=1"
 
 // dir makes a directory under the sandbox.
 func (s *sandbox) dir(t *testing.T, name string) string {
@@ -200,6 +206,7 @@ func inpExec(limit time.Duration, dir string, env []string, stdin []byte, argv .
 		prog = gitPath
 	case "git-ctx":
 		prog = binPath
+		env = withEnv(env, strictErrors)
 	}
 	c, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()

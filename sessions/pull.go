@@ -135,7 +135,7 @@ func (c *Client) restore(ctx context.Context, e session.ManifestEntry, keepBoth 
 		return j.res, nil
 	}
 	rc, _, err := c.Store.Get(ctx, c.snapshotKey(e.SnapshotID))
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, store.ErrNoObject) {
 		return nil, fmt.Errorf("%w: snapshot %s named by the manifest is missing from %s", ErrVerification, e.SnapshotID, c.Store.Describe())
 	}
 	if err != nil {

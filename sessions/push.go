@@ -27,7 +27,7 @@ const manifestAttempts = 10
 // empty manifest) when the store holds none.
 func (c *Client) readManifest(ctx context.Context) (m *session.Manifest, v store.Version, found bool, err error) {
 	rc, v, err := c.Store.Get(ctx, c.manifestKey())
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, store.ErrNoObject) {
 		return session.NewManifest(), "", false, nil
 	}
 	if err != nil {
@@ -403,7 +403,7 @@ func (c *Client) updateManifest(ctx context.Context, key, parent string, entry s
 		switch {
 		case err == nil:
 			return nil
-		case errors.Is(err, store.ErrVersionMismatch), errors.Is(err, store.ErrExists), errors.Is(err, store.ErrNotFound):
+		case errors.Is(err, store.ErrVersionMismatch), errors.Is(err, store.ErrExists), errors.Is(err, store.ErrNoObject):
 			continue
 		default:
 			return fmt.Errorf("%w: write the manifest to %s: %w", storeClass(err), c.Store.Describe(), err)

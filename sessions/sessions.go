@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/git-ctx/git-ctx/formats/session"
+	"github.com/git-ctx/git-ctx/internal/fault"
 	"github.com/git-ctx/git-ctx/sessions/agents"
 	"github.com/git-ctx/git-ctx/sessions/store"
 )
@@ -38,19 +39,19 @@ import (
 var (
 	// ErrConflict: the remote head of a session moved since our base, or the
 	// local copy has changes that a restore would overwrite (exit 6).
-	ErrConflict = errors.New("session conflict")
+	ErrConflict = fault.Sentinel(fault.Conflict, "session conflict")
 	// ErrRefused: refused for safety: a credential-looking file, an unsafe
 	// path, a symlink or other non-regular TAR entry, a size limit, a
 	// symbolic link in a directory store (exit 7).
-	ErrRefused = errors.New("refused for safety")
+	ErrRefused = fault.Sentinel(fault.Refused, "refused for safety")
 	// ErrVerification: an object failed decryption or verification (exit 1).
-	ErrVerification = errors.New("verification failed")
+	ErrVerification = fault.Sentinel(fault.Failed, "verification failed")
 	// ErrNotFound: no such session or nothing pushed yet (exit 1).
-	ErrNotFound = errors.New("not found")
+	ErrNotFound = fault.Sentinel(fault.Failed, "not found")
 	// ErrConfig: missing or ambiguous configuration (exit 3).
-	ErrConfig = errors.New("session configuration")
+	ErrConfig = fault.Sentinel(fault.Config, "session configuration")
 	// ErrStore: the object store failed (exit 4).
-	ErrStore = errors.New("session store")
+	ErrStore = fault.Sentinel(fault.Remote, "session store")
 )
 
 // Mapping maps a project id to a local work tree.

@@ -2,12 +2,12 @@ package sync
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
 
 	"github.com/git-ctx/git-ctx/formats/checkpoint"
+	"github.com/git-ctx/git-ctx/internal/fault"
 	"github.com/git-ctx/git-ctx/internal/workspace"
 )
 
@@ -136,7 +136,7 @@ func SetTrust(ctx context.Context, m *workspace.Workspace, device string, truste
 }
 
 // ErrUnknownDevice: a device id this clone has never seen.
-var ErrUnknownDevice = errors.New("unknown device")
+var ErrUnknownDevice = fault.Sentinel(fault.Failed, "unknown device")
 
 // knownDevice reports whether device has a key on the local memory branch
 // or on any fetched remote memory branch, or records in the quarantine.

@@ -61,7 +61,7 @@ func TestPushErrForkOutranks(t *testing.T) {
 	}{
 		{nil, nil},
 		{[]*PullResult{{}, {}}, nil},
-		{[]*PullResult{rejected}, ErrVerification},
+		{[]*PullResult{rejected}, ErrUnverified},
 		{[]*PullResult{rejected, forked, rejected}, ErrFork},
 		{[]*PullResult{forked, rejected}, ErrFork},
 	} {

@@ -69,7 +69,7 @@ type Timings struct {
 }
 
 // Err returns the error a pull's outcome stands for: ErrFork when a chain
-// forked, ErrVerification when anything was rejected, else nil.
+// forked, ErrUnverified when anything was rejected, else nil.
 func (r *PullResult) Err() error {
 	switch {
 	case r.Forks > 0:
@@ -82,7 +82,7 @@ func (r *PullResult) Err() error {
 		return fmt.Errorf("%w: %d of this branch's unpushed packages were withdrawn: the remote already published others under their names and versions; "+
 			"the remote's copies are kept — publish yours under new versions (see the lines above, or 'superseded' in --json)", ErrPackageConflict, len(r.Superseded))
 	case len(r.Rejected) > 0:
-		return fmt.Errorf("%w: %d record(s) rejected and quarantined (see 'git ctx log --unverified')", ErrVerification, len(r.Rejected))
+		return fmt.Errorf("%w: %d record(s) rejected and quarantined (see 'git ctx log --unverified')", ErrUnverified, len(r.Rejected))
 	}
 	return nil
 }
@@ -138,7 +138,7 @@ func fetchAndMerge(ctx context.Context, m *workspace.Workspace, remote string, o
 	}
 	for attempt := 0; ; attempt++ {
 		err := pullOnce(ctx, m, remote, tipR, pol, published, res)
-		if !errors.Is(err, gitstore.ErrConflict) || attempt >= maxMergeAttempts {
+		if !errors.Is(err, gitstore.ErrBranchMoved) || attempt >= maxMergeAttempts {
 			if err != nil {
 				return nil, err
 			}
@@ -380,7 +380,7 @@ type PushResult struct {
 }
 
 // Err returns the most serious outcome of the pulls a push made: ErrFork
-// outranks a rejection (ErrVerification); nil when every pull was clean.
+// outranks a rejection (ErrUnverified); nil when every pull was clean.
 func (r *PushResult) Err() error {
 	var err error
 	for _, p := range r.Pulls {

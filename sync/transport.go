@@ -30,25 +30,26 @@ import (
 	"github.com/git-ctx/git-ctx/gitexec"
 	"github.com/git-ctx/git-ctx/gitrepo"
 	"github.com/git-ctx/git-ctx/gitstore"
+	"github.com/git-ctx/git-ctx/internal/fault"
 )
 
 // Errors callers branch on.
 var (
 	// ErrTransport: the remote could not be reached or refused us.
-	ErrTransport = errors.New("remote or transport failure")
+	ErrTransport = fault.Sentinel(fault.Remote, "remote or transport failure")
 	// ErrRejected: the push was not a fast-forward.
-	ErrRejected = errors.New("push rejected: the remote memory branch moved")
+	ErrRejected = fault.Sentinel(fault.Conflict, "push rejected: the remote memory branch moved")
 	// ErrNoRemote: no remote to sync with.
-	ErrNoRemote = errors.New("no remote to sync memory with: add one with 'git remote add origin URL' or set 'git config ctx.remote NAME'")
+	ErrNoRemote = fault.Sentinel(fault.Config, "no remote to sync memory with: add one with 'git remote add origin URL' or set 'git config ctx.remote NAME'")
 	// ErrEmptyRemote: pushing would create ghyll/memory as the only branch.
-	ErrEmptyRemote = errors.New("the remote has no branches: pushing ghyll/memory first would make it the default branch on most hosts; push your code first, or pass --force-first-push")
+	ErrEmptyRemote = fault.Sentinel(fault.Refused, "the remote has no branches: pushing ghyll/memory first would make it the default branch on most hosts; push your code first, or pass --force-first-push")
 	// ErrFork: a device's chain forked; nothing past the fork was merged.
-	ErrFork = errors.New("a device's chain forked")
+	ErrFork = fault.Sentinel(fault.Conflict, "a device's chain forked")
 	// ErrPackageConflict: the remote holds a different package under a
 	// name@version this branch already publishes; it was not merged.
-	ErrPackageConflict = errors.New("published package conflict")
-	// ErrVerification: something fetched failed verification and was not merged.
-	ErrVerification = errors.New("fetched records failed verification")
+	ErrPackageConflict = fault.Sentinel(fault.Conflict, "published package conflict")
+	// ErrUnverified: something fetched failed verification and was not merged.
+	ErrUnverified = fault.Sentinel(fault.Failed, "fetched records failed verification")
 )
 
 // DefaultTimeout bounds every network operation unless ctx.timeout says

@@ -5,6 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/git-ctx/git-ctx/internal/fault"
 	"github.com/git-ctx/git-ctx/internal/output"
 )
 
@@ -22,7 +23,7 @@ func cmdAdopt() *cli.Command {
 		Flags: []cli.Flag{jsonFlag},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
-				return usageErr("adopt takes one repository id")
+				return fault.New(fault.Usage, "adopt takes one repository id")
 			}
 			m, err := openMemory(c)
 			if err != nil {

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/git-ctx/git-ctx/internal/fault"
 )
 
 // newApp defines every command; the man page and help come from here too.
@@ -30,7 +32,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			// Reported as a usage error by the Before hook below.
 		},
 		OnUsageError: func(c *cli.Context, err error, isSub bool) error {
-			return usageErr("%v (see 'git ctx %s --help')", err, c.Command.Name)
+			return fault.New(fault.Usage, "%v (see 'git ctx %s --help')", err, c.Command.Name)
 		},
 		Commands: []*cli.Command{
 			cmdInit(), cmdStatus(), cmdCheckpoint(), cmdLog(), cmdShow(), cmdSearch(), cmdSimilar(),
@@ -42,7 +44,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	}
 	app.Action = func(c *cli.Context) error {
 		if c.NArg() > 0 {
-			return usageErr("'%s' is not a git ctx command%s (see 'git ctx --help')", c.Args().First(), didYouMean(c.App.Commands, c.Args().First()))
+			return fault.New(fault.Usage, "'%s' is not a git ctx command%s (see 'git ctx --help')", c.Args().First(), didYouMean(c.App.Commands, c.Args().First()))
 		}
 		return cli.ShowAppHelp(c)
 	}
@@ -57,7 +59,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 // session, snapshot) called with a word that is none of its subcommands.
 func unknownSubcommand(c *cli.Context, group string) error {
 	word := c.Args().First()
-	return usageErr("'%s' is not a git ctx %s subcommand%s (see 'git ctx %s --help')", word, group, didYouMean(c.Command.Subcommands, word), group)
+	return fault.New(fault.Usage, "'%s' is not a git ctx %s subcommand%s (see 'git ctx %s --help')", word, group, didYouMean(c.Command.Subcommands, word), group)
 }
 
 // enforceArity refuses positional arguments a command does not declare. A
@@ -79,9 +81,9 @@ func enforceArity(cmds []*cli.Command, parent string) {
 			if c.NArg() > max {
 				extra := c.Args().Get(max)
 				if max == 0 {
-					return usageErr("%s takes no arguments, not %q (see '%s --help')", name, extra, name)
+					return fault.New(fault.Usage, "%s takes no arguments, not %q (see '%s --help')", name, extra, name)
 				}
-				return usageErr("%s takes %s; unexpected %q (see '%s --help')", name, strings.Join(usage, " "), extra, name)
+				return fault.New(fault.Usage, "%s takes %s; unexpected %q (see '%s --help')", name, strings.Join(usage, " "), extra, name)
 			}
 			return action(c)
 		}

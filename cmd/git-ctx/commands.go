@@ -18,6 +18,7 @@ import (
 	"github.com/git-ctx/git-ctx/formats/checkpoint"
 	"github.com/git-ctx/git-ctx/gitstore"
 	"github.com/git-ctx/git-ctx/internal/checkpoints"
+	"github.com/git-ctx/git-ctx/internal/fault"
 	"github.com/git-ctx/git-ctx/internal/output"
 	"github.com/git-ctx/git-ctx/internal/termtext"
 	"github.com/git-ctx/git-ctx/internal/workspace"
@@ -71,7 +72,7 @@ func cmdInit() *cli.Command {
 			if s := c.String("layout"); s != "" {
 				l, err := gitstore.ParseLayout(s)
 				if err != nil {
-					return usageErr("%v", err)
+					return fault.New(fault.Usage, "%v", err)
 				}
 				layout = l
 			}
@@ -81,7 +82,7 @@ func cmdInit() *cli.Command {
 			}
 			if r := c.String("remote"); r != "" {
 				if m.Repo.Config("remote."+r+".url") == "" {
-					return withCode(exitConfig, fmt.Errorf("no remote named %q: add it with 'git remote add %s URL'", r, r))
+					return fault.New(fault.Config, "no remote named %q: add it with 'git remote add %s URL'", r, r)
 				}
 				if err := setConfig(c, m, "ctx.remote", r); err != nil {
 					return err
@@ -206,7 +207,7 @@ func cmdCheckpoint() *cli.Command {
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
-				return usageErr("checkpoint takes no arguments (use -m TEXT)")
+				return fault.New(fault.Usage, "checkpoint takes no arguments (use -m TEXT)")
 			}
 			in := checkpoints.RecordInput{NoRedact: c.Bool("no-redact"),
 				Summary: c.String("message"), FromCommit: c.String("from-commit"),
@@ -227,7 +228,7 @@ func cmdCheckpoint() *cli.Command {
 				in.Embedding = emb
 			}
 			if strings.TrimSpace(in.Summary) == "" && in.FromCommit == "" {
-				return usageErr("a checkpoint needs a summary: -m TEXT, --from-commit REV, or \"message\" in the --stdin object")
+				return fault.New(fault.Usage, "a checkpoint needs a summary: -m TEXT, --from-commit REV, or \"message\" in the --stdin object")
 			}
 			m, err := openMemory(c)
 			if err != nil {
@@ -256,22 +257,22 @@ const maxStdin = 2 << 20
 func readStdinInput(r io.Reader, in *checkpoints.RecordInput, embFile *string) error {
 	data, err := io.ReadAll(io.LimitReader(r, maxStdin+1))
 	if err != nil {
-		return fmt.Errorf("read standard input: %w", err)
+		return fault.New(fault.Failed, "read standard input: %w", err)
 	}
 	if len(data) > maxStdin {
-		return withCode(exitRefused, fmt.Errorf("standard input exceeds %d bytes", maxStdin))
+		return fault.New(fault.Refused, "standard input exceeds %d bytes", maxStdin)
 	}
 	var raw map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&raw); err != nil {
 		var se *json.SyntaxError
 		if errors.As(err, &se) && strings.Contains(se.Error(), "exceeded max depth") {
-			return withCode(exitRefused, fmt.Errorf("--stdin: %v (JSON nesting is limited)", err)) // a size limit
+			return fault.New(fault.Refused, "--stdin: %v (JSON nesting is limited)", err) // a size limit
 		}
-		return usageErr("--stdin wants one JSON object: %v", err)
+		return fault.New(fault.Usage, "--stdin wants one JSON object: %v", err)
 	}
 	if dec.More() {
-		return usageErr("--stdin wants exactly one JSON object")
+		return fault.New(fault.Usage, "--stdin wants exactly one JSON object")
 	}
 	for key, val := range raw {
 		var err error
@@ -302,10 +303,10 @@ func readStdinInput(r io.Reader, in *checkpoints.RecordInput, embFile *string) e
 				in.NoRedact = true
 			}
 		default:
-			return usageErr("--stdin: unknown key %q (use the flags' names: message, session, turn, model, file, tool, injection, emb-file, emb, no-redact)", key)
+			return fault.New(fault.Usage, "--stdin: unknown key %q (use the flags' names: message, session, turn, model, file, tool, injection, emb-file, emb, no-redact)", key)
 		}
 		if err != nil {
-			return usageErr("--stdin: key %q: %v", key, err)
+			return fault.New(fault.Usage, "--stdin: key %q: %v", key, err)
 		}
 	}
 	return nil
@@ -316,30 +317,30 @@ func readEmbedding(path string) ([]float32, error) {
 	limit := int64(checkpoints.MaxEmbedding * 32)
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, withCode(exitRefused, fmt.Errorf("--emb-file: %v", err))
+		return nil, fault.New(fault.Refused, "--emb-file: %v", err)
 	}
 	defer f.Close()
 	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > limit {
-		return nil, withCode(exitRefused, fmt.Errorf("--emb-file %s: %d bytes is over the %d-byte limit", path, fi.Size(), limit))
+		return nil, fault.New(fault.Refused, "--emb-file %s: %d bytes is over the %d-byte limit", path, fi.Size(), limit)
 	}
 	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
-		return nil, withCode(exitRefused, fmt.Errorf("--emb-file %s: %v", path, err))
+		return nil, fault.New(fault.Refused, "--emb-file %s: %v", path, err)
 	}
 	if int64(len(data)) > limit {
-		return nil, withCode(exitRefused, fmt.Errorf("--emb-file %s: over the %d-byte limit", path, limit))
+		return nil, fault.New(fault.Refused, "--emb-file %s: over the %d-byte limit", path, limit)
 	}
 	if t := bytes.TrimSpace(data); len(t) > 0 && t[0] == '[' {
 		return parseJSONEmbedding(t)
 	}
 	if len(data)%4 != 0 {
-		return nil, withCode(exitRefused, fmt.Errorf("--emb-file %s: %d bytes is not a whole number of float32 values", path, len(data)))
+		return nil, fault.New(fault.Refused, "--emb-file %s: %d bytes is not a whole number of float32 values", path, len(data))
 	}
 	out := make([]float32, len(data)/4)
 	for i := range out {
 		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[4*i:]))
 		if f := float64(out[i]); math.IsNaN(f) || math.IsInf(f, 0) {
-			return nil, withCode(exitRefused, fmt.Errorf("--emb-file %s: value %d is NaN or infinite", path, i))
+			return nil, fault.New(fault.Refused, "--emb-file %s: value %d is NaN or infinite", path, i)
 		}
 	}
 	return out, nil
@@ -348,12 +349,12 @@ func readEmbedding(path string) ([]float32, error) {
 func parseJSONEmbedding(data []byte) ([]float32, error) {
 	var vals []float64
 	if err := json.Unmarshal(data, &vals); err != nil {
-		return nil, withCode(exitRefused, fmt.Errorf("embedding: %v", err))
+		return nil, fault.New(fault.Refused, "embedding: %v", err)
 	}
 	out := make([]float32, len(vals))
 	for i, v := range vals {
 		if math.Abs(v) > math.MaxFloat32 {
-			return nil, withCode(exitRefused, fmt.Errorf("embedding value %d does not fit a float32", i))
+			return nil, fault.New(fault.Refused, "embedding value %d does not fit a float32", i)
 		}
 		out[i] = float32(v)
 	}
@@ -369,7 +370,7 @@ func cmdShow() *cli.Command {
 		Flags:       []cli.Flag{jsonFlag},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
-				return usageErr("show takes one hash prefix")
+				return fault.New(fault.Usage, "show takes one hash prefix")
 			}
 			m, err := openMemory(c)
 			if err != nil {

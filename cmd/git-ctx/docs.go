@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/git-ctx/git-ctx/internal/fault"
 )
 
 // The man page and the shell completions are generated from the same
@@ -28,6 +30,16 @@ func cmdMan() *cli.Command {
 	}
 }
 
+// exitStatus is the man page's EXIT STATUS line, from internal/fault's
+// table of kinds and exit codes (the single source).
+func exitStatus() string {
+	parts := []string{"0 ok"}
+	for _, k := range fault.Kinds() {
+		parts = append(parts, fmt.Sprintf("%d %s", fault.ExitCode(k), k.Describe()))
+	}
+	return strings.Join(parts, "; ") + "."
+}
+
 // manPage renders the man page: urfave/cli's roff, with git's naming (the
 // page is git-ctx(1), which `git help ctx` and `git ctx --help` open).
 func manPage(app *cli.App) (string, error) {
@@ -41,7 +53,7 @@ func manPage(app *cli.App) (string, error) {
 	}
 	extra := `
 .SH EXIT STATUS
-0 ok; 1 verification failed, something was rejected, or not found; 2 usage; 3 not initialised or bad configuration; 4 remote or transport failure; 6 conflict or fork; 7 refused for safety (bad input, size limit, unsafe path, an output file that exists without --force).
+` + exitStatus() + `
 .SH ENVIRONMENT
 .TP
 .B GIT_CTX_HOME
@@ -97,7 +109,7 @@ func cmdCompletion() *cli.Command {
 			case "fish":
 				return writeFish(c.App.Writer, c.App)
 			}
-			return usageErr("completion takes bash, zsh or fish")
+			return fault.New(fault.Usage, "completion takes bash, zsh or fish")
 		},
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-ctx/git-ctx/doctor"
+	"github.com/git-ctx/git-ctx/internal/fault"
 	"github.com/git-ctx/git-ctx/internal/output"
 	"github.com/git-ctx/git-ctx/internal/termtext"
 )
@@ -40,7 +41,7 @@ func cmdDoctor() *cli.Command {
 				}
 			}
 			if rep.Failed() {
-				return silent{exitFailed}
+				return silent(fault.Failed)
 			}
 			return nil
 		},

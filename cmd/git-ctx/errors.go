@@ -5,74 +5,55 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/git-ctx/git-ctx/cache"
 	"github.com/git-ctx/git-ctx/formats/checkpoint"
 	"github.com/git-ctx/git-ctx/formats/ctxpkg"
-	"github.com/git-ctx/git-ctx/gitrepo"
-	"github.com/git-ctx/git-ctx/gitstore"
-	"github.com/git-ctx/git-ctx/identity"
-	"github.com/git-ctx/git-ctx/internal/ctxpackages"
-	"github.com/git-ctx/git-ctx/internal/workspace"
-	"github.com/git-ctx/git-ctx/sessions"
-	ctxsync "github.com/git-ctx/git-ctx/sync"
+	"github.com/git-ctx/git-ctx/internal/fault"
 )
 
-// classify maps the errors of lower packages to exit codes.
-func classify(err error) int {
+// strictErrorsEnv, set to 1, makes an error without a kind exit
+// fault.ExitUnkinded ("error without a kind") instead of 1: the tests set
+// it, so any path that returns an unkinded error fails them.
+const strictErrorsEnv = "GIT_CTX_STRICT_ERRORS"
+
+// errPrinted is the error of a command that already printed why it failed
+// (e.g. a verification report): its text is empty, so nothing more is
+// printed; silent gives it the kind that decides the exit code.
+var errPrinted = errors.New("")
+
+// silent is a failure whose message was already printed, of kind k.
+func silent(k fault.Kind) error { return fault.Wrap(k, errPrinted) }
+
+// foreign is the explicit list of errors without a kind that the CLI
+// receives directly (internal/fault's rule for foreign errors): context
+// cancellation, and the size limits of formats/ that lower packages still
+// return unwrapped. Consulted only for an error that has no kind.
+var foreign = []struct {
+	err  error
+	kind fault.Kind
+}{
+	{context.Canceled, fault.Failed},
+	{context.DeadlineExceeded, fault.Failed},
+	{checkpoint.ErrTooLarge, fault.Refused},
+	{checkpoint.ErrUnencodable, fault.Refused},
+	{ctxpkg.ErrTooLarge, fault.Refused},
+	{ctxpkg.ErrEnvelopeTooLarge, fault.Refused},
+}
+
+// errorKind is the kind of an error that reached run: its own, else that
+// of the foreign errors above, else that of urfave/cli's errors that skip
+// OnUsageError ("Required flag … not set"). ok is false for an error
+// nobody gave a kind (a bug).
+func errorKind(err error) (fault.Kind, bool) {
+	if k, ok := fault.KindOf(err); ok {
+		return k, true
+	}
+	for _, f := range foreign {
+		if errors.Is(err, f.err) {
+			return f.kind, true
+		}
+	}
 	if strings.HasPrefix(err.Error(), "Required flag") {
-		return exitUsage // urfave/cli reports these without OnUsageError
+		return fault.Usage, true
 	}
-	switch {
-	case errors.Is(err, sessions.ErrConflict):
-		return exitConflict
-	case errors.Is(err, sessions.ErrRefused):
-		return exitRefused
-	case errors.Is(err, sessions.ErrConfig):
-		return exitConfig
-	case errors.Is(err, sessions.ErrStore):
-		return exitRemote
-	case errors.Is(err, sessions.ErrVerification), errors.Is(err, sessions.ErrNotFound):
-		return exitFailed
-	case errors.Is(err, ctxsync.ErrTransport):
-		return exitRemote
-	case errors.Is(err, ctxsync.ErrFork), errors.Is(err, ctxsync.ErrRejected),
-		errors.Is(err, ctxsync.ErrPackageConflict), errors.Is(err, gitstore.ErrPackageExists):
-		return exitConflict
-	case errors.Is(err, ctxsync.ErrVerification):
-		return exitFailed
-	case errors.Is(err, ctxsync.ErrUnknownDevice):
-		return exitFailed
-	case errors.Is(err, cache.ErrQueryEmbedding):
-		return exitRefused
-	case errors.Is(err, ctxsync.ErrNoRemote):
-		return exitConfig
-	case errors.Is(err, ctxsync.ErrEmptyRemote):
-		return exitRefused
-	case errors.Is(err, workspace.ErrOutputExists):
-		return exitRefused
-	case errors.Is(err, workspace.ErrInput), errors.Is(err, checkpoint.ErrTooLarge),
-		errors.Is(err, checkpoint.ErrUnencodable), errors.Is(err, gitstore.ErrTooLarge),
-		errors.Is(err, gitstore.ErrPackagePath), errors.Is(err, ctxpkg.ErrTooLarge), errors.Is(err, ctxpkg.ErrEnvelopeTooLarge):
-		return exitRefused
-	case errors.Is(err, ctxpackages.ErrPackageFailed), errors.Is(err, gitstore.ErrPackageInvalid):
-		return exitFailed
-	case errors.Is(err, workspace.ErrNotFound):
-		return exitFailed
-	case errors.Is(err, workspace.ErrAmbiguous), errors.Is(err, workspace.ErrLayoutMismatch), errors.Is(err, gitstore.ErrAdopt):
-		return exitUsage
-	case errors.Is(err, gitstore.ErrConflict):
-		return exitConflict
-	case errors.Is(err, gitstore.ErrSnapshotLayout):
-		return exitConfig
-	case errors.Is(err, gitstore.ErrNotInitialized), errors.Is(err, gitrepo.ErrNotARepo),
-		errors.Is(err, gitrepo.ErrNoRepoID), errors.Is(err, gitstore.ErrKeyConflict), errors.Is(err, gitrepo.ErrBadConfig),
-		errors.Is(err, gitstore.ErrUnsupported), errors.Is(err, identity.ErrInsecure),
-		errors.Is(err, identity.ErrCorrupt), errors.Is(err, identity.ErrInvalidID):
-		return exitConfig
-	case errors.Is(err, gitstore.ErrCorrupt):
-		return exitFailed
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return exitFailed
-	}
-	return exitFailed
+	return 0, false
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/git-ctx/git-ctx/gitrepo"
 	"github.com/git-ctx/git-ctx/gitstore"
 	"github.com/git-ctx/git-ctx/hooks"
+	"github.com/git-ctx/git-ctx/internal/fault"
 	"github.com/git-ctx/git-ctx/internal/output"
 	"github.com/git-ctx/git-ctx/internal/termtext"
 )
@@ -36,7 +37,7 @@ func selection(c *cli.Context) (hooks.Selection, error) {
 		case "codex":
 			sel.Codex = true
 		default:
-			return sel, usageErr("--agent takes claude or codex, not %q", a)
+			return sel, fault.New(fault.Usage, "--agent takes claude or codex, not %q", a)
 		}
 	}
 	return sel, nil
@@ -99,10 +100,10 @@ func hooksInstall(c *cli.Context) error {
 		printLines(c.App.Writer, lines)
 	}
 	if errors.Is(err, hooks.ErrManaged) || errors.Is(err, hooks.ErrShared) {
-		return withCode(exitRefused, err)
+		return fault.Wrap(fault.Refused, err)
 	}
 	if errors.Is(err, hooks.ErrModified) {
-		return withCode(exitConflict, err)
+		return fault.Wrap(fault.Conflict, err)
 	}
 	if !res.OnPath && err == nil {
 		fmt.Fprintln(c.App.ErrWriter, "git-ctx: warning: git-ctx is not on PATH, so the hooks will only print how to fix that; run ./install.sh")
@@ -137,7 +138,7 @@ func hooksUninstall(c *cli.Context) error {
 		printLines(c.App.Writer, lines)
 	}
 	if errors.Is(err, hooks.ErrModified) {
-		return withCode(exitConflict, err)
+		return fault.Wrap(fault.Conflict, err)
 	}
 	return err
 }
@@ -223,7 +224,7 @@ func cmdHook() *cli.Command {
 				}
 				out, err = hooks.RecordCodexTurn(c.Context, args[len(args)-1])
 			default:
-				return usageErr("unknown hook %q", name)
+				return fault.New(fault.Usage, "unknown hook %q", name)
 			}
 			if r, rerr := gitrepo.Open(c.Context, "."); rerr == nil {
 				hooks.Log(r, name, time.Since(start), err)

@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-ctx/git-ctx/internal/checkpoints"
+	"github.com/git-ctx/git-ctx/internal/fault"
 	"github.com/git-ctx/git-ctx/internal/output"
 	"github.com/git-ctx/git-ctx/internal/termtext"
 )
@@ -53,7 +54,7 @@ func cmdImport() *cli.Command {
 				fmt.Fprintf(w, "Imported %d checkpoints (%d skipped, %d already imported)\n", len(res.Imported), len(res.Skipped), res.Already)
 			}
 			if len(res.Skipped) > 0 {
-				return silent{exitFailed}
+				return silent(fault.Failed)
 			}
 			return nil
 		},

@@ -7,7 +7,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -15,42 +14,12 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/git-ctx/git-ctx/internal/fault"
 	"github.com/git-ctx/git-ctx/internal/termtext"
 )
 
 // version is set at build time: -ldflags "-X main.version=…".
 var version = "dev"
-
-// Exit codes (documented in docs/git-ctx.1.md and the README).
-const (
-	exitOK       = 0
-	exitFailed   = 1 // verification failed, or not found
-	exitUsage    = 2
-	exitConfig   = 3 // not initialised or bad configuration
-	exitRemote   = 4
-	exitConflict = 6
-	exitRefused  = 7 // refused for safety: bad input, size limit, unsafe path, existing output file
-)
-
-// exitError carries an exit code and a one-line message.
-type exitError struct {
-	code int
-	err  error
-}
-
-func (e *exitError) Error() string { return e.err.Error() }
-func (e *exitError) Unwrap() error { return e.err }
-
-func withCode(code int, err error) error {
-	if err == nil {
-		return nil
-	}
-	return &exitError{code: code, err: err}
-}
-
-func usageErr(format string, args ...any) error {
-	return withCode(exitUsage, fmt.Errorf(format, args...))
-}
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -59,36 +28,35 @@ func main() {
 	os.Exit(code)
 }
 
-// run executes the CLI and returns the process exit code.
+// run executes the CLI and returns the process exit code: 0, or the exit
+// code of the error's kind (internal/fault's table).
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	app := newApp(stdin, stdout, stderr)
 	err := app.RunContext(ctx, permuteArgs(app, args))
 	if err == nil {
-		return exitOK
+		return 0
 	}
-	code := exitCode(err)
+	return report(err, stderr)
+}
+
+// report prints err as one line on stderr and returns the exit code of its
+// kind (internal/fault's table). An error without a kind is a bug: with
+// GIT_CTX_STRICT_ERRORS=1 (the tests) it is reported as "error without a
+// kind" with exit fault.ExitUnkinded; otherwise it is printed as any error
+// and exits 1, as it did before errors had kinds.
+func report(err error, stderr io.Writer) int {
+	kind, ok := errorKind(err)
 	// An error may quote a path or a record's text: one safe line.
 	msg := termtext.Line(strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", " "))
+	if !ok {
+		if os.Getenv(strictErrorsEnv) == "1" {
+			fmt.Fprintf(stderr, "git-ctx: error without a kind: %s\n", msg)
+			return fault.ExitUnkinded
+		}
+		kind = fault.Failed
+	}
 	if msg != "" {
 		fmt.Fprintf(stderr, "git-ctx: %s\n", msg)
 	}
-	return code
-}
-
-// silent is an error whose message was already printed (e.g. a failed
-// verification report); only its exit code matters.
-type silent struct{ code int }
-
-func (s silent) Error() string { return "" }
-
-func exitCode(err error) int {
-	var s silent
-	if errors.As(err, &s) {
-		return s.code
-	}
-	var ee *exitError
-	if errors.As(err, &ee) {
-		return ee.code
-	}
-	return classify(err)
+	return fault.ExitCode(kind)
 }

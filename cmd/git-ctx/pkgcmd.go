@@ -15,6 +15,7 @@ import (
 
 	"github.com/git-ctx/git-ctx/formats/ctxpkg"
 	"github.com/git-ctx/git-ctx/internal/ctxpackages"
+	"github.com/git-ctx/git-ctx/internal/fault"
 	"github.com/git-ctx/git-ctx/internal/output"
 	"github.com/git-ctx/git-ctx/internal/termtext"
 	"github.com/git-ctx/git-ctx/internal/workspace"
@@ -39,14 +40,14 @@ var secretFlags = []cli.Flag{
 func readSecret(c *cli.Context) ([]byte, error) {
 	file, fdSet := c.String("secret-file"), c.IsSet("secret-fd")
 	if file != "" && fdSet {
-		return nil, usageErr("give the secret once: --secret-file or --secret-fd")
+		return nil, fault.New(fault.Usage, "give the secret once: --secret-file or --secret-fd")
 	}
 	var r io.Reader
 	switch {
 	case file != "":
 		f, err := os.Open(file)
 		if err != nil {
-			return nil, withCode(exitUsage, fmt.Errorf("--secret-file: %w", err))
+			return nil, fault.New(fault.Usage, "--secret-file: %w", err)
 		}
 		defer f.Close()
 		r = f
@@ -57,34 +58,34 @@ func readSecret(c *cli.Context) ([]byte, error) {
 		} else if v := os.Getenv(secretFDEnv); v != "" {
 			n, err := strconv.Atoi(v)
 			if err != nil {
-				return nil, usageErr("%s must name a file descriptor (a number)", secretFDEnv)
+				return nil, fault.New(fault.Usage, "%s must name a file descriptor (a number)", secretFDEnv)
 			}
 			fd = n
 		}
 		if fd < 0 {
-			return nil, usageErr("%s needs the HMAC secret: --secret-file FILE or --secret-fd N (never on the command line)", "pkg "+c.Command.Name)
+			return nil, fault.New(fault.Usage, "%s needs the HMAC secret: --secret-file FILE or --secret-fd N (never on the command line)", "pkg "+c.Command.Name)
 		}
 		if fd <= 2 && fd != 0 {
-			return nil, usageErr("--secret-fd %d is an output descriptor", fd)
+			return nil, fault.New(fault.Usage, "--secret-fd %d is an output descriptor", fd)
 		}
 		f := os.NewFile(uintptr(fd), "secret-fd")
 		if f == nil {
-			return nil, usageErr("--secret-fd %d is not an open descriptor", fd)
+			return nil, fault.New(fault.Usage, "--secret-fd %d is not an open descriptor", fd)
 		}
 		defer f.Close()
 		r = f
 	}
 	data, err := io.ReadAll(io.LimitReader(r, maxSecret+1))
 	if err != nil {
-		return nil, withCode(exitUsage, fmt.Errorf("read the secret: %w", err))
+		return nil, fault.New(fault.Usage, "read the secret: %w", err)
 	}
 	if len(data) > maxSecret {
-		return nil, withCode(exitRefused, fmt.Errorf("the secret is over %d bytes", maxSecret))
+		return nil, fault.New(fault.Refused, "the secret is over %d bytes", maxSecret)
 	}
 	data = bytes.TrimSuffix(data, []byte("\n"))
 	data = bytes.TrimSuffix(data, []byte("\r"))
 	if len(data) == 0 {
-		return nil, usageErr("the HMAC secret is empty")
+		return nil, fault.New(fault.Usage, "the HMAC secret is empty")
 	}
 	return data, nil
 }
@@ -113,7 +114,7 @@ func cmdPkg() *cli.Command {
 
 func pkgArg(c *cli.Context, what string) (string, error) {
 	if c.NArg() != 1 {
-		return "", usageErr("pkg %s takes one %s (see 'git ctx pkg %s --help')", c.Command.Name, what, c.Command.Name)
+		return "", fault.New(fault.Usage, "pkg %s takes one %s (see 'git ctx pkg %s --help')", c.Command.Name, what, c.Command.Name)
 	}
 	return c.Args().First(), nil
 }
@@ -140,14 +141,14 @@ func pkgBuild() *cli.Command {
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 0 {
-				return usageErr("pkg build takes no arguments")
+				return fault.New(fault.Usage, "pkg build takes no arguments")
 			}
 			opt := ctxpackages.BuildOptions{Name: c.String("name"), Version: c.String("version"), Session: c.String("session"),
 				Description: c.String("description"), Sign: c.Bool("sign"), Producer: version}
 			if l := c.String("layers"); l != "" {
 				layers, err := ctxpackages.ParseLayers(l)
 				if err != nil {
-					return withCode(exitUsage, err)
+					return fault.Wrap(fault.Usage, err)
 				}
 				opt.Layers = layers
 			}
@@ -197,7 +198,7 @@ func pkgVerify() *cli.Command {
 		Flags: []cli.Flag{jsonFlag},
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
-				return usageErr("pkg verify takes one or more FILEs")
+				return fault.New(fault.Usage, "pkg verify takes one or more FILEs")
 			}
 			var checks []ctxpackages.Check
 			failed, refused := false, false
@@ -232,10 +233,10 @@ func pkgVerify() *cli.Command {
 			switch {
 			case refused:
 				fmt.Fprintln(c.App.ErrWriter, "git-ctx: refused: a file is over the 10485760-byte package limit")
-				return silent{exitRefused}
+				return silent(fault.Refused)
 			case failed:
 				fmt.Fprintln(c.App.ErrWriter, "git-ctx: verification failed: see the listed failures; do not import or publish these files")
-				return silent{exitFailed}
+				return silent(fault.Failed)
 			}
 			return nil
 		},
@@ -255,9 +256,9 @@ func pkgInspect() *cli.Command {
 			pc := ctxpackages.CheckFile(file)
 			if pc.Package == nil {
 				if pc.Refused {
-					return withCode(exitRefused, errors.New(strings.Join(pc.Failures, "; ")))
+					return fault.Wrap(fault.Refused, errors.New(strings.Join(pc.Failures, "; ")))
 				}
-				return withCode(exitFailed, fmt.Errorf("%s: %s", file, strings.Join(pc.Failures, "; ")))
+				return fault.New(fault.Failed, "%s: %s", file, strings.Join(pc.Failures, "; "))
 			}
 			m := &pc.Package.Manifest
 			w := c.App.Writer
@@ -293,7 +294,7 @@ func pkgInspect() *cli.Command {
 				fmt.Fprintf(w, "verify    FAIL %s\n", line(f))
 			}
 			fmt.Fprintln(c.App.ErrWriter, "git-ctx: the package does not verify: see the FAIL lines")
-			return silent{exitFailed}
+			return silent(fault.Failed)
 		},
 	}
 }
@@ -345,7 +346,7 @@ func pkgList() *cli.Command {
 		Flags: []cli.Flag{jsonFlag},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 0 {
-				return usageErr("pkg list takes no arguments")
+				return fault.New(fault.Usage, "pkg list takes no arguments")
 			}
 			m, err := openMemory(c)
 			if err != nil {
@@ -417,7 +418,7 @@ func pkgGet() *cli.Command {
 				return err
 			}
 			if c.Bool("json") && c.String("output") == "-" {
-				return usageErr("pkg get: --json and -o - both print on standard output: give -o FILE")
+				return fault.New(fault.Usage, "pkg get: --json and -o - both print on standard output: give -o FILE")
 			}
 			m, err := openMemory(c)
 			if err != nil {
@@ -471,10 +472,10 @@ func pkgWrap() *cli.Command {
 			}
 			pc := ctxpackages.CheckFile(file)
 			if pc.Refused {
-				return withCode(exitRefused, errors.New(strings.Join(pc.Failures, "; ")))
+				return fault.Wrap(fault.Refused, errors.New(strings.Join(pc.Failures, "; ")))
 			}
 			if pc.Raw == nil {
-				return withCode(exitFailed, fmt.Errorf("%s: %s", file, strings.Join(pc.Failures, "; ")))
+				return fault.New(fault.Failed, "%s: %s", file, strings.Join(pc.Failures, "; "))
 			}
 			var to *string
 			if c.IsSet("to") {
@@ -523,10 +524,10 @@ func pkgUnwrap() *cli.Command {
 			}
 			fi, err := os.Stat(file)
 			if err != nil {
-				return withCode(exitFailed, err)
+				return fault.Wrap(fault.Failed, err)
 			}
 			if fi.Size() > ctxpkg.MaxEnvelopeSize {
-				return withCode(exitRefused, fmt.Errorf("envelope too large (%d bytes, max %d)", fi.Size(), ctxpkg.MaxEnvelopeSize))
+				return fault.New(fault.Refused, "envelope too large (%d bytes, max %d)", fi.Size(), ctxpkg.MaxEnvelopeSize)
 			}
 			data, err := readLimited(file, ctxpkg.MaxEnvelopeSize)
 			if err != nil {

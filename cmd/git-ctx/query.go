@@ -12,6 +12,7 @@ import (
 
 	"github.com/git-ctx/git-ctx/cache"
 	"github.com/git-ctx/git-ctx/internal/checkpoints"
+	"github.com/git-ctx/git-ctx/internal/fault"
 	"github.com/git-ctx/git-ctx/internal/gitname"
 	"github.com/git-ctx/git-ctx/internal/output"
 	"github.com/git-ctx/git-ctx/internal/termtext"
@@ -46,16 +47,16 @@ func cmdLog() *cli.Command {
 		},
 		Action: func(c *cli.Context) error {
 			if c.Int("n") < 0 {
-				return usageErr("-n must not be negative")
+				return fault.New(fault.Usage, "-n must not be negative")
 			}
 			now := time.Now()
 			since, err := parseWhen(c.String("since"), now)
 			if err != nil {
-				return usageErr("--since: %v", err)
+				return fault.New(fault.Usage, "--since: %v", err)
 			}
 			until, err := parseWhen(c.String("until"), now)
 			if err != nil {
-				return usageErr("--until: %v", err)
+				return fault.New(fault.Usage, "--until: %v", err)
 			}
 			m, err := openMemory(c)
 			if err != nil {
@@ -178,7 +179,7 @@ func cmdSearch() *cli.Command {
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
-				return usageErr("search needs a query")
+				return fault.New(fault.Usage, "search needs a query")
 			}
 			m, err := openMemory(c)
 			if err != nil {
@@ -210,7 +211,7 @@ func cmdSearch() *cli.Command {
 			}
 			if len(hits) == 0 {
 				fmt.Fprintln(c.App.ErrWriter, "git-ctx: no matches")
-				return silent{exitFailed} // like grep: nothing found
+				return silent(fault.Failed) // like grep: nothing found
 			}
 			return nil
 		},
@@ -231,7 +232,7 @@ func cmdSimilar() *cli.Command {
 		},
 		Action: func(c *cli.Context) error {
 			if c.IsSet("to") == c.IsSet("emb-file") {
-				return usageErr("similar takes exactly one of --to HASH and --emb-file FILE")
+				return fault.New(fault.Usage, "similar takes exactly one of --to HASH and --emb-file FILE")
 			}
 			var vec []float32
 			if f := c.String("emb-file"); f != "" {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/git-ctx/git-ctx/formats/session"
 	"github.com/git-ctx/git-ctx/gitrepo"
+	"github.com/git-ctx/git-ctx/internal/fault"
 	"github.com/git-ctx/git-ctx/internal/output"
 	"github.com/git-ctx/git-ctx/internal/termtext"
 	"github.com/git-ctx/git-ctx/sessions"
@@ -104,7 +104,7 @@ type sessionSetup struct {
 // a push may make a new profile. needPass: read the passphrase.
 func openSessions(c *cli.Context, create, needPass bool) (*sessionSetup, error) {
 	if c.NArg() != 0 {
-		return nil, usageErr("session %s takes no arguments (see 'git ctx session %s --help')", c.Command.Name, c.Command.Name)
+		return nil, fault.New(fault.Usage, "session %s takes no arguments (see 'git ctx session %s --help')", c.Command.Name, c.Command.Name)
 	}
 	setup, err := sessions.Open(c.Context, ".", sessions.SetupOptions{
 		Store: c.String("store"), Profile: c.String("profile"), Create: create,
@@ -119,7 +119,7 @@ func openSessions(c *cli.Context, create, needPass bool) (*sessionSetup, error) 
 	for _, m := range c.StringSlice("project") {
 		id, p, ok := strings.Cut(m, "=")
 		if !ok || id == "" || !filepath.IsAbs(p) {
-			return nil, usageErr("--project wants ID=/absolute/path, got %q", m)
+			return nil, fault.New(fault.Usage, "--project wants ID=/absolute/path, got %q", m)
 		}
 		cl.Mappings = append(cl.Mappings, sessions.Mapping{ID: id, Root: filepath.Clean(p)})
 	}
@@ -139,7 +139,7 @@ func (s *sessionSetup) rememberProfile(c *cli.Context) error {
 
 func sessionPush(c *cli.Context) error {
 	if a := c.String("agent"); a != "" && a != session.AgentClaude && a != session.AgentCodex {
-		return usageErr("--agent takes claude or codex, not %q", a)
+		return fault.New(fault.Usage, "--agent takes claude or codex, not %q", a)
 	}
 	s, err := openSessions(c, true, true)
 	if err != nil {
@@ -148,7 +148,7 @@ func sessionPush(c *cli.Context) error {
 	cl := s.client
 	if wf := c.Int("work-factor"); c.IsSet("work-factor") {
 		if wf < 1 || wf > session.MaxWorkFactor {
-			return usageErr("--work-factor must be between 1 and %d", session.MaxWorkFactor)
+			return fault.New(fault.Usage, "--work-factor must be between 1 and %d", session.MaxWorkFactor)
 		}
 		cl.WorkFactor = wf
 		if wf < session.DefaultWorkFactor {
@@ -296,7 +296,7 @@ func readPassphrase(c *cli.Context, confirm bool) ([]byte, error) {
 	if f := c.String("passphrase-file"); f != "" {
 		fh, err := os.Open(f)
 		if err != nil {
-			return nil, withCode(exitConfig, fmt.Errorf("--passphrase-file: %w", err))
+			return nil, fault.New(fault.Config, "--passphrase-file: %w", err)
 		}
 		defer fh.Close()
 		return readPassphraseBytes(fh, "--passphrase-file "+f)
@@ -308,18 +308,18 @@ func readPassphrase(c *cli.Context, confirm bool) ([]byte, error) {
 		}
 		fd, err := strconv.Atoi(s)
 		if err != nil || fd < 0 {
-			return nil, withCode(exitConfig, fmt.Errorf("%s=%q is not a file descriptor number: set it to an open descriptor", v, s))
+			return nil, fault.New(fault.Config, "%s=%q is not a file descriptor number: set it to an open descriptor", v, s)
 		}
 		f := os.NewFile(uintptr(fd), v)
 		if f == nil {
-			return nil, withCode(exitConfig, fmt.Errorf("%s=%d is not an open descriptor", v, fd))
+			return nil, fault.New(fault.Config, "%s=%d is not an open descriptor", v, fd)
 		}
 		defer f.Close()
 		return readPassphraseBytes(f, v)
 	}
 	tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
 	if err != nil {
-		return nil, withCode(exitConfig, errors.New("no passphrase: no terminal to prompt on; pass it through the descriptor named by GIT_CTX_PASSPHRASE_FD or --passphrase-file FILE"))
+		return nil, fault.New(fault.Config, "no passphrase: no terminal to prompt on; pass it through the descriptor named by GIT_CTX_PASSPHRASE_FD or --passphrase-file FILE")
 	}
 	defer tty.Close()
 	p, err := promptSecret(tty, "Session passphrase: ")
@@ -331,7 +331,7 @@ func readPassphrase(c *cli.Context, confirm bool) ([]byte, error) {
 		return nil, err
 	}
 	if !bytes.Equal(p, again) {
-		return nil, withCode(exitConfig, errors.New("the passphrases differ: run the command again"))
+		return nil, fault.New(fault.Config, "the passphrases differ: run the command again")
 	}
 	return p, nil
 }
@@ -339,14 +339,14 @@ func readPassphrase(c *cli.Context, confirm bool) ([]byte, error) {
 func readPassphraseBytes(r io.Reader, from string) ([]byte, error) {
 	data, err := io.ReadAll(io.LimitReader(r, session.MaxPassphraseLen+1))
 	if err != nil {
-		return nil, withCode(exitConfig, fmt.Errorf("read the passphrase from %s: %w", from, err))
+		return nil, fault.New(fault.Config, "read the passphrase from %s: %w", from, err)
 	}
 	if len(data) > session.MaxPassphraseLen {
-		return nil, withCode(exitConfig, fmt.Errorf("the passphrase from %s exceeds %d bytes", from, session.MaxPassphraseLen))
+		return nil, fault.New(fault.Config, "the passphrase from %s exceeds %d bytes", from, session.MaxPassphraseLen)
 	}
 	data = bytes.TrimRight(data, "\r\n")
 	if len(data) == 0 {
-		return nil, withCode(exitConfig, fmt.Errorf("the passphrase from %s is empty", from))
+		return nil, fault.New(fault.Config, "the passphrase from %s is empty", from)
 	}
 	return data, nil
 }
@@ -357,13 +357,13 @@ func promptSecret(tty *os.File, prompt string) ([]byte, error) {
 	fd := int(tty.Fd())
 	old, err := unix.IoctlGetTermios(fd, ioctlGetTermios)
 	if err != nil {
-		return nil, withCode(exitConfig, errors.New("no passphrase: /dev/tty is not a terminal; use GIT_CTX_PASSPHRASE_FD or --passphrase-file FILE"))
+		return nil, fault.New(fault.Config, "no passphrase: /dev/tty is not a terminal; use GIT_CTX_PASSPHRASE_FD or --passphrase-file FILE")
 	}
 	noEcho := *old
 	noEcho.Lflag &^= unix.ECHO
 	noEcho.Lflag |= unix.ICANON | unix.ISIG
 	if err := unix.IoctlSetTermios(fd, ioctlSetTermios, &noEcho); err != nil {
-		return nil, withCode(exitConfig, fmt.Errorf("turn off terminal echo: %w", err))
+		return nil, fault.New(fault.Config, "turn off terminal echo: %w", err)
 	}
 	defer unix.IoctlSetTermios(fd, ioctlSetTermios, old)
 	fmt.Fprint(tty, prompt)

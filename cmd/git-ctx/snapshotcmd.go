@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-ctx/git-ctx/formats/snapshot"
+	"github.com/git-ctx/git-ctx/internal/fault"
 	"github.com/git-ctx/git-ctx/internal/output"
 	"github.com/git-ctx/git-ctx/internal/snapshots"
 	"github.com/git-ctx/git-ctx/internal/termtext"
@@ -33,7 +34,7 @@ func derefOr(p *string, def string) string {
 
 func oneArg(c *cli.Context, what string) (string, error) {
 	if c.NArg() != 1 {
-		return "", usageErr("snapshot %s takes one %s (see 'git ctx snapshot %s --help')", c.Command.Name, what, c.Command.Name)
+		return "", fault.New(fault.Usage, "snapshot %s takes one %s (see 'git ctx snapshot %s --help')", c.Command.Name, what, c.Command.Name)
 	}
 	return c.Args().First(), nil
 }
@@ -101,7 +102,7 @@ func cmdSnapshot() *cli.Command {
 
 func snapshotCreate(c *cli.Context) error {
 	if c.NArg() != 0 {
-		return usageErr("snapshot create takes no arguments")
+		return fault.New(fault.Usage, "snapshot create takes no arguments")
 	}
 	var from *snapshot.Snapshot
 	if f := c.String("from"); f != "" {
@@ -110,7 +111,7 @@ func snapshotCreate(c *cli.Context) error {
 			return err
 		}
 		if from, err = snapshot.ParseFile(data); err != nil {
-			return withCode(exitRefused, fmt.Errorf("--from %s: %w", f, err))
+			return fault.Wrap(fault.Refused, fmt.Errorf("--from %s: %w", f, err))
 		}
 	}
 	m, err := openMemory(c)
@@ -137,7 +138,7 @@ func snapshotCreate(c *cli.Context) error {
 
 func snapshotList(c *cli.Context) error {
 	if c.NArg() != 0 {
-		return usageErr("snapshot list takes no arguments")
+		return fault.New(fault.Usage, "snapshot list takes no arguments")
 	}
 	m, err := openMemory(c)
 	if err != nil {
@@ -213,7 +214,7 @@ func snapshotVerify(c *cli.Context) error {
 	if errors.Is(err, workspace.ErrNotFound) || errors.Is(err, workspace.ErrAmbiguous) || errors.Is(err, snapshot.ErrParse) ||
 		err != nil && s != nil {
 		fmt.Fprintf(c.App.ErrWriter, "ERROR: %s\n", termtext.Line(err.Error()))
-		return silent{exitFailed}
+		return silent(fault.Failed)
 	}
 	if err != nil {
 		return err
@@ -235,7 +236,7 @@ func snapshotVerify(c *cli.Context) error {
 		}
 	}
 	if outcome != snapshots.OK {
-		return silent{exitFailed}
+		return silent(fault.Failed)
 	}
 	return nil
 }
@@ -262,9 +263,9 @@ func snapshotRestore(c *cli.Context) error {
 	}
 	switch res.Git {
 	case snapshots.RestoreDirty:
-		return withCode(exitFailed, errors.New("working tree has uncommitted changes (commit or stash first): nothing was checked out"))
+		return fault.Wrap(fault.Failed, errors.New("working tree has uncommitted changes (commit or stash first): nothing was checked out"))
 	case snapshots.RestoreFailed:
-		return withCode(exitFailed, fmt.Errorf("checkout of %s failed: %s", commit, res.Detail))
+		return fault.Wrap(fault.Failed, fmt.Errorf("checkout of %s failed: %s", commit, res.Detail))
 	}
 	return nil
 }
@@ -380,7 +381,7 @@ func readLimited(path string, max int64) ([]byte, error) {
 		return nil, err
 	}
 	if fi.Size() > max {
-		return nil, withCode(exitRefused, fmt.Errorf("%s is %d bytes (limit %d)", path, fi.Size(), max))
+		return nil, fault.New(fault.Refused, "%s is %d bytes (limit %d)", path, fi.Size(), max)
 	}
 	return os.ReadFile(path)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 
+	"github.com/git-ctx/git-ctx/internal/fault"
 	"github.com/git-ctx/git-ctx/internal/output"
 	"github.com/git-ctx/git-ctx/internal/termtext"
 	"github.com/git-ctx/git-ctx/internal/workspace"
@@ -35,7 +36,7 @@ var quietFlag = &cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "pri
 // openRemote opens the memory and resolves the [REMOTE] argument.
 func openRemote(c *cli.Context) (*workspace.Workspace, string, error) {
 	if c.NArg() > 1 {
-		return nil, "", usageErr("%s takes at most one remote", c.Command.Name)
+		return nil, "", fault.New(fault.Usage, "%s takes at most one remote", c.Command.Name)
 	}
 	m, err := openMemory(c)
 	if err != nil {
@@ -204,7 +205,7 @@ func cmdDevices() *cli.Command {
 			Flags: []cli.Flag{&cli.BoolFlag{Name: "force", Usage: "trust an id this clone has not seen yet (no key on a memory branch, nothing rejected)"}, jsonFlag},
 			Action: func(c *cli.Context) error {
 				if c.NArg() != 1 {
-					return usageErr("devices %s takes one device id", name)
+					return fault.New(fault.Usage, "devices %s takes one device id", name)
 				}
 				m, err := openMemory(c)
 				if err != nil {
@@ -285,7 +286,7 @@ func cmdReview() *cli.Command {
 		Flags: []cli.Flag{jsonFlag},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 1 {
-				return usageErr("review takes at most one range")
+				return fault.New(fault.Usage, "review takes at most one range")
 			}
 			m, err := openMemory(c)
 			if err != nil {

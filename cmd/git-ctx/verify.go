@@ -10,6 +10,7 @@ import (
 	"github.com/git-ctx/git-ctx/formats/checkpoint"
 	"github.com/git-ctx/git-ctx/gitrepo"
 	"github.com/git-ctx/git-ctx/internal/checkpoints"
+	"github.com/git-ctx/git-ctx/internal/fault"
 	"github.com/git-ctx/git-ctx/internal/fileverify"
 	"github.com/git-ctx/git-ctx/internal/output"
 	"github.com/git-ctx/git-ctx/internal/termtext"
@@ -34,7 +35,7 @@ func cmdVerify() *cli.Command {
 				return verifyFiles(c)
 			}
 			if c.IsSet("key") {
-				return usageErr("--key applies to verifying files")
+				return fault.New(fault.Usage, "--key applies to verifying files")
 			}
 			return verifyBranch(c)
 		},
@@ -90,7 +91,7 @@ func verifyBranch(c *cli.Context) error {
 	}
 	if !rep.OK {
 		fmt.Fprintln(c.App.ErrWriter, "git-ctx: verification failed: see the FAIL lines; 'git ctx show HASH' prints a record")
-		return silent{exitFailed}
+		return silent(fault.Failed)
 	}
 	return nil
 }
@@ -124,7 +125,7 @@ func verifyFiles(c *cli.Context) error {
 	if p := c.String("key"); p != "" {
 		k, err := fileverify.FixedKey(p)
 		if err != nil {
-			return withCode(exitUsage, err)
+			return fault.Wrap(fault.Usage, err)
 		}
 		keys = k
 	} else if m, err := openMemory(c); err == nil {
@@ -155,9 +156,9 @@ func verifyFiles(c *cli.Context) error {
 	}
 	switch {
 	case refused:
-		return silent{exitRefused}
+		return silent(fault.Refused)
 	case !allValid:
-		return silent{exitFailed}
+		return silent(fault.Failed)
 	}
 	return nil
 }

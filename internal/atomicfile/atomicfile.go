@@ -37,18 +37,19 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/git-ctx/git-ctx/internal/fault"
 	"golang.org/x/sys/unix"
 )
 
 // ErrExists means the target name was taken and the write was not asked to
 // replace it: nothing was written.
-var ErrExists = errors.New("already exists")
+var ErrExists = fault.Sentinel(fault.Refused, "already exists")
 
 // ErrUnsupported means the file system supports neither hard links nor a
 // rename that refuses to replace: Temp.PublishNew cannot publish only while
 // the name is free. Write falls back to claiming the name (see Write); a
 // caller of PublishNew decides for itself.
-var ErrUnsupported = errors.New("no-replace publish not supported by the file system")
+var ErrUnsupported = fault.Sentinel(fault.Failed, "no-replace publish not supported by the file system")
 
 // Options says how a file is written.
 type Options struct {

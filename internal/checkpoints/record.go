@@ -2,7 +2,6 @@ package checkpoints
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"sort"
@@ -11,6 +10,7 @@ import (
 	"github.com/git-ctx/git-ctx/formats/checkpoint"
 	"github.com/git-ctx/git-ctx/gitrepo"
 	"github.com/git-ctx/git-ctx/gitstore"
+	"github.com/git-ctx/git-ctx/internal/fault"
 	"github.com/git-ctx/git-ctx/internal/workspace"
 	"github.com/git-ctx/git-ctx/redact"
 )
@@ -56,7 +56,7 @@ type RecordInput struct {
 }
 
 // ErrAlreadyRecorded: the commit was already recorded (OncePerCommit).
-var ErrAlreadyRecorded = errors.New("commit already recorded")
+var ErrAlreadyRecorded = fault.Sentinel(fault.Failed, "commit already recorded")
 
 // commitTrailer is the summary line naming the recorded commit.
 const commitTrailer = "Commit: "

@@ -17,6 +17,7 @@ import (
 	"github.com/git-ctx/git-ctx/formats/checkpoint"
 	"github.com/git-ctx/git-ctx/formats/ctxpkg"
 	"github.com/git-ctx/git-ctx/gitstore"
+	"github.com/git-ctx/git-ctx/internal/fault"
 	"github.com/git-ctx/git-ctx/internal/workspace"
 	"github.com/git-ctx/git-ctx/redact"
 )
@@ -25,7 +26,7 @@ import (
 const PackageTool = "git-ctx"
 
 // ErrPackageFailed marks a package file that does not verify.
-var ErrPackageFailed = errors.New("package verification failed")
+var ErrPackageFailed = fault.Sentinel(fault.Failed, "package verification failed")
 
 // BuildOptions configures Build.
 type BuildOptions struct {

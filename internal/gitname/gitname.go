@@ -15,16 +15,17 @@
 package gitname
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/git-ctx/git-ctx/internal/fault"
 )
 
 // ErrUnsafe is wrapped by every error Check returns.
-var ErrUnsafe = errors.New("unsafe path component")
+var ErrUnsafe = fault.Sentinel(fault.Refused, "unsafe path component")
 
 // special lists the names git treats specially, without their leading dot,
 // with the prefix of the fall-back NTFS short name Windows derives from

@@ -26,13 +26,14 @@ import (
 	"time"
 
 	"github.com/git-ctx/git-ctx/formats/session"
+	"github.com/git-ctx/git-ctx/internal/fault"
 )
 
 // ErrNoSession is returned when no session matches.
-var ErrNoSession = errors.New("no agent session found")
+var ErrNoSession = fault.Sentinel(fault.Failed, "no agent session found")
 
 // ErrUnknownAgent is returned for an agent name other than claude or codex.
-var ErrUnknownAgent = errors.New("unknown agent (use claude or codex)")
+var ErrUnknownAgent = fault.Sentinel(fault.Usage, "unknown agent (use claude or codex)")
 
 // Session is one transcript on this machine.
 type Session struct {

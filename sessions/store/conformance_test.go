@@ -77,13 +77,13 @@ func conformBasic(t *testing.T, h harness) {
 	a, b := h.open(t)
 	const man = "profiles/0b6a3a5e-6f3b-4a57-9d2c-1f0e0c1d2e3f/manifest.age"
 	const snap = "profiles/0b6a3a5e-6f3b-4a57-9d2c-1f0e0c1d2e3f/snapshots/7d1e2f3a-4b5c-4d6e-8f70-8192a3b4c5d6.age"
-	if _, _, err := a.Get(ctx, man); !errors.Is(err, ErrNotFound) {
-		t.Fatalf("get absent: %v, want ErrNotFound", err)
+	if _, _, err := a.Get(ctx, man); !errors.Is(err, ErrNoObject) {
+		t.Fatalf("get absent: %v, want ErrNoObject", err)
 	}
 	if keys, err := a.List(ctx, "profiles/"); err != nil || len(keys) != 0 {
 		t.Fatalf("list empty: %v %v", keys, err)
 	}
-	if _, err := a.Update(ctx, man, bytes.NewReader([]byte("x")), "sha256:00"); !errors.Is(err, ErrVersionMismatch) || !errors.Is(err, ErrNotFound) {
+	if _, err := a.Update(ctx, man, bytes.NewReader([]byte("x")), "sha256:00"); !errors.Is(err, ErrVersionMismatch) || !errors.Is(err, ErrNoObject) {
 		t.Fatalf("update absent: %v", err)
 	}
 	v1, err := a.Create(ctx, man, bytes.NewReader([]byte("manifest one")))

@@ -20,6 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/git-ctx/git-ctx/internal/atomicfile"
+	"github.com/git-ctx/git-ctx/internal/fault"
 )
 
 // DirHashLimit is the largest object (in bytes) whose directory-store Version
@@ -38,7 +39,7 @@ const lockDirName = ".ctx-locks"
 // The store follows no link there: whoever can write to a shared store
 // directory could otherwise make a push write, and a pull read, anywhere the
 // user can.
-var ErrSymlink = errors.New("is a symbolic link: a directory store follows no link (refused)")
+var ErrSymlink = fault.Sentinel(fault.Refused, "is a symbolic link: a directory store follows no link (refused)")
 
 // dirStore is the directory store: each object is the plain file
 // <root>/<key>. Every path below the root is reached one component at a
@@ -198,7 +199,7 @@ func (d *dirStore) openObjectAt(dirfd int, rel, base string) (*os.File, os.FileI
 		case isLinkAt(dirfd, base):
 			return nil, nil, d.linkError(rel)
 		case missing(err):
-			return nil, nil, ErrNotFound
+			return nil, nil, ErrNoObject
 		}
 		return nil, nil, &os.PathError{Op: "open", Path: d.full(rel), Err: err}
 	}
@@ -214,7 +215,7 @@ func (d *dirStore) openObjectAt(dirfd int, rel, base string) (*os.File, os.FileI
 	}
 	if fi.IsDir() {
 		f.Close()
-		return nil, nil, ErrNotFound
+		return nil, nil, ErrNoObject
 	}
 	if !fi.Mode().IsRegular() {
 		f.Close()
@@ -264,7 +265,7 @@ func (d *dirStore) Get(ctx context.Context, key string) (io.ReadCloser, Version,
 	dfd, err := d.openDir(dir, false)
 	if err != nil {
 		if missing(err) {
-			err = ErrNotFound
+			err = ErrNoObject
 		}
 		return nil, "", fmt.Errorf("store: get %s: %w", key, err)
 	}
@@ -494,7 +495,7 @@ func (d *dirStore) update(ctx context.Context, key string, body io.Reader, v Ver
 	dfd, err := d.openDir(dir, false)
 	if err != nil {
 		if missing(err) {
-			return "", fmt.Errorf("%w: %w", ErrVersionMismatch, ErrNotFound)
+			return "", fmt.Errorf("%w: %w", ErrVersionMismatch, ErrNoObject)
 		}
 		return "", err
 	}
@@ -510,8 +511,8 @@ func (d *dirStore) update(ctx context.Context, key string, body io.Reader, v Ver
 	}
 	defer unlock()
 	cur, fi, err := d.openObjectAt(dfd, key, base)
-	if errors.Is(err, ErrNotFound) {
-		return "", fmt.Errorf("%w: %w", ErrVersionMismatch, ErrNotFound)
+	if errors.Is(err, ErrNoObject) {
+		return "", fmt.Errorf("%w: %w", ErrVersionMismatch, ErrNoObject)
 	}
 	if err != nil {
 		return "", err

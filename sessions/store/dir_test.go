@@ -274,7 +274,7 @@ func TestDirRefusesSpecialFiles(t *testing.T) {
 	if err := unix.Mkfifo(filepath.Join(root, "profiles", "p", "manifest.age"), 0o600); err != nil {
 		t.Skipf("mkfifo: %v", err)
 	}
-	if _, _, err := s.Get(ctx, "profiles/p/manifest.age"); err == nil || errors.Is(err, ErrNotFound) {
+	if _, _, err := s.Get(ctx, "profiles/p/manifest.age"); err == nil || errors.Is(err, ErrNoObject) {
 		t.Fatalf("get of a FIFO: %v", err)
 	}
 	if _, err := s.Create(ctx, "profiles/p/manifest.age", strings.NewReader("x")); !errors.Is(err, ErrExists) {

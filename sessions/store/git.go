@@ -373,7 +373,7 @@ func (g *gitStore) get(ctx context.Context, key string) (io.ReadCloser, Version,
 		return nil, "", err
 	}
 	if kind == kindAbsent || kind == kindDir {
-		return nil, "", ErrNotFound
+		return nil, "", ErrNoObject
 	}
 	rc, err := g.openEntry(ctx, kind, id)
 	if err != nil {
@@ -825,7 +825,7 @@ func precondition(kind objKind, cur, v Version, create bool) error {
 	case create && kind != kindAbsent:
 		return ErrExists
 	case !create && kind == kindAbsent:
-		return fmt.Errorf("%w: %w", ErrVersionMismatch, ErrNotFound)
+		return fmt.Errorf("%w: %w", ErrVersionMismatch, ErrNoObject)
 	case !create && cur != v:
 		return ErrVersionMismatch
 	}

@@ -165,7 +165,7 @@ func TestGitLayout(t *testing.T) {
 		t.Fatalf("index:\n%s", index)
 	}
 	// A part of a split object is not a key.
-	if _, _, err := g.Get(ctx, key+"/00000"); !errors.Is(err, ErrNotFound) {
+	if _, _, err := g.Get(ctx, key+"/00000"); !errors.Is(err, ErrNoObject) {
 		t.Fatalf("get of a part: %v", err)
 	}
 	if _, err := g.Create(ctx, key+"/00009", strings.NewReader("x")); err == nil {
@@ -388,7 +388,7 @@ func TestGitRemoteRollback(t *testing.T) {
 	}
 	// The branch deleted: everything is absent again.
 	runGit(t, remote, "update-ref", "-d", "refs/heads/ghyll/sessions")
-	if _, _, err := g.Get(ctx, "p/manifest.age"); !errors.Is(err, ErrNotFound) {
+	if _, _, err := g.Get(ctx, "p/manifest.age"); !errors.Is(err, ErrNoObject) {
 		t.Fatalf("after deletion: %v", err)
 	}
 	if keys, err := g.List(ctx, ""); err != nil || len(keys) != 0 {
@@ -408,7 +408,7 @@ func TestGitBadRemote(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, _, err = s.Get(ctx, "a/b")
-	if err == nil || errors.Is(err, ErrNotFound) {
+	if err == nil || errors.Is(err, ErrNoObject) {
 		t.Fatalf("get from a missing remote: %v", err)
 	}
 	if strings.Contains(err.Error(), "secret") {

@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/git-ctx/git-ctx/gitrepo"
+	"github.com/git-ctx/git-ctx/internal/fault"
 )
 
 // Version is an opaque tag of one stored state of an object; never "" for an
@@ -27,18 +28,18 @@ import (
 type Version string
 
 var (
-	// ErrNotFound is returned by Get (and Update) for a key with no object.
-	ErrNotFound = errors.New("object not found")
+	// ErrNoObject is returned by Get (and Update) for a key with no object.
+	ErrNoObject = fault.Sentinel(fault.Failed, "object not found")
 	// ErrExists is returned by Create for a key that already holds an object.
-	ErrExists = errors.New("object already exists")
+	ErrExists = fault.Sentinel(fault.Conflict, "object already exists")
 	// ErrVersionMismatch is returned by Update when the object's current
 	// version is not the one given (the precondition failed); an Update of an
 	// absent object returns an error matching both ErrVersionMismatch and
-	// ErrNotFound.
-	ErrVersionMismatch = errors.New("object changed (version mismatch)")
+	// ErrNoObject.
+	ErrVersionMismatch = fault.Sentinel(fault.Conflict, "object changed (version mismatch)")
 	// ErrInvalidKey is returned for a key (or List prefix) that is not a safe
 	// relative slash path.
-	ErrInvalidKey = errors.New("invalid object key")
+	ErrInvalidKey = fault.Sentinel(fault.Refused, "invalid object key")
 )
 
 // Store is an object store with conditional writes. Implementations are safe
