@@ -15,9 +15,7 @@ import (
 func TestConcurrentCheckpoints(t *testing.T) {
 	t.Parallel()
 	const workers, each = 8, 25
-	s := newSandbox(t)
-	repo := newRepo(t, s, "repo")
-	env := s.env("dev")
+	_, repo, env := tstNewRepo(t)
 	mustCtx(t, repo, env, "init")
 	initTip := gitOut(t, repo, env, "rev-parse", memRef)
 
@@ -165,9 +163,7 @@ func wantFsckClean(t *testing.T, dir string, env []string) {
 func TestConcurrentWithPlainGit(t *testing.T) {
 	t.Parallel()
 	const ctxWorkers, each, plainCommits = 2, 15, 20
-	s := newSandbox(t)
-	repo := newRepo(t, s, "repo")
-	env := s.env("dev")
+	_, repo, env := tstNewRepo(t)
 	mustCtx(t, repo, env, "init")
 
 	start := make(chan struct{})

@@ -434,13 +434,9 @@ func tstCodexOtherNotify(t *testing.T) {
 		t.Fatal("codex reported installed with another notify")
 	}
 	mustCtx(t, repo, env, "hooks", "install", "--agent", "codex", "--global", "--force")
-	if got := string(readFile(t, cfg)); got != tstCodexNotifyLine+"\n"+codexTOML {
-		t.Fatalf("install --force:\n%s", got)
-	}
+	tstWantFileText(t, cfg, tstCodexNotifyLine+"\n"+codexTOML, "install --force")
 	mustCtx(t, repo, env, "hooks", "uninstall", "--agent", "codex")
-	if got := string(readFile(t, cfg)); got != orig {
-		t.Fatalf("uninstall did not restore the other notify:\n%s", got)
-	}
+	tstWantFileText(t, cfg, orig, "uninstall did not restore the other notify")
 }
 
 // tstCodexUninstallElsewhere: uninstall in a repository that installed
@@ -460,9 +456,7 @@ func tstCodexUninstallElsewhere(t *testing.T) {
 		t.Errorf("uninstall in a repository that installed nothing left config.toml neither as it was nor restored:\n%s", got)
 	}
 	mustCtx(t, a, env, "hooks", "uninstall")
-	if got := string(readFile(t, cfg)); got != orig {
-		t.Fatalf("after uninstall in both repositories the user's notify is lost:\n%s", got)
-	}
+	tstWantFileText(t, cfg, orig, "after uninstall in both repositories the user's notify is lost")
 }
 
 // tstCodexNoConfig: a config.toml install created goes with uninstall.

@@ -72,6 +72,28 @@ func (r *tstCommits) head() string {
 	return gitOut(r.t, r.repo, r.env, "rev-parse", "HEAD")
 }
 
+// twoSides makes branch (from HEAD, on main) with one commit, then one
+// commit on main: both recorded.
+func (r *tstCommits) twoSides(branch, sideMsg string, sideFiles map[string]string, mainMsg string, mainFiles map[string]string) {
+	r.t.Helper()
+	r.git("checkout", "-q", "-b", branch)
+	r.want = append(r.want, hkQuietCommit(r.t, r.repo, r.env, sideMsg, sideFiles))
+	r.git("checkout", "-q", "main")
+	r.want = append(r.want, hkQuietCommit(r.t, r.repo, r.env, mainMsg, mainFiles))
+}
+
+// mergeRecorded: HEAD is a merge of the side commit made by twoSides (or
+// the test fails saying notMerge), and it is recorded too.
+func (r *tstCommits) mergeRecorded(notMerge, what string) {
+	r.t.Helper()
+	merge := r.head()
+	if gitOut(r.t, r.repo, r.env, "rev-parse", "HEAD^2") != r.want[len(r.want)-2] {
+		r.t.Fatal(notMerge)
+	}
+	r.want = append(r.want, merge)
+	r.count(what)
+}
+
 // tstCommitsInstall installs the default hooks and checks what install
 // says and what hooks status reports; install records nothing.
 func tstCommitsInstall(t *testing.T, repo string, env []string) {
@@ -109,19 +131,12 @@ func (r *tstCommits) amend() {
 func (r *tstCommits) merge() {
 	t := r.t
 	t.Helper()
-	r.git("checkout", "-q", "-b", "feature")
-	r.want = append(r.want, hkQuietCommit(t, r.repo, r.env, "feature work", map[string]string{"feature.go": "package a\n"}))
-	r.git("checkout", "-q", "main")
-	r.want = append(r.want, hkQuietCommit(t, r.repo, r.env, "main work", map[string]string{"main.go": "package a\n"}))
+	r.twoSides("feature", "feature work", map[string]string{"feature.go": "package a\n"},
+		"main work", map[string]string{"main.go": "package a\n"})
 	if res := execute(t, r.repo, r.env, nil, "git", "merge", "-q", "--no-edit", "feature"); res.code != 0 || res.stderr != "" {
 		t.Fatalf("git merge feature: %s", res)
 	}
-	merge1 := r.head()
-	if gitOut(t, r.repo, r.env, "rev-parse", "HEAD^2") != r.want[len(r.want)-2] {
-		t.Fatal("git merge feature did not make a merge commit")
-	}
-	r.want = append(r.want, merge1)
-	r.count("after a merge")
+	r.mergeRecorded("git merge feature did not make a merge commit", "after a merge")
 }
 
 // conflictedMerge: a conflicted merge, concluded with git commit
@@ -129,10 +144,8 @@ func (r *tstCommits) merge() {
 func (r *tstCommits) conflictedMerge() {
 	t := r.t
 	t.Helper()
-	r.git("checkout", "-q", "-b", "conflict")
-	r.want = append(r.want, hkQuietCommit(t, r.repo, r.env, "conflict side", map[string]string{"README.md": "conflict side\n", "side.txt": "x\n"}))
-	r.git("checkout", "-q", "main")
-	r.want = append(r.want, hkQuietCommit(t, r.repo, r.env, "main side", map[string]string{"README.md": "main side\n"}))
+	r.twoSides("conflict", "conflict side", map[string]string{"README.md": "conflict side\n", "side.txt": "x\n"},
+		"main side", map[string]string{"README.md": "main side\n"})
 	if res := execute(t, r.repo, r.env, nil, "git", "merge", "--no-edit", "conflict"); res.code == 0 {
 		t.Fatalf("git merge conflict should have stopped on a conflict: %s", res)
 	}
@@ -142,12 +155,7 @@ func (r *tstCommits) conflictedMerge() {
 	if res := hkGitCommit(t, r.repo, r.env, "--no-edit"); res.code != 0 || res.stderr != "" {
 		t.Fatalf("git commit concluding the merge: %s", res)
 	}
-	merge2 := r.head()
-	if gitOut(t, r.repo, r.env, "rev-parse", "HEAD^2") != r.want[len(r.want)-2] {
-		t.Fatal("the concluded merge is not a merge commit")
-	}
-	r.want = append(r.want, merge2)
-	r.count("after concluding a conflicted merge")
+	r.mergeRecorded("the concluded merge is not a merge commit", "after concluding a conflicted merge")
 }
 
 // fastForward: a fast-forward merge makes no commit: post-merge runs,

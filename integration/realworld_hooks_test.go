@@ -41,9 +41,7 @@ func tstHooksCodexShared(t *testing.T) {
 	if !strings.Contains(r.stderr, "--global") || !strings.Contains(r.stderr, cfg) {
 		t.Fatalf("the refusal should name the file and --global: %q", r.stderr)
 	}
-	if got := string(readFile(t, cfg)); got != codexTOML {
-		t.Fatalf("install without --global changed config.toml:\n%s", got)
-	}
+	tstWantFileText(t, cfg, codexTOML, "install without --global changed config.toml")
 
 	mustCtx(t, a, env, "hooks", "install", "--agent", "codex", "--global")
 	installed := string(readFile(t, cfg))
@@ -61,9 +59,7 @@ func tstHooksCodexShared(t *testing.T) {
 	if !strings.Contains(out, "still used by 1 other repository") {
 		t.Fatalf("uninstall in a while b uses the notify: %q", out)
 	}
-	if got := string(readFile(t, cfg)); got != installed {
-		t.Fatalf("uninstall in a removed the notify b installed:\n%s", got)
-	}
+	tstWantFileText(t, cfg, installed, "uninstall in a removed the notify b installed")
 	// A repository that installed nothing leaves it alone.
 	out = mustCtx(t, c, env, "hooks", "uninstall")
 	if !strings.Contains(out, "not installed from this repository") || string(readFile(t, cfg)) != installed {
@@ -74,9 +70,7 @@ func tstHooksCodexShared(t *testing.T) {
 	}
 	// The last user restores the user's file byte for byte.
 	mustCtx(t, b, env, "hooks", "uninstall")
-	if got := string(readFile(t, cfg)); got != codexTOML {
-		t.Fatalf("last uninstall did not restore config.toml:\n%s", got)
-	}
+	tstWantFileText(t, cfg, codexTOML, "last uninstall did not restore config.toml")
 	if names := hkDirNames(t, filepath.Join(filepath.Dir(cfg), ".git-ctx-backup")); len(names) != 0 {
 		t.Fatalf("state left beside config.toml after the last uninstall: %q", names)
 	}
@@ -93,9 +87,7 @@ func tstHooksCodexUninstallGlobal(t *testing.T) {
 	mustCtx(t, a, env, "hooks", "install", "--agent", "codex", "--global")
 	// b never installed it; --global removes it for everyone.
 	mustCtx(t, b, env, "hooks", "uninstall", "--agent", "codex", "--global")
-	if got := string(readFile(t, cfg)); got != codexTOML {
-		t.Fatalf("uninstall --global did not restore config.toml:\n%s", got)
-	}
+	tstWantFileText(t, cfg, codexTOML, "uninstall --global did not restore config.toml")
 }
 
 // tstHooksGlobalHooksPath: a hooks directory named by the global git config

@@ -38,9 +38,7 @@ func tstRecordThree(t *testing.T, dir string, env []string, init bool) []record 
 // tstUntouchedClean: a clean checkout.
 func tstUntouchedClean(t *testing.T) {
 	t.Parallel()
-	s := newSandbox(t)
-	repo := newRepo(t, s, "repo")
-	env := s.env("dev")
+	_, repo, env := tstNewRepo(t)
 	before := snapshot(t, repo, env, "")
 	cps := tstRecordThree(t, repo, env, true)
 	wantUnchanged(t, before, snapshot(t, repo, env, ""))
@@ -53,9 +51,7 @@ func tstUntouchedClean(t *testing.T) {
 // tstUntouchedDirty: modified, staged, untracked and deleted files.
 func tstUntouchedDirty(t *testing.T) {
 	t.Parallel()
-	s := newSandbox(t)
-	repo := newRepo(t, s, "repo")
-	env := s.env("dev")
+	_, repo, env := tstNewRepo(t)
 	commitFiles(t, repo, env, "more files", map[string]string{"b.go": "package b\n", "c.go": "package c\n"})
 	// A modified tracked file, a staged change, a staged new file that
 	// is modified again, an untracked file and a deletion.
@@ -81,9 +77,7 @@ func tstUntouchedDirty(t *testing.T) {
 // tstUntouchedRebase: a rebase stopped on a conflict (which can still be finished).
 func tstUntouchedRebase(t *testing.T) {
 	t.Parallel()
-	s := newSandbox(t)
-	repo := newRepo(t, s, "repo")
-	env := s.env("dev")
+	_, repo, env := tstNewRepo(t)
 	commitFiles(t, repo, env, "base", map[string]string{"c.txt": "base\n"})
 	mustRun(t, repo, env, "git", "checkout", "-q", "-b", "feature")
 	commitFiles(t, repo, env, "feature side", map[string]string{"c.txt": "feature\n"})
@@ -125,9 +119,7 @@ func tstUntouchedRebase(t *testing.T) {
 // tstUntouchedSubdirectory: run from a subdirectory; paths stay repository paths.
 func tstUntouchedSubdirectory(t *testing.T) {
 	t.Parallel()
-	s := newSandbox(t)
-	repo := newRepo(t, s, "repo")
-	env := s.env("dev")
+	_, repo, env := tstNewRepo(t)
 	commitFiles(t, repo, env, "nested", map[string]string{"sub/dir/x.go": "package x\n"})
 	sub := filepath.Join(repo, "sub", "dir")
 	before := snapshot(t, repo, env, "")
@@ -152,9 +144,7 @@ func tstUntouchedSubdirectory(t *testing.T) {
 // tstUntouchedLinkedWorktree: init and checkpoints from a linked worktree; the branch is shared with the main checkout.
 func tstUntouchedLinkedWorktree(t *testing.T) {
 	t.Parallel()
-	s := newSandbox(t)
-	repo := newRepo(t, s, "repo")
-	env := s.env("dev")
+	s, repo, env := tstNewRepo(t)
 	wt := filepath.Join(s.root, "wt")
 	mustRun(t, repo, env, "git", "worktree", "add", "-q", "-b", "wtbranch", wt)
 	writeFile(t, filepath.Join(wt, "a.go"), "package a // dirty in the worktree\n")
