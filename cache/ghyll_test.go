@@ -90,6 +90,25 @@ func TestReadGhyllDBSeedSchema(t *testing.T) {
 	if len(rows) != 3 || rows[0].Checkpoint.Hash != h1 || rows[1].Checkpoint.Hash != h2 || rows[2].Checkpoint.Hash != h3 {
 		t.Fatalf("rows: %+v", rows)
 	}
+	checkGhyllSeedRows(t, rows, h1, sig)
+	after, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(before, after) {
+		t.Errorf("ReadGhyllDB changed the ghyll database")
+	}
+	for _, suffix := range []string{"-wal", "-journal"} {
+		if _, err := os.Stat(path + suffix); err == nil {
+			t.Errorf("ReadGhyllDB left %s%s behind", path, suffix)
+		}
+	}
+}
+
+// checkGhyllSeedRows: the seed-schema rows decode to the checkpoints they
+// stand for, keeping the stored text of the JSON columns.
+func checkGhyllSeedRows(t *testing.T, rows []cache.GhyllRow, h1, sig string) {
+	t.Helper()
 	a := rows[0].Checkpoint
 	want := checkpoint.Checkpoint{
 		Hash: h1, ParentHash: checkpoint.ZeroHash, DeviceID: "alice", AuthorID: "alice", Timestamp: 100,
@@ -112,18 +131,6 @@ func TestReadGhyllDBSeedSchema(t *testing.T) {
 	c := rows[2]
 	if c.FilesText != "null" || c.Checkpoint.FilesTouched != nil {
 		t.Errorf("row 3: files %q decoded %#v", c.FilesText, c.Checkpoint.FilesTouched)
-	}
-	after, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(before, after) {
-		t.Errorf("ReadGhyllDB changed the ghyll database")
-	}
-	for _, suffix := range []string{"-wal", "-journal"} {
-		if _, err := os.Stat(path + suffix); err == nil {
-			t.Errorf("ReadGhyllDB left %s%s behind", path, suffix)
-		}
 	}
 }
 

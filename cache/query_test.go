@@ -1,6 +1,7 @@
 package cache_test
 
 import (
+	"context"
 	"errors"
 	"math"
 	"strings"
@@ -119,6 +120,20 @@ func TestResolveCountsDevicesTips(t *testing.T) {
 	}
 	db := build(t, dir, rows...)
 
+	checkResolve(t, ctx, db)
+	checkCounts(t, ctx, db)
+	// Devices: first seen wins, default trust, sorted by id.
+	// Tips: "" until set. HeadState: next position, last hash, verified.
+	if err := db.Update(ctx, func(w *cache.Writer) error { return writeDevicesAndTips(t, w) }); err != nil {
+		t.Fatal(err)
+	}
+	checkDevicesAndTips(t, ctx, db)
+}
+
+// checkResolve: hash prefixes resolve within one repository only, and a
+// prefix matching more than ten records returns eleven.
+func checkResolve(t *testing.T, ctx context.Context, db *cache.DB) {
+	t.Helper()
 	for _, c := range []struct {
 		prefix string
 		want   []string
@@ -140,7 +155,11 @@ func TestResolveCountsDevicesTips(t *testing.T) {
 	if got, err := db.Resolve(ctx, "repo1", "ee"); err != nil || len(got) != 11 {
 		t.Errorf("Resolve of 12 matches: %d results (%v), want 11 (enough to report more than ten)", len(got), err)
 	}
+}
 
+// checkCounts: totals and per-device counts for each repository.
+func checkCounts(t *testing.T, ctx context.Context, db *cache.DB) {
+	t.Helper()
 	total, by, err := db.Counts(ctx, "repo1")
 	if err != nil || total != 15 || by["a"] != 2 || by["b"] != 1 || by["c"] != 12 || len(by) != 3 {
 		t.Errorf("Counts(repo1) = %d %v %v", total, by, err)
@@ -151,41 +170,44 @@ func TestResolveCountsDevicesTips(t *testing.T) {
 	if total, by, err := db.Counts(ctx, "none"); err != nil || total != 0 || len(by) != 0 {
 		t.Errorf("Counts(none) = %d %v %v", total, by, err)
 	}
+}
 
-	// Devices: first seen wins, default trust, sorted by id.
-	// Tips: "" until set. HeadState: next position, last hash, verified.
-	err = db.Update(ctx, func(w *cache.Writer) error {
-		for _, d := range []cache.Device{
-			{ID: "zed", PublicKey: "K1", Fingerprint: "F1", FirstSeen: 10},
-			{ID: "amy", PublicKey: "K2", Fingerprint: "F2", FirstSeen: 11, Trust: "pinned"},
-			{ID: "zed", PublicKey: "K3", Fingerprint: "F3", FirstSeen: 12},
-		} {
-			if err := w.PutDevice(d); err != nil {
-				return err
-			}
-		}
-		if tip, err := w.Tip("refs/heads/ghyll/memory"); err != nil || tip != "" {
-			t.Errorf("Writer.Tip before SetTip = %q, %v", tip, err)
-		}
-		if err := w.SetTip("refs/heads/ghyll/memory", "c1"); err != nil {
+// writeDevicesAndTips puts three devices (one id twice), moves the tip
+// twice and checks the writer's view of tips and head states.
+func writeDevicesAndTips(t *testing.T, w *cache.Writer) error {
+	t.Helper()
+	for _, d := range []cache.Device{
+		{ID: "zed", PublicKey: "K1", Fingerprint: "F1", FirstSeen: 10},
+		{ID: "amy", PublicKey: "K2", Fingerprint: "F2", FirstSeen: 11, Trust: "pinned"},
+		{ID: "zed", PublicKey: "K3", Fingerprint: "F3", FirstSeen: 12},
+	} {
+		if err := w.PutDevice(d); err != nil {
 			return err
 		}
-		if err := w.SetTip("refs/heads/ghyll/memory", "c2"); err != nil {
-			return err
-		}
-		n, last, verified, err := w.HeadState("repo1", "a")
-		if err != nil || n != 2 || last != fakeHash("abc1", 0) || !verified {
-			t.Errorf("HeadState(repo1, a) = %d %s %v %v", n, last, verified, err)
-		}
-		n, last, verified, err = w.HeadState("repo1", "nobody")
-		if err != nil || n != 0 || last != "" || !verified {
-			t.Errorf("HeadState of an unknown device = %d %q %v %v", n, last, verified, err)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
+	if tip, err := w.Tip("refs/heads/ghyll/memory"); err != nil || tip != "" {
+		t.Errorf("Writer.Tip before SetTip = %q, %v", tip, err)
+	}
+	if err := w.SetTip("refs/heads/ghyll/memory", "c1"); err != nil {
+		return err
+	}
+	if err := w.SetTip("refs/heads/ghyll/memory", "c2"); err != nil {
+		return err
+	}
+	n, last, verified, err := w.HeadState("repo1", "a")
+	if err != nil || n != 2 || last != fakeHash("abc1", 0) || !verified {
+		t.Errorf("HeadState(repo1, a) = %d %s %v %v", n, last, verified, err)
+	}
+	n, last, verified, err = w.HeadState("repo1", "nobody")
+	if err != nil || n != 0 || last != "" || !verified {
+		t.Errorf("HeadState of an unknown device = %d %q %v %v", n, last, verified, err)
+	}
+	return nil
+}
+
+// checkDevicesAndTips reads back what writeDevicesAndTips stored.
+func checkDevicesAndTips(t *testing.T, ctx context.Context, db *cache.DB) {
+	t.Helper()
 	devs, err := db.Devices(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -272,6 +294,24 @@ func TestSearch(t *testing.T) {
 		mk(h6, "fixed a null pointer", nil, "repo1", 6),
 	)
 
+	checkSearchJWT(t, ctx, db, h1, h2)
+	checkSearchLiteral(t, ctx, db, h1, h2, h3, h5, h6)
+	if hits, err := db.Search(ctx, "repo1", "kubernetes", 10, "[", "]"); err != nil || len(hits) != 0 {
+		t.Errorf("absent word: %v %v", hitHashes(hits), err)
+	}
+	if _, err := db.Search(ctx, "repo1", "   ", 10, "[", "]"); err == nil {
+		t.Errorf("blank query: no error")
+	}
+	if !db.FTS {
+		t.Fatalf("FTS not available in a binary built with sqlite_fts5")
+	}
+	// ErrNoFTS needs a build without the sqlite_fts5 tag: not covered here.
+}
+
+// checkSearchJWT: ranking, snippets and markers, limits and multi-word
+// queries, on the two records of repo1 that mention jwt (h1 more often).
+func checkSearchJWT(t *testing.T, ctx context.Context, db *cache.DB, h1, h2 string) {
+	t.Helper()
 	hits, err := db.Search(ctx, "repo1", "jwt", 10, "[", "]")
 	if err != nil {
 		t.Fatal(err)
@@ -304,8 +344,12 @@ func TestSearch(t *testing.T) {
 	if hits, err := db.Search(ctx, "repo1", "jwt refresh", 10, "[", "]"); err != nil || len(hits) != 1 || hits[0].Hash != h1 {
 		t.Errorf("two words: %v %v", hitHashes(hits), err)
 	}
+}
 
-	// Punctuation in queries is taken literally, never as FTS5 syntax.
+// checkSearchLiteral: punctuation in queries is taken literally, never as
+// FTS5 syntax.
+func checkSearchLiteral(t *testing.T, ctx context.Context, db *cache.DB, h1, h2, h3, h5, h6 string) {
+	t.Helper()
 	for q, want := range map[string][]string{
 		"auth.go":       {h1},
 		`"quoted`:       {h3},
@@ -333,30 +377,27 @@ func TestSearch(t *testing.T) {
 		"null": {h6},
 		"[]":   nil,
 	} {
-		hits, err := db.Search(ctx, "repo1", q, 10, "[", "]")
-		if err != nil {
-			t.Errorf("search %q: %v", q, err)
-			continue
-		}
-		got := hitHashes(hits)
-		if q == "{summary}" || q == "jwt*" || q == "summary:jwt" || q == "^jwt" {
-			// Only the absence of an error matters for these.
-			continue
-		}
-		if !sameSet(got, want) {
-			t.Errorf("search %q: got %v, want %v", q, short(got), short(want))
-		}
+		checkSearchQuery(t, ctx, db, q, want)
 	}
-	if hits, err := db.Search(ctx, "repo1", "kubernetes", 10, "[", "]"); err != nil || len(hits) != 0 {
-		t.Errorf("absent word: %v %v", hitHashes(hits), err)
+}
+
+// checkSearchQuery runs one query; for a few queries only the absence of an
+// error matters, for the others the set of hits must be want.
+func checkSearchQuery(t *testing.T, ctx context.Context, db *cache.DB, q string, want []string) {
+	t.Helper()
+	hits, err := db.Search(ctx, "repo1", q, 10, "[", "]")
+	if err != nil {
+		t.Errorf("search %q: %v", q, err)
+		return
 	}
-	if _, err := db.Search(ctx, "repo1", "   ", 10, "[", "]"); err == nil {
-		t.Errorf("blank query: no error")
+	got := hitHashes(hits)
+	if q == "{summary}" || q == "jwt*" || q == "summary:jwt" || q == "^jwt" {
+		// Only the absence of an error matters for these.
+		return
 	}
-	if !db.FTS {
-		t.Fatalf("FTS not available in a binary built with sqlite_fts5")
+	if !sameSet(got, want) {
+		t.Errorf("search %q: got %v, want %v", q, short(got), short(want))
 	}
-	// ErrNoFTS needs a build without the sqlite_fts5 tag: not covered here.
 }
 
 func hitHashes(hits []cache.Hit) []string {
@@ -409,11 +450,18 @@ func TestSimilar(t *testing.T) {
 		mk(s8, []float32{0, 0, 0}, "repo1", true),    // zero vector: no score
 		ghyll, // emb outside the hash
 	)
+	checkSimilarOrder(t, ctx, db, []string{s1, s2, s3, s4})
+	checkSimilarOptions(t, ctx, db, s1, s2, s5, s9)
+}
+
+// checkSimilarOrder: records of the query's dimension in repo1 come back by
+// cosine similarity, highest first, with their scores and entries.
+func checkSimilarOrder(t *testing.T, ctx context.Context, db *cache.DB, want []string) {
+	t.Helper()
 	m, err := db.Similar(ctx, "repo1", []float32{2, 0, 0}, 10, "", false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{s1, s2, s3, s4}
 	var got []string
 	for _, x := range m {
 		got = append(got, x.Hash)
@@ -433,6 +481,12 @@ func TestSimilar(t *testing.T) {
 	if m[0].Entry == nil || m[0].Checkpoint == nil || len(m[0].Embedding) != 3 {
 		t.Errorf("match entry not filled: %+v", m[0].Entry)
 	}
+}
+
+// checkSimilarOptions: k, the excepted hash, other dimensions, no
+// embeddings, unauthenticated embeddings and refused query vectors.
+func checkSimilarOptions(t *testing.T, ctx context.Context, db *cache.DB, s1, s2, s5, s9 string) {
+	t.Helper()
 	if m, err := db.Similar(ctx, "repo1", []float32{1, 0, 0}, 2, "", false); err != nil || len(m) != 2 || m[0].Hash != s1 || m[1].Hash != s2 {
 		t.Errorf("k=2: %v", m)
 	}
@@ -449,6 +503,13 @@ func TestSimilar(t *testing.T) {
 	if m, err := db.Similar(ctx, "no-such-repo", []float32{1, 2}, 10, "", false); err != nil || len(m) != 0 {
 		t.Errorf("no embeddings at all: %v %v, want no match and no error", m, err)
 	}
+	checkSimilarUnauthenticated(t, ctx, db, s1, s9)
+}
+
+// checkSimilarUnauthenticated: embeddings outside the hash are used only
+// when asked for, and marked; zero and empty query vectors are refused.
+func checkSimilarUnauthenticated(t *testing.T, ctx context.Context, db *cache.DB, s1, s9 string) {
+	t.Helper()
 	if m, err := db.Similar(ctx, "repo1", []float32{1, 0, 0}, 10, "", true); err != nil || len(m) != 5 || m[0].Hash != s1 || m[1].Hash != s9 {
 		t.Errorf("with unauthenticated embeddings: %v %v", m, err)
 	} else if u0, u1 := m[0].Unauthenticated(), m[1].Unauthenticated(); u0 != nil || len(u1) != 1 || u1[0] != "emb" {

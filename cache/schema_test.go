@@ -2,6 +2,7 @@ package cache_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/ed25519"
 	"database/sql"
 	"encoding/json"
@@ -241,109 +242,134 @@ func TestRoundTripExact(t *testing.T) {
 			for i, c := range set {
 				rows = append(rows, cache.Row{CP: c, RepoID: "repo1", Seq: i, Verified: true, Rule: checkpoint.RuleSeedV1})
 			}
-			var db *cache.DB
-			if path == "rebuild" {
-				db = build(t, dir, rows...)
-			} else {
-				db = build(t, dir)
-				if err := db.Update(ctx, func(w *cache.Writer) error {
-					for _, r := range rows {
-						if err := w.AddCheckpoint(r); err != nil {
-							return err
-						}
-					}
-					return nil
-				}); err != nil {
-					t.Fatal(err)
-				}
-			}
-			log, err := db.Log(ctx, cache.Query{RepoID: "repo1"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(log) != len(set) {
-				t.Fatalf("log has %d entries, want %d", len(log), len(set))
-			}
-			byHash := map[string]*cache.Entry{}
-			for _, e := range log {
-				byHash[e.Hash] = e
-			}
-			for i, orig := range set {
-				want, err := orig.MarshalFile()
-				if err != nil {
-					t.Fatal(err)
-				}
-				got, err := db.Get(ctx, orig.Hash)
-				if err != nil || got == nil {
-					t.Fatalf("Get %s: %v %v", orig.Hash, got, err)
-				}
-				for what, e := range map[string]*cache.Entry{"Get": got, "Log": byHash[orig.Hash]} {
-					if e == nil {
-						t.Fatalf("%s: %s missing", what, orig.Hash)
-					}
-					b, err := e.MarshalFile()
-					if err != nil {
-						t.Fatal(err)
-					}
-					if !bytes.Equal(b, want) {
-						t.Errorf("%s of record %d: MarshalFile differs\n got  %s\n want %s", what, i, b, want)
-					}
-					if (e.Embedding == nil) != (orig.Embedding == nil) || (e.FilesTouched == nil) != (orig.FilesTouched == nil) ||
-						(e.ToolsUsed == nil) != (orig.ToolsUsed == nil) {
-						t.Errorf("%s of record %d: nil/empty lost: emb %v files %v tools %v", what, i,
-							e.Embedding == nil, e.FilesTouched == nil, e.ToolsUsed == nil)
-					}
-					if !reflect.DeepEqual(e.Embedding, orig.Embedding) && len(orig.Embedding) > 0 {
-						t.Errorf("%s of record %d: embedding %v, want %v", what, i, e.Embedding, orig.Embedding)
-					}
-					if rule, err := e.Checkpoint.Verify(pub); err != nil || rule != checkpoint.RuleSeedV1 {
-						t.Errorf("%s of record %d: sealed record no longer verifies: %v %v", what, i, rule, err)
-					}
-					if e.RepoID != "repo1" || e.Seq != i || !e.Verified || e.Imported != 0 {
-						t.Errorf("%s of record %d: repo %q seq %d verified %v imported %d", what, i, e.RepoID, e.Seq, e.Verified, e.Imported)
-					}
-				}
-			}
-
-			// The seed's BLOB: float32 little-endian, concatenated; an
-			// absent or empty embedding is an empty blob (NOT NULL).
-			r := raw(t, dir)
-			defer r.Close()
-			for _, c := range set {
-				var blob []byte
-				if err := r.QueryRow(`SELECT embedding FROM checkpoints WHERE hash = ?`, c.Hash).Scan(&blob); err != nil {
-					t.Fatal(err)
-				}
-				if len(blob) != 4*len(c.Embedding) {
-					t.Errorf("embedding blob of %s: %d bytes, want %d", c.Summary, len(blob), 4*len(c.Embedding))
-				}
-			}
-			var blob []byte
-			if err := r.QueryRow(`SELECT substr(embedding, 1, 12) FROM checkpoints WHERE hash = ?`, set[2].Hash).Scan(&blob); err != nil {
-				t.Fatal(err)
-			}
-			// 1.0 = 0x3f800000, -2.5 = 0xc0200000, 0.1f = 0x3dcccccd.
-			wantBlob := []byte{0x00, 0x00, 0x80, 0x3f, 0x00, 0x00, 0x20, 0xc0, 0xcd, 0xcc, 0xcc, 0x3d}
-			if !bytes.Equal(blob, wantBlob) {
-				t.Errorf("embedding blob starts % x, want % x", blob, wantBlob)
-			}
-			// The seed's JSON-array columns hold JSON; injections is NULL
-			// for a nil list.
-			var files, tools string
-			var inj sql.NullString
-			if err := r.QueryRow(`SELECT files, tools, injections FROM checkpoints WHERE hash = ?`, set[2].Hash).Scan(&files, &tools, &inj); err != nil {
-				t.Fatal(err)
-			}
-			if files != `["auth.go","\u003cb\u003e.go"]` || tools != `["bash","read_file"]` || inj.String != `["instruction_override"]` {
-				t.Errorf("list columns: files %s tools %s injections %v", files, tools, inj)
-			}
-			if err := r.QueryRow(`SELECT injections FROM checkpoints WHERE hash = ?`, set[0].Hash).Scan(&inj); err != nil {
-				t.Fatal(err)
-			}
-			if inj.Valid {
-				t.Errorf("injections of a nil list: %q, want NULL", inj.String)
-			}
+			db := roundTripBuild(t, ctx, dir, path, rows)
+			checkRoundTripEntries(t, ctx, db, set, pub)
+			checkRoundTripColumns(t, dir, set)
 		})
+	}
+}
+
+// roundTripBuild fills a new cache in dir with rows, by a rebuild or
+// (path "update") by appending them in one Update.
+func roundTripBuild(t *testing.T, ctx context.Context, dir, path string, rows []cache.Row) *cache.DB {
+	t.Helper()
+	if path == "rebuild" {
+		return build(t, dir, rows...)
+	}
+	db := build(t, dir)
+	if err := db.Update(ctx, func(w *cache.Writer) error {
+		for _, r := range rows {
+			if err := w.AddCheckpoint(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+// checkRoundTripEntries: every record of set comes back byte-exact through
+// both Get and Log.
+func checkRoundTripEntries(t *testing.T, ctx context.Context, db *cache.DB, set []*checkpoint.Checkpoint, pub ed25519.PublicKey) {
+	t.Helper()
+	log, err := db.Log(ctx, cache.Query{RepoID: "repo1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(log) != len(set) {
+		t.Fatalf("log has %d entries, want %d", len(log), len(set))
+	}
+	byHash := map[string]*cache.Entry{}
+	for _, e := range log {
+		byHash[e.Hash] = e
+	}
+	for i, orig := range set {
+		want, err := orig.MarshalFile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := db.Get(ctx, orig.Hash)
+		if err != nil || got == nil {
+			t.Fatalf("Get %s: %v %v", orig.Hash, got, err)
+		}
+		for what, e := range map[string]*cache.Entry{"Get": got, "Log": byHash[orig.Hash]} {
+			checkRoundTripEntry(t, what, i, e, orig, want, pub)
+		}
+	}
+}
+
+// checkRoundTripEntry compares one cached entry (read by what) with the
+// record orig it came from, whose file bytes are want.
+func checkRoundTripEntry(t *testing.T, what string, i int, e *cache.Entry, orig *checkpoint.Checkpoint, want []byte, pub ed25519.PublicKey) {
+	t.Helper()
+	if e == nil {
+		t.Fatalf("%s: %s missing", what, orig.Hash)
+	}
+	b, err := e.MarshalFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(b, want) {
+		t.Errorf("%s of record %d: MarshalFile differs\n got  %s\n want %s", what, i, b, want)
+	}
+	if (e.Embedding == nil) != (orig.Embedding == nil) || (e.FilesTouched == nil) != (orig.FilesTouched == nil) ||
+		(e.ToolsUsed == nil) != (orig.ToolsUsed == nil) {
+		t.Errorf("%s of record %d: nil/empty lost: emb %v files %v tools %v", what, i,
+			e.Embedding == nil, e.FilesTouched == nil, e.ToolsUsed == nil)
+	}
+	if !reflect.DeepEqual(e.Embedding, orig.Embedding) && len(orig.Embedding) > 0 {
+		t.Errorf("%s of record %d: embedding %v, want %v", what, i, e.Embedding, orig.Embedding)
+	}
+	if rule, err := e.Checkpoint.Verify(pub); err != nil || rule != checkpoint.RuleSeedV1 {
+		t.Errorf("%s of record %d: sealed record no longer verifies: %v %v", what, i, rule, err)
+	}
+	if e.RepoID != "repo1" || e.Seq != i || !e.Verified || e.Imported != 0 {
+		t.Errorf("%s of record %d: repo %q seq %d verified %v imported %d", what, i, e.RepoID, e.Seq, e.Verified, e.Imported)
+	}
+}
+
+// checkRoundTripColumns reads the seed's columns directly.
+func checkRoundTripColumns(t *testing.T, dir string, set []*checkpoint.Checkpoint) {
+	t.Helper()
+	// The seed's BLOB: float32 little-endian, concatenated; an
+	// absent or empty embedding is an empty blob (NOT NULL).
+	r := raw(t, dir)
+	defer r.Close()
+	for _, c := range set {
+		var blob []byte
+		if err := r.QueryRow(`SELECT embedding FROM checkpoints WHERE hash = ?`, c.Hash).Scan(&blob); err != nil {
+			t.Fatal(err)
+		}
+		if len(blob) != 4*len(c.Embedding) {
+			t.Errorf("embedding blob of %s: %d bytes, want %d", c.Summary, len(blob), 4*len(c.Embedding))
+		}
+	}
+	var blob []byte
+	if err := r.QueryRow(`SELECT substr(embedding, 1, 12) FROM checkpoints WHERE hash = ?`, set[2].Hash).Scan(&blob); err != nil {
+		t.Fatal(err)
+	}
+	// 1.0 = 0x3f800000, -2.5 = 0xc0200000, 0.1f = 0x3dcccccd.
+	wantBlob := []byte{0x00, 0x00, 0x80, 0x3f, 0x00, 0x00, 0x20, 0xc0, 0xcd, 0xcc, 0xcc, 0x3d}
+	if !bytes.Equal(blob, wantBlob) {
+		t.Errorf("embedding blob starts % x, want % x", blob, wantBlob)
+	}
+	// The seed's JSON-array columns hold JSON; injections is NULL
+	// for a nil list.
+	var files, tools string
+	var inj sql.NullString
+	if err := r.QueryRow(`SELECT files, tools, injections FROM checkpoints WHERE hash = ?`, set[2].Hash).Scan(&files, &tools, &inj); err != nil {
+		t.Fatal(err)
+	}
+	if files != `["auth.go","\u003cb\u003e.go"]` || tools != `["bash","read_file"]` || inj.String != `["instruction_override"]` {
+		t.Errorf("list columns: files %s tools %s injections %v", files, tools, inj)
+	}
+	if err := r.QueryRow(`SELECT injections FROM checkpoints WHERE hash = ?`, set[0].Hash).Scan(&inj); err != nil {
+		t.Fatal(err)
+	}
+	if inj.Valid {
+		t.Errorf("injections of a nil list: %q, want NULL", inj.String)
 	}
 }
 

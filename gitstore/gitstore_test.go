@@ -84,68 +84,92 @@ func TestInitAndAppendBothLayouts(t *testing.T) {
 			s, dir := newStore(t)
 			ctx := context.Background()
 			d := device(t, "dev-a", 1)
-			res, err := s.Init(ctx, InitOptions{Layout: layout, Device: d})
-			if err != nil || !res.Created || !res.Published || res.Layout != layout {
-				t.Fatalf("init: %+v %v", res, err)
-			}
-			again, err := s.Init(ctx, InitOptions{Device: d})
-			if err != nil || again.Created || again.Published || again.Tip != res.Tip {
-				t.Fatalf("second init changed something: %+v %v", again, err)
-			}
-			// 300 drafts in one append cross a ctx-v1 segment boundary.
-			ar, err := s.Append(ctx, AppendRequest{RepoID: repoID, Device: d, Drafts: drafts(300, "bulk")})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := s.Append(ctx, AppendRequest{RepoID: repoID, Device: d, Drafts: drafts(1, "one")}); err != nil {
-				t.Fatal(err)
-			}
-			v, err := s.View()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if v.Layout != layout {
-				t.Fatalf("layout %s", v.Layout)
-			}
-			entries, err := v.Chain(repoID, "dev-a")
-			if err != nil || len(entries) != 301 {
-				t.Fatalf("chain: %d %v", len(entries), err)
-			}
-			if entries[0].Parent != checkpoint.ZeroHash || entries[1].Parent != entries[0].Hash || entries[0].Hash != ar.Checkpoints[0].Hash {
-				t.Fatal("chain does not link")
-			}
-			cp, err := v.Checkpoint(repoID, entries[300].Hash)
-			if err != nil || cp.Summary != "one 0" || cp.Version != checkpoint.WriteVersion {
-				t.Fatalf("read back: %+v %v", cp, err)
-			}
-			rep, err := v.Verify()
-			if err != nil || !rep.OK || rep.Verified() != 301 {
-				t.Fatalf("verify: %+v %v", rep, err)
-			}
-			paths := git(t, dir, "ls-tree", "-r", "--name-only", BranchRef)
-			wantPaths := []string{DeviceKeyPath("dev-a"), layout.CheckpointPath(repoID, entries[7].Hash)}
-			if layout == LayoutCtxV1 {
-				wantPaths = append(wantPaths, LayoutFile, SegmentPath(repoID, "dev-a", 0), SegmentPath(repoID, "dev-a", 1))
-				seg0 := git(t, dir, "show", BranchRef+":"+SegmentPath(repoID, "dev-a", 0))
-				if n := strings.Count(seg0, "\n") + 1; n != SegmentLines {
-					t.Fatalf("segment 0 has %d lines", n)
-				}
-			} else {
-				wantPaths = append(wantPaths, ChainPath(repoID, "dev-a"))
-				if strings.Contains(paths, LayoutFile) {
-					t.Fatal("ghyll-v1 branch has a LAYOUT file")
-				}
-			}
-			for _, p := range wantPaths {
-				if !strings.Contains(paths, p) {
-					t.Errorf("missing %s", p)
-				}
-			}
+			first := initAndAppend301(t, ctx, s, d, layout)
+			entries := checkLayoutChain(t, s, layout, first)
+			checkLayoutPaths(t, dir, layout, entries[7].Hash)
 			git(t, dir, "fsck", "--strict", "--no-progress")
 			if h := git(t, dir, "rev-parse", "HEAD"); h == "" {
 				t.Fatal("HEAD gone")
 			}
 		})
+	}
+}
+
+// initAndAppend301 creates the branch in layout (a second Init changes
+// nothing), then appends 300 drafts at once and one more; returns the hash
+// of the first checkpoint.
+func initAndAppend301(t *testing.T, ctx context.Context, s *Store, d Device, layout Layout) string {
+	t.Helper()
+	res, err := s.Init(ctx, InitOptions{Layout: layout, Device: d})
+	if err != nil || !res.Created || !res.Published || res.Layout != layout {
+		t.Fatalf("init: %+v %v", res, err)
+	}
+	again, err := s.Init(ctx, InitOptions{Device: d})
+	if err != nil || again.Created || again.Published || again.Tip != res.Tip {
+		t.Fatalf("second init changed something: %+v %v", again, err)
+	}
+	// 300 drafts in one append cross a ctx-v1 segment boundary.
+	ar, err := s.Append(ctx, AppendRequest{RepoID: repoID, Device: d, Drafts: drafts(300, "bulk")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Append(ctx, AppendRequest{RepoID: repoID, Device: d, Drafts: drafts(1, "one")}); err != nil {
+		t.Fatal(err)
+	}
+	return ar.Checkpoints[0].Hash
+}
+
+// checkLayoutChain: the branch has layout, dev-a's chain of 301 links from
+// first, reads back and verifies; returns the chain's entries.
+func checkLayoutChain(t *testing.T, s *Store, layout Layout, first string) []checkpoint.ChainEntry {
+	t.Helper()
+	v, err := s.View()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Layout != layout {
+		t.Fatalf("layout %s", v.Layout)
+	}
+	entries, err := v.Chain(repoID, "dev-a")
+	if err != nil || len(entries) != 301 {
+		t.Fatalf("chain: %d %v", len(entries), err)
+	}
+	if entries[0].Parent != checkpoint.ZeroHash || entries[1].Parent != entries[0].Hash || entries[0].Hash != first {
+		t.Fatal("chain does not link")
+	}
+	cp, err := v.Checkpoint(repoID, entries[300].Hash)
+	if err != nil || cp.Summary != "one 0" || cp.Version != checkpoint.WriteVersion {
+		t.Fatalf("read back: %+v %v", cp, err)
+	}
+	rep, err := v.Verify()
+	if err != nil || !rep.OK || rep.Verified() != 301 {
+		t.Fatalf("verify: %+v %v", rep, err)
+	}
+	return entries
+}
+
+// checkLayoutPaths: the branch holds the paths of its layout (and a
+// ghyll-v1 branch no LAYOUT file); sample is one checkpoint's hash.
+func checkLayoutPaths(t *testing.T, dir string, layout Layout, sample string) {
+	t.Helper()
+	paths := git(t, dir, "ls-tree", "-r", "--name-only", BranchRef)
+	wantPaths := []string{DeviceKeyPath("dev-a"), layout.CheckpointPath(repoID, sample)}
+	if layout == LayoutCtxV1 {
+		wantPaths = append(wantPaths, LayoutFile, SegmentPath(repoID, "dev-a", 0), SegmentPath(repoID, "dev-a", 1))
+		seg0 := git(t, dir, "show", BranchRef+":"+SegmentPath(repoID, "dev-a", 0))
+		if n := strings.Count(seg0, "\n") + 1; n != SegmentLines {
+			t.Fatalf("segment 0 has %d lines", n)
+		}
+	} else {
+		wantPaths = append(wantPaths, ChainPath(repoID, "dev-a"))
+		if strings.Contains(paths, LayoutFile) {
+			t.Fatal("ghyll-v1 branch has a LAYOUT file")
+		}
+	}
+	for _, p := range wantPaths {
+		if !strings.Contains(paths, p) {
+			t.Errorf("missing %s", p)
+		}
 	}
 }
 

@@ -43,6 +43,18 @@ func TestAppendSnapshot(t *testing.T) {
 	if _, err := s.Init(ctx, InitOptions{Layout: LayoutCtxV1, Device: d}); err != nil {
 		t.Fatal(err)
 	}
+	ids := appendSnapshotChain(t, ctx, s, d)
+	v := checkSnapshotTimeline(t, s, dir, ids)
+	last := checkStoredSnapshot(t, v, dir, ids)
+	checkSnapshotReappend(t, ctx, s, d, last)
+	checkSnapshotImported(t, ctx, s, last, len(ids))
+	git(t, dir, "fsck", "--strict", "--no-progress")
+}
+
+// appendSnapshotChain appends SegmentLines+2 signed snapshots on d's
+// timeline, each the child of the last; returns their ids in order.
+func appendSnapshotChain(t *testing.T, ctx context.Context, s *Store, d Device) []string {
+	t.Helper()
 	var ids []string
 	// 130 snapshots cross a segment boundary.
 	for i := 0; i < SegmentLines+2; i++ {
@@ -62,6 +74,13 @@ func TestAppendSnapshot(t *testing.T) {
 		}
 		ids = append(ids, id)
 	}
+	return ids
+}
+
+// checkSnapshotTimeline: the timeline lists ids in order, linked and
+// signed, over two segments; returns the view it read.
+func checkSnapshotTimeline(t *testing.T, s *Store, dir string, ids []string) *View {
+	t.Helper()
 	v, err := s.View()
 	if err != nil {
 		t.Fatal(err)
@@ -83,6 +102,13 @@ func TestAppendSnapshot(t *testing.T) {
 	if n := strings.Count(seg1, "\n") + 1; n != 2 {
 		t.Fatalf("segment 1 has %d lines", n)
 	}
+	return v
+}
+
+// checkStoredSnapshot: the last snapshot's file and commit subject; returns
+// the snapshot.
+func checkStoredSnapshot(t *testing.T, v *View, dir string, ids []string) *snapshot.Snapshot {
+	t.Helper()
 	// The stored file is exactly MarshalFile's bytes.
 	last, raw, err := v.Snapshot(repoID, ids[len(ids)-1])
 	if err != nil {
@@ -95,7 +121,12 @@ func TestAppendSnapshot(t *testing.T) {
 	if msg := git(t, dir, "log", "-1", "--format=%s", BranchRef); msg != "ctx: snapshot "+ids[len(ids)-1][:12]+" by dev-a" {
 		t.Fatalf("commit subject %q", msg)
 	}
-	// Idempotent: the same id again writes nothing.
+	return last
+}
+
+// checkSnapshotReappend: the same id again writes nothing.
+func checkSnapshotReappend(t *testing.T, ctx context.Context, s *Store, d Device, last *snapshot.Snapshot) {
+	t.Helper()
 	tip, _ := s.Tip()
 	res, err := s.AppendSnapshot(ctx, SnapshotRequest{RepoID: repoID, Device: d,
 		Build: func(*snapshot.TimelineEntry) (*snapshot.Snapshot, error) { return last, nil }})
@@ -105,23 +136,27 @@ func TestAppendSnapshot(t *testing.T) {
 	if tip2, _ := s.Tip(); tip2 != tip {
 		t.Fatal("idempotent append moved the branch")
 	}
-	// Another device imports dev-a's snapshot: the file is shared, the entry
-	// goes on dev-b's timeline, and the branch verifies.
+}
+
+// checkSnapshotImported: another device imports dev-a's snapshot: the file
+// is shared, the entry goes on dev-b's timeline, and the branch verifies
+// (dev-a's timeline with all n entries).
+func checkSnapshotImported(t *testing.T, ctx context.Context, s *Store, last *snapshot.Snapshot, n int) {
+	t.Helper()
 	b := device(t, "dev-b", 2)
-	res, err = s.AppendSnapshot(ctx, SnapshotRequest{RepoID: repoID, Device: b,
+	res, err := s.AppendSnapshot(ctx, SnapshotRequest{RepoID: repoID, Device: b,
 		Build: func(head *snapshot.TimelineEntry) (*snapshot.Snapshot, error) { return last, nil }})
 	if err != nil || res.Existed {
 		t.Fatalf("import on dev-b: %+v %v", res, err)
 	}
-	v, _ = s.View()
+	v, _ := s.View()
 	if devs, _ := v.TimelineDevices(repoID); len(devs) != 2 {
 		t.Fatalf("timeline devices %v", devs)
 	}
 	rep, err := v.Verify()
-	if err != nil || !rep.OK || len(rep.Timelines) != 2 || rep.Timelines[0].Verified != len(ids) {
+	if err != nil || !rep.OK || len(rep.Timelines) != 2 || rep.Timelines[0].Verified != n {
 		t.Fatalf("verify: %+v %v", rep, err)
 	}
-	git(t, dir, "fsck", "--strict", "--no-progress")
 }
 
 func TestAppendSnapshotGhyllV1(t *testing.T) {

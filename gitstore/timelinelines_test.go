@@ -110,16 +110,22 @@ func TestVerifyTimelineLineSignatures(t *testing.T) {
 		{"legacy timeline (no signed line)", a.ID, []snapshot.TimelineLine{legacy(a1), legacy(a2)}, "", 0, 2},
 		{"legacy prefix a later signed line vouches for", a.ID, []snapshot.TimelineLine{legacy(a1), signAt(a, a.ID, []snapshot.TimelineLine{legacy(a1)}, a2)}, "", 0, 0},
 	} {
-		tr := verifyWith(c.dev, c.lines...)
-		if c.reason == "" {
-			if tr.Failure != nil || tr.Unsigned != c.unsig || tr.Verified != len(c.lines) {
-				t.Errorf("%s: %+v (failure %+v), want OK with %d unsigned", c.name, tr, tr.Failure, c.unsig)
-			}
-			continue
+		checkTimelineReport(t, c.name, verifyWith(c.dev, c.lines...), c.reason, c.index, c.unsig, len(c.lines))
+	}
+}
+
+// checkTimelineReport: with no reason, tr is OK with unsig unsigned lines
+// of n verified; else it fails for reason at entry index.
+func checkTimelineReport(t *testing.T, name string, tr TimelineReport, reason chain.Reason, index, unsig, n int) {
+	t.Helper()
+	if reason == "" {
+		if tr.Failure != nil || tr.Unsigned != unsig || tr.Verified != n {
+			t.Errorf("%s: %+v (failure %+v), want OK with %d unsigned", name, tr, tr.Failure, unsig)
 		}
-		if tr.Failure == nil || tr.Failure.Reason != c.reason || tr.Failure.Index != c.index {
-			t.Errorf("%s: failure %+v, want %s at entry %d", c.name, tr.Failure, c.reason, c.index)
-		}
+		return
+	}
+	if tr.Failure == nil || tr.Failure.Reason != reason || tr.Failure.Index != index {
+		t.Errorf("%s: failure %+v, want %s at entry %d", name, tr.Failure, reason, index)
 	}
 }
 

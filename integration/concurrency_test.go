@@ -15,12 +15,39 @@ import (
 func TestConcurrentCheckpoints(t *testing.T) {
 	t.Parallel()
 	const workers, each = 8, 25
-	s := newSandbox(t)
-	repo := newRepo(t, s, "repo")
-	env := s.env("dev")
+	_, repo, env := tstNewRepo(t)
 	mustCtx(t, repo, env, "init")
 	initTip := gitOut(t, repo, env, "rev-parse", memRef)
 
+	tstConcurrentWorkers(t, repo, env, workers, each)
+	byHash := tstConcurrentLog(t, repo, env, workers, each)
+	// One device, one chain, one linear history of commits.
+	tstConcurrentChain(t, repo, env, byHash, workers*each)
+	if n := gitOut(t, repo, env, "rev-list", "--count", memRef); n != strconv.Itoa(workers*each+1) {
+		t.Fatalf("memory branch has %s commits, want %d", n, workers*each+1)
+	}
+	if m := gitOut(t, repo, env, "rev-list", "--merges", memRef); m != "" {
+		t.Fatalf("memory branch has merges: %s", m)
+	}
+	if root := gitOut(t, repo, env, "rev-list", "--max-parents=0", memRef); root != initTip {
+		t.Fatalf("memory branch root %s, want the init commit %s", root, initTip)
+	}
+
+	out := mustCtx(t, repo, env, "verify")
+	if !strings.Contains(out, fmt.Sprintf("verified %d checkpoints in 1 chains", workers*each)) {
+		t.Fatalf("verify: %q", out)
+	}
+	wantFsckClean(t, repo, env)
+
+	// Carry on past two 128-line segments and check the ctx-v1 layout.
+	checkCtxV1PastASegment(t, repo, env, byHash, 260)
+}
+
+// tstConcurrentWorkers starts workers processes at once, each making each
+// checkpoints "w<worker>-<nn>" (half through git ctx, half calling git-ctx
+// directly); every one must succeed.
+func tstConcurrentWorkers(t *testing.T, repo string, env []string, workers, each int) {
+	t.Helper()
 	start := make(chan struct{})
 	var wg sync.WaitGroup
 	errs := make(chan string, workers*each)
@@ -44,13 +71,13 @@ func TestConcurrentCheckpoints(t *testing.T) {
 	close(start)
 	wg.Wait()
 	close(errs)
-	for e := range errs {
-		t.Error(e)
-	}
-	if t.Failed() {
-		t.FailNow()
-	}
+	tstDrainErrors(t, errs)
+}
 
+// tstConcurrentLog: the log holds every worker's checkpoints once; returns
+// them by hash.
+func tstConcurrentLog(t *testing.T, repo string, env []string, workers, each int) map[string]record {
+	t.Helper()
 	log := logJSON(t, repo, env)
 	if len(log) != workers*each {
 		t.Fatalf("log has %d entries, want %d", len(log), workers*each)
@@ -72,15 +99,22 @@ func TestConcurrentCheckpoints(t *testing.T) {
 		}
 	}
 
-	// One device, one chain, one linear history of commits.
+	return byHash
+}
+
+// tstConcurrentChain: status counts total checkpoints on one device, and
+// its chain links them all, turns counting up, times rising, each worker's
+// checkpoints in the order it made them.
+func tstConcurrentChain(t *testing.T, repo string, env []string, byHash map[string]record, total int) {
+	t.Helper()
 	st := status(t, repo, env)
-	if st.Checkpoints != workers*each || st.DeviceCheckpoints != workers*each || st.Devices != 1 {
+	if st.Checkpoints != total || st.DeviceCheckpoints != total || st.Devices != 1 {
 		t.Fatalf("status: %+v", st)
 	}
 	segDir := "repos/" + st.RepoID + "/chains/" + st.Device + "/"
 	chain := parseChain(t, branchFile(t, repo, env, segDir+"00000000.jsonl")+branchFile(t, repo, env, segDir+"00000001.jsonl"))
-	if len(chain) != workers*each {
-		t.Fatalf("chain has %d lines, want %d", len(chain), workers*each)
+	if len(chain) != total {
+		t.Fatalf("chain has %d lines, want %d", len(chain), total)
 	}
 	prev := zeroHash
 	lastOfWorker := map[string]int{}
@@ -108,24 +142,6 @@ func TestConcurrentCheckpoints(t *testing.T) {
 		}
 		lastOfWorker[w] = num
 	}
-	if n := gitOut(t, repo, env, "rev-list", "--count", memRef); n != strconv.Itoa(workers*each+1) {
-		t.Fatalf("memory branch has %s commits, want %d", n, workers*each+1)
-	}
-	if m := gitOut(t, repo, env, "rev-list", "--merges", memRef); m != "" {
-		t.Fatalf("memory branch has merges: %s", m)
-	}
-	if root := gitOut(t, repo, env, "rev-list", "--max-parents=0", memRef); root != initTip {
-		t.Fatalf("memory branch root %s, want the init commit %s", root, initTip)
-	}
-
-	out := mustCtx(t, repo, env, "verify")
-	if !strings.Contains(out, fmt.Sprintf("verified %d checkpoints in 1 chains", workers*each)) {
-		t.Fatalf("verify: %q", out)
-	}
-	wantFsckClean(t, repo, env)
-
-	// Carry on past two 128-line segments and check the ctx-v1 layout.
-	checkCtxV1PastASegment(t, repo, env, byHash, 260)
 }
 
 func wantFsckClean(t *testing.T, dir string, env []string) {
@@ -147,9 +163,7 @@ func wantFsckClean(t *testing.T, dir string, env []string) {
 func TestConcurrentWithPlainGit(t *testing.T) {
 	t.Parallel()
 	const ctxWorkers, each, plainCommits = 2, 15, 20
-	s := newSandbox(t)
-	repo := newRepo(t, s, "repo")
-	env := s.env("dev")
+	_, repo, env := tstNewRepo(t)
 	mustCtx(t, repo, env, "init")
 
 	start := make(chan struct{})
@@ -173,37 +187,49 @@ func TestConcurrentWithPlainGit(t *testing.T) {
 	go func() {
 		defer wg.Done()
 		<-start
-		for n := 0; len(plain) < plainCommits; n++ {
-			if n > 50*plainCommits {
-				errs <- "the plain git writer never got its commits in"
-				return
-			}
-			old := strings.TrimSpace(execute(t, repo, env, nil, "git", "rev-parse", memRef).stdout)
-			c, ok := plumbingCommit(t, repo, env, old, fmt.Sprintf("plain %d", len(plain)),
-				fileEdit{path: fmt.Sprintf("plain/%02d.txt", len(plain)), content: fmt.Sprintf("plain %d\n", len(plain))})
-			if !ok {
-				errs <- "commit-tree failed"
-				return
-			}
-			if r := execute(t, repo, env, nil, "git", "update-ref", memRef, c, old); r.code != 0 {
-				casLost++ // git-ctx moved the branch first: start again from the new tip
-				continue
-			}
-			plain = append(plain, c)
-		}
+		plain, casLost = tstPlainWriter(t, repo, env, plainCommits, errs)
 	}()
 	close(start)
 	wg.Wait()
 	close(errs)
-	for e := range errs {
-		t.Error(e)
-	}
-	if t.Failed() {
-		t.FailNow()
-	}
+	tstDrainErrors(t, errs)
 	t.Logf("plain git lost the compare-and-swap %d times", casLost)
 
-	// Every git-ctx checkpoint is on the branch.
+	tstPlainCtxKept(t, repo, env, ctxWorkers, each)
+	tstPlainCommitsKept(t, repo, env, plain, plainCommits)
+	tstPlainVerify(t, repo, env, ctxWorkers*each)
+	wantFsckClean(t, repo, env)
+}
+
+// tstPlainWriter makes want plain commits on the memory branch with
+// commit-tree and a compare-and-swap update-ref, starting again from the
+// new tip whenever git-ctx moved the branch first. Returns the commits that
+// landed and how often the swap was lost; failures go to errs.
+func tstPlainWriter(t *testing.T, repo string, env []string, plainCommits int, errs chan<- string) (plain []string, casLost int) {
+	for n := 0; len(plain) < plainCommits; n++ {
+		if n > 50*plainCommits {
+			errs <- "the plain git writer never got its commits in"
+			return plain, casLost
+		}
+		old := strings.TrimSpace(execute(t, repo, env, nil, "git", "rev-parse", memRef).stdout)
+		c, ok := plumbingCommit(t, repo, env, old, fmt.Sprintf("plain %d", len(plain)),
+			fileEdit{path: fmt.Sprintf("plain/%02d.txt", len(plain)), content: fmt.Sprintf("plain %d\n", len(plain))})
+		if !ok {
+			errs <- "commit-tree failed"
+			return plain, casLost
+		}
+		if r := execute(t, repo, env, nil, "git", "update-ref", memRef, c, old); r.code != 0 {
+			casLost++ // git-ctx moved the branch first: start again from the new tip
+			continue
+		}
+		plain = append(plain, c)
+	}
+	return plain, casLost
+}
+
+// tstPlainCtxKept: every git-ctx checkpoint is on the branch.
+func tstPlainCtxKept(t *testing.T, repo string, env []string, ctxWorkers, each int) {
+	t.Helper()
 	log := logJSON(t, repo, env)
 	if len(log) != ctxWorkers*each {
 		t.Fatalf("log has %d entries, want %d", len(log), ctxWorkers*each)
@@ -219,7 +245,12 @@ func TestConcurrentWithPlainGit(t *testing.T) {
 			}
 		}
 	}
-	// Every plain commit is reachable and its file is still in the tree.
+}
+
+// tstPlainCommitsKept: every plain commit is reachable and its file is
+// still in the tree; the branch has no merges.
+func tstPlainCommitsKept(t *testing.T, repo string, env []string, plain []string, plainCommits int) {
+	t.Helper()
 	for _, c := range plain {
 		if _, _, code := run(t, repo, env, "git", "merge-base", "--is-ancestor", c, memRef); code != 0 {
 			t.Fatalf("plain commit %s is no longer reachable from the branch", c)
@@ -236,7 +267,12 @@ func TestConcurrentWithPlainGit(t *testing.T) {
 		t.Fatalf("memory branch has merges: %s", m)
 	}
 
-	// verify fails on the foreign directory, and on nothing else.
+}
+
+// tstPlainVerify: verify fails on the foreign directory, and on nothing
+// else (n checkpoints verified on the one chain).
+func tstPlainVerify(t *testing.T, repo string, env []string, n int) {
+	t.Helper()
 	rep := verifyJSON(t, repo, env)
 	if rep.OK {
 		t.Fatalf("verify passed with plain/ on the branch:\n%s", rep.raw)
@@ -245,7 +281,7 @@ func TestConcurrentWithPlainGit(t *testing.T) {
 		t.Fatalf("verify problems: %+v", rep.Problems)
 	}
 	if len(rep.Chains) != 1 || len(rep.Chains[0].Failure) != 0 && string(rep.Chains[0].Failure) != "null" ||
-		rep.Chains[0].Verified != ctxWorkers*each {
+		rep.Chains[0].Verified != n {
 		t.Fatalf("verify chains: %+v", rep.Chains)
 	}
 	r := gitCtx(t, repo, env, "verify")
@@ -259,7 +295,6 @@ func TestConcurrentWithPlainGit(t *testing.T) {
 	if len(fails) != 1 || fails[0] != "FAIL plain: not part of the ctx-v1 layout" {
 		t.Fatalf("verify FAIL lines: %q", fails)
 	}
-	wantFsckClean(t, repo, env)
 }
 
 func containsString(list []string, s string) bool {

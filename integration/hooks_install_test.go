@@ -28,6 +28,28 @@ func TestHooksChainForeignHook(t *testing.T) {
 		"echo \"$(git rev-parse HEAD) $tip\" >> '" + runs + "'\n"
 	hkWriteExec(t, hook, foreign, 0o750)
 
+	stub, names := tstForeignInstall(t, repo, env, hooksDir, foreign)
+	// Installing again changes nothing: one stub, one backup.
+	mustCtx(t, repo, env, "hooks", "install")
+	if got := hkDirNames(t, hooksDir); strings.Join(got, " ") != strings.Join(names, " ") {
+		t.Fatalf("hooks directory after a second install: %q, want %q", got, names)
+	}
+	if !bytes.Equal(readFile(t, hook), stub) || string(readFile(t, backup)) != foreign {
+		t.Fatal("a second install changed the stub or the backup")
+	}
+	tstForeignCommits(t, repo, env, runs)
+	tstForeignEditedStub(t, repo, env, hook, foreign, stub)
+	tstForeignUninstall(t, repo, env, hooksDir, foreign, runs)
+}
+
+// tstForeignInstall: before install, status names the foreign post-commit
+// hook; install keeps it as post-commit.pre-git-ctx (content and mode) and
+// puts a stub that runs it first. Returns the stub and the hooks
+// directory's names.
+func tstForeignInstall(t *testing.T, repo string, env []string, hooksDir, foreign string) (stub []byte, names []string) {
+	t.Helper()
+	hook := filepath.Join(hooksDir, "post-commit")
+	backup := hook + ".pre-git-ctx"
 	st := hkHooksStatus(t, repo, env)
 	hkWantHook(t, "before install", st, "post-commit", false, "", false, false, true)
 	hkWantStatusLine(t, hkHooksStatusText(t, repo, env), "post-commit", "not installed (another hook is there")
@@ -39,11 +61,11 @@ func TestHooksChainForeignHook(t *testing.T) {
 	if got := string(readFile(t, backup)); got != foreign || hkFileMode(t, backup) != 0o750 {
 		t.Fatalf("the foreign hook was not kept as is: mode %v, %q", hkFileMode(t, backup), got)
 	}
-	stub := readFile(t, hook)
+	stub = readFile(t, hook)
 	if !bytes.Contains(stub, []byte("# git-ctx-hook: post-commit")) || hkFileMode(t, hook)&0o111 == 0 {
 		t.Fatalf("post-commit stub: mode %v\n%s", hkFileMode(t, hook), stub)
 	}
-	names := hkDirNames(t, hooksDir)
+	names = hkDirNames(t, hooksDir)
 	if strings.Join(names, " ") != "post-commit post-commit.pre-git-ctx post-merge" {
 		t.Fatalf("hooks directory after install: %q", names)
 	}
@@ -51,17 +73,13 @@ func TestHooksChainForeignHook(t *testing.T) {
 	hkWantHook(t, "after install", st, "post-commit", true, "stub", true, false, false)
 	hkWantHook(t, "after install", st, "post-merge", true, "stub", false, false, false)
 	hkWantStatusLine(t, hkHooksStatusText(t, repo, env), "post-commit", "installed (stub), runs the previous hook first")
+	return stub, names
+}
 
-	// Installing again changes nothing: one stub, one backup.
-	mustCtx(t, repo, env, "hooks", "install")
-	if got := hkDirNames(t, hooksDir); strings.Join(got, " ") != strings.Join(names, " ") {
-		t.Fatalf("hooks directory after a second install: %q, want %q", got, names)
-	}
-	if !bytes.Equal(readFile(t, hook), stub) || string(readFile(t, backup)) != foreign {
-		t.Fatal("a second install changed the stub or the backup")
-	}
-
-	// Each commit runs the foreign hook once, before git-ctx records it.
+// tstForeignCommits: each commit runs the foreign hook once, before
+// git-ctx records it.
+func tstForeignCommits(t *testing.T, repo string, env []string, runs string) {
+	t.Helper()
 	for i, msg := range []string{"first", "second"} {
 		tipBefore := gitOut(t, repo, env, "rev-parse", memRef)
 		c := hkQuietCommit(t, repo, env, msg, map[string]string{msg + ".txt": msg + "\n"})
@@ -77,7 +95,14 @@ func TestHooksChainForeignHook(t *testing.T) {
 		t.Fatalf("%d checkpoints for 2 commits", len(got))
 	}
 
-	// An edited stub: install refuses (exit 6), uninstall keeps it (exit 6).
+}
+
+// tstForeignEditedStub: an edited stub: install refuses (exit 6),
+// uninstall keeps it (exit 6); with --force install replaces it keeping the
+// chain, and uninstall removes it and restores the original.
+func tstForeignEditedStub(t *testing.T, repo string, env []string, hook, foreign string, stub []byte) {
+	t.Helper()
+	backup := hook + ".pre-git-ctx"
 	edited := append(append([]byte(nil), stub...), "echo my addition\n"...)
 	hkWriteExec(t, hook, string(edited), 0o755)
 	r := gitCtx(t, repo, env, "hooks", "install")
@@ -110,10 +135,16 @@ func TestHooksChainForeignHook(t *testing.T) {
 		t.Fatalf("uninstall --force: post-commit mode %v %q, backup left: %v", hkFileMode(t, hook), got, hkExists(backup))
 	}
 
-	// Install and uninstall once more: the original is back byte for byte
-	// with its mode, nothing of ours is left, and commits run it alone.
+}
+
+// tstForeignUninstall: install and uninstall once more: the original is
+// back byte for byte with its mode, nothing of ours is left, and commits
+// run it alone.
+func tstForeignUninstall(t *testing.T, repo string, env []string, hooksDir, foreign, runs string) {
+	t.Helper()
+	hook := filepath.Join(hooksDir, "post-commit")
 	mustCtx(t, repo, env, "hooks", "install")
-	out = mustCtx(t, repo, env, "hooks", "uninstall")
+	out := mustCtx(t, repo, env, "hooks", "uninstall")
 	if !strings.Contains(out, "restored the previous post-commit hook") {
 		t.Fatalf("uninstall output: %q", out)
 	}
@@ -123,7 +154,7 @@ func TestHooksChainForeignHook(t *testing.T) {
 	if got := hkDirNames(t, hooksDir); strings.Join(got, " ") != "post-commit" {
 		t.Fatalf("hooks directory after uninstall: %q", got)
 	}
-	st = hkHooksStatus(t, repo, env)
+	st := hkHooksStatus(t, repo, env)
 	hkWantHook(t, "after uninstall", st, "post-commit", false, "", false, false, true)
 	hkWantHook(t, "after uninstall", st, "post-merge", false, "", false, false, false)
 	c := hkQuietCommit(t, repo, env, "third", map[string]string{"third.txt": "3\n"})

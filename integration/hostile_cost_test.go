@@ -191,6 +191,29 @@ func TestCostPullManyJunkPaths(t *testing.T) {
 	idle, idleRSS, _ := costRun(t, w.a, "pull")
 	wantCode(t, "idle pull", idle, 0)
 
+	tstCostJunkCommit(t, w)
+	total := costJunkPaths + costOrphanPaths
+	tstCostJunkPullText(t, w, total, idleRSS)
+	tstCostJunkPullJSON(t, w, total)
+	tstCostJunkAfter(t, w)
+	// The whole quarantine stays queryable.
+	q := syncUnverified(t, w.a)
+	byReason := map[string]int{}
+	for _, e := range q {
+		byReason[e.Reason]++
+	}
+	if len(q) != total || byReason["unexpected_path"] != costJunkPaths || byReason["orphan_file"] != costOrphanPaths {
+		t.Errorf("A's quarantine holds %d records %v, want %d", len(q), byReason, total)
+	}
+	if n := syncStatusQuarantined(t, w.a); n != total {
+		t.Errorf("A's status counts %d quarantined, want %d", n, total)
+	}
+}
+
+// tstCostJunkCommit: the attacker's one commit of costJunkPaths paths
+// outside the layout and costOrphanPaths checkpoint files no chain names.
+func tstCostJunkCommit(t *testing.T, w *costWorld) {
+	t.Helper()
 	w.costFastImport(t, func(bw *bufio.Writer) error {
 		// Every path points to one small blob.
 		if _, err := fmt.Fprintf(bw, "blob\nmark :1\ndata 5\njunk\n"); err != nil {
@@ -213,9 +236,12 @@ func TestCostPullManyJunkPaths(t *testing.T) {
 		}
 		return nil
 	})
-	total := costJunkPaths + costOrphanPaths
+}
 
-	// A pulls the attack.
+// tstCostJunkPullText: A pulls the attack; the output is bounded and gives
+// the counts per reason, the first path and where to see all.
+func tstCostJunkPullText(t *testing.T, w *costWorld, total int, idleRSS int64) {
+	t.Helper()
 	res, rss, took := costRun(t, w.a, "pull")
 	t.Logf("A's pull of %d junk paths: exit %d in %s, max RSS %d MiB (idle pull %d MiB); %d bytes of output",
 		total, res.code, took.Round(time.Millisecond), rss>>20, idleRSS>>20, len(res.stdout)+len(res.stderr))
@@ -232,8 +258,13 @@ func TestCostPullManyJunkPaths(t *testing.T) {
 		}
 	}
 
-	// B pulls the attack with --json, then adds a record and pushes.
-	res, _, took = costRun(t, w.b, "pull", "--json")
+}
+
+// tstCostJunkPullJSON: B pulls the attack with --json: counts in full, the
+// list of rejections bounded.
+func tstCostJunkPullJSON(t *testing.T, w *costWorld, total int) {
+	t.Helper()
+	res, _, took := costRun(t, w.b, "pull", "--json")
 	t.Logf("B's pull --json: exit %d in %s, %d bytes of output", res.code, took.Round(time.Millisecond), len(res.stdout))
 	wantCode(t, "B's pull of the junk", res, 1)
 	var pj costPullJSON
@@ -249,6 +280,12 @@ func TestCostPullManyJunkPaths(t *testing.T) {
 	if len(pj.Rejected) == 0 || len(pj.Rejected) > 1000 {
 		t.Errorf("pull --json lists %d rejections (want the first ones, at most 1000)", len(pj.Rejected))
 	}
+}
+
+// tstCostJunkAfter: B then A add a record and sync, B pulls; both hold the
+// honest records, verify, wrote bounded merge messages and merged no junk.
+func tstCostJunkAfter(t *testing.T, w *costWorld) {
+	t.Helper()
 	b2 := w.b.cp(t, "b2 after the attack")
 	if r := w.b.ctx(t, "sync"); r.code != 0 && r.code != 1 {
 		t.Fatalf("B's sync after the attack: %s", r)
@@ -273,18 +310,6 @@ func TestCostPullManyJunkPaths(t *testing.T) {
 				t.Fatalf("%s merged %s", d.name, p)
 			}
 		}
-	}
-	// The whole quarantine stays queryable.
-	q := syncUnverified(t, w.a)
-	byReason := map[string]int{}
-	for _, e := range q {
-		byReason[e.Reason]++
-	}
-	if len(q) != total || byReason["unexpected_path"] != costJunkPaths || byReason["orphan_file"] != costOrphanPaths {
-		t.Errorf("A's quarantine holds %d records %v, want %d", len(q), byReason, total)
-	}
-	if n := syncStatusQuarantined(t, w.a); n != total {
-		t.Errorf("A's status counts %d quarantined, want %d", n, total)
 	}
 }
 
@@ -349,47 +374,8 @@ func TestCostPullOversizedBlob(t *testing.T) {
 		d    *syncDevice
 		idle int64
 	}{{w.a, idleA}, {w.b, idleB}} {
-		res, rss, took := costRun(t, c.d, "pull", "--json")
-		bound := max(c.idle, costSelfRSS()) + costMaxExtraRSS
-		t.Logf("%s's pull of a %d MiB blob: exit %d in %s, max RSS %d MiB (idle %d MiB, bound %d MiB)",
-			c.d.name, costBlobSize>>20, res.code, took.Round(time.Millisecond), rss>>20, c.idle>>20, bound>>20)
-		if rss == 0 || rss > bound {
-			t.Errorf("%s's pull: max RSS %d MiB, bound %d MiB", c.d.name, rss>>20, bound>>20)
-		}
-		wantCode(t, c.d.name+"'s pull of the big blob", res, 1)
-		var pj costPullJSON
-		if err := json.Unmarshal([]byte(res.stdout), &pj); err != nil {
-			t.Fatalf("decode pull --json: %v\n%s", err, res)
-		}
-		tooLarge := map[string]bool{}
-		for _, r := range pj.Rejected {
-			if r.Reason == "too_large" {
-				tooLarge[r.Record] = true
-			}
-		}
-		for _, p := range paths[:2] { // key and chain segment: read before anything else
-			if !tooLarge[p] {
-				t.Errorf("%s's pull did not reject %s too_large:\n%s", c.d.name, p, res.stdout)
-			}
-		}
-		for _, p := range paths[3:] { // snapshot timeline and package files
-			if !tooLarge[p] {
-				t.Errorf("%s's pull did not reject %s too_large:\n%s", c.d.name, p, res.stdout)
-			}
-		}
-
-		// The attacker's commit itself (the default range, what a push
-		// would send, holds only the merge).
-		rev, rss, _ := costRun(t, c.d, "review", "--json", "refs/remotes/origin/ghyll/memory")
-		bound = max(c.idle, costSelfRSS()) + costMaxExtraRSS
-		t.Logf("%s's review: exit %d, max RSS %d MiB", c.d.name, rev.code, rss>>20)
-		wantCode(t, c.d.name+"'s review", rev, 0)
-		if rss == 0 || rss > bound {
-			t.Errorf("%s's review: max RSS %d MiB, bound %d MiB", c.d.name, rss>>20, bound>>20)
-		}
-		if !strings.Contains(rev.stdout, "too_large") {
-			t.Errorf("%s's review does not say too_large:\n%.4000s", c.d.name, rev.stdout)
-		}
+		tstCostPullBigBlob(t, c.d, c.idle, paths)
+		tstCostReviewBigBlob(t, c.d, c.idle)
 	}
 
 	b2 := w.b.cp(t, "b2 after the attack")
@@ -413,5 +399,58 @@ func TestCostPullOversizedBlob(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// tstCostPullBigBlob: d's pull of the big blob stays within the RSS bound
+// over its idle pull, exits 1, and rejects the key, chain segment, timeline
+// and package paths too_large (paths[2], the checkpoint file, is an orphan
+// and never read).
+func tstCostPullBigBlob(t *testing.T, d *syncDevice, idle int64, paths []string) {
+	t.Helper()
+	res, rss, took := costRun(t, d, "pull", "--json")
+	bound := max(idle, costSelfRSS()) + costMaxExtraRSS
+	t.Logf("%s's pull of a %d MiB blob: exit %d in %s, max RSS %d MiB (idle %d MiB, bound %d MiB)",
+		d.name, costBlobSize>>20, res.code, took.Round(time.Millisecond), rss>>20, idle>>20, bound>>20)
+	if rss == 0 || rss > bound {
+		t.Errorf("%s's pull: max RSS %d MiB, bound %d MiB", d.name, rss>>20, bound>>20)
+	}
+	wantCode(t, d.name+"'s pull of the big blob", res, 1)
+	var pj costPullJSON
+	if err := json.Unmarshal([]byte(res.stdout), &pj); err != nil {
+		t.Fatalf("decode pull --json: %v\n%s", err, res)
+	}
+	tooLarge := map[string]bool{}
+	for _, r := range pj.Rejected {
+		if r.Reason == "too_large" {
+			tooLarge[r.Record] = true
+		}
+	}
+	for _, p := range paths[:2] { // key and chain segment: read before anything else
+		if !tooLarge[p] {
+			t.Errorf("%s's pull did not reject %s too_large:\n%s", d.name, p, res.stdout)
+		}
+	}
+	for _, p := range paths[3:] { // snapshot timeline and package files
+		if !tooLarge[p] {
+			t.Errorf("%s's pull did not reject %s too_large:\n%s", d.name, p, res.stdout)
+		}
+	}
+}
+
+// tstCostReviewBigBlob: review of the attacker's commit itself (the default
+// range, what a push would send, holds only the merge) stays within the
+// same bound and says too_large.
+func tstCostReviewBigBlob(t *testing.T, d *syncDevice, idle int64) {
+	t.Helper()
+	rev, rss, _ := costRun(t, d, "review", "--json", "refs/remotes/origin/ghyll/memory")
+	bound := max(idle, costSelfRSS()) + costMaxExtraRSS
+	t.Logf("%s's review: exit %d, max RSS %d MiB", d.name, rev.code, rss>>20)
+	wantCode(t, d.name+"'s review", rev, 0)
+	if rss == 0 || rss > bound {
+		t.Errorf("%s's review: max RSS %d MiB, bound %d MiB", d.name, rss>>20, bound>>20)
+	}
+	if !strings.Contains(rev.stdout, "too_large") {
+		t.Errorf("%s's review does not say too_large:\n%.4000s", d.name, rev.stdout)
 	}
 }

@@ -155,15 +155,7 @@ func TestHostileTerminalText(t *testing.T) {
 	b.must(t, "sync")
 	a.must(t, "pull")
 	repoID := status(t, a.dir, a.env).RepoID
-	var honestLine string
-	for _, l := range termLines(a.must(t, "log")) {
-		if strings.HasPrefix(l, a1.Hash[:12]+" ") {
-			honestLine = l
-		}
-	}
-	if honestLine == "" {
-		t.Fatal("setup: A's log has no line for a1")
-	}
+	honestLine := tstTermHonestLine(t, a, a1)
 
 	// The attacker: a clone of the remote with its own devices.
 	m := syncCloneDevice(t, s, rem, "M")
@@ -191,40 +183,7 @@ func TestHostileTerminalText(t *testing.T) {
 	// The honest clones pull: the new devices' records verify and merge,
 	// the odd paths are rejected (exit 1).
 	for _, d := range []*syncDevice{a, b} {
-		out := termCtx(t, d, []int{1}, "pull").stdout
-		syncWantLine(t, d.name+" pull", out, syncPulled(mal.id, 3))
-		got := map[string]record{}
-		for _, r := range logJSON(t, d.dir, d.env) {
-			got[r.Hash] = r
-		}
-		for _, cp := range forged {
-			r, ok := got[cp.Hash]
-			switch {
-			case !ok && cp.DeviceID == mal.id:
-				t.Fatalf("%s: the forged device's record %s was not merged", d.name, cp.Hash[:12])
-			case !ok:
-				continue // a device id with control characters may be refused; it must still display safely
-			}
-			if r.Summary != cp.Summary || r.Session != cp.SessionID || r.Model != cp.ActiveModel || r.Device != cp.DeviceID ||
-				strings.Join(r.Files, "\x00") != strings.Join(cp.FilesTouched, "\x00") || strings.Join(r.Tools, "\x00") != strings.Join(cp.ToolsUsed, "\x00") {
-				t.Errorf("%s: log --json changed record %s:\n got %+v\nwant %+v", d.name, cp.Hash[:12], r, cp)
-			}
-			// show --json prints the stored file byte for byte.
-			data, _ := cp.MarshalFile()
-			if out := d.must(t, "show", cp.Hash, "--json"); out != string(data)+"\n" {
-				t.Errorf("%s: show --json %s:\n got %q\nwant %q", d.name, cp.Hash[:12], out, data)
-			}
-		}
-		q := syncUnverified(t, d)
-		for _, p := range []string{badPath, orphan} {
-			found := false
-			for _, r := range q {
-				found = found || r.Record == p
-			}
-			if !found {
-				t.Errorf("%s: log --unverified --json lacks the exact path %q: %+v", d.name, p, q)
-			}
-		}
+		tstTermPulled(t, d, mal.id, forged, badPath, orphan)
 	}
 
 	// Honest records made after the attack still merge on both clones.
@@ -244,84 +203,143 @@ func TestHostileTerminalText(t *testing.T) {
 	}
 
 	for _, d := range []*syncDevice{a, b} {
-		n := len(logJSON(t, d.dir, d.env))
-		lines := termLines(termCtx(t, d, []int{0}, "log").stdout)
-		if len(lines) != n {
-			t.Errorf("%s: log prints %d lines for %d records:\n%s", d.name, len(lines), n, strings.Join(lines, "\n"))
+		tstTermDisplayed(t, d, a1, forged, mal.id)
+		tstTermJSONExact(t, d, mal.id, subject)
+	}
+}
+
+// tstTermHonestLine is the line A's log prints for a1.
+func tstTermHonestLine(t *testing.T, a *syncDevice, a1 record) string {
+	t.Helper()
+	var honestLine string
+	for _, l := range termLines(a.must(t, "log")) {
+		if strings.HasPrefix(l, a1.Hash[:12]+" ") {
+			honestLine = l
 		}
-		honest := 0
-		for _, l := range lines {
-			// Printed escaped after a visible \r, the copy is text inside
-			// the forger's line; it must not start a line of its own.
-			if strings.HasPrefix(l, a1.Hash[:12]+" ") {
-				honest++
-			}
+	}
+	if honestLine == "" {
+		t.Fatal("setup: A's log has no line for a1")
+	}
+	return honestLine
+}
+
+// tstTermPulled: d's pull exits 1, merges the forged device malID's three
+// records, keeps every merged record exact in log --json and show --json,
+// and quarantines the odd paths by their exact names.
+func tstTermPulled(t *testing.T, d *syncDevice, malID string, forged []*cpformat.Checkpoint, badPath, orphan string) {
+	t.Helper()
+	out := termCtx(t, d, []int{1}, "pull").stdout
+	syncWantLine(t, d.name+" pull", out, syncPulled(malID, 3))
+	got := map[string]record{}
+	for _, r := range logJSON(t, d.dir, d.env) {
+		got[r.Hash] = r
+	}
+	for _, cp := range forged {
+		tstTermForgedKept(t, d, got, cp, malID)
+	}
+	q := syncUnverified(t, d)
+	for _, p := range []string{badPath, orphan} {
+		found := false
+		for _, r := range q {
+			found = found || r.Record == p
 		}
-		if honest != 1 {
-			t.Errorf("%s: log shows a1's line %d times (a forged copy stands as a line):\n%s", d.name, honest, strings.Join(lines, "\n"))
+		if !found {
+			t.Errorf("%s: log --unverified --json lacks the exact path %q: %+v", d.name, p, q)
 		}
-		termCtx(t, d, []int{0}, "log", "--unverified")
-		termCtx(t, d, []int{0}, "log", "--device", mal.id)
-		var hits []json.RawMessage
-		if err := json.Unmarshal([]byte(d.must(t, "search", "zebra", "-n", "100", "--json")), &hits); err != nil {
-			t.Fatal(err)
+	}
+}
+
+// tstTermForgedKept: a forged record d merged (malID's must be) reads back
+// exactly through log --json (got) and show --json.
+func tstTermForgedKept(t *testing.T, d *syncDevice, got map[string]record, cp *cpformat.Checkpoint, malID string) {
+	t.Helper()
+	r, ok := got[cp.Hash]
+	switch {
+	case !ok && cp.DeviceID == malID:
+		t.Fatalf("%s: the forged device's record %s was not merged", d.name, cp.Hash[:12])
+	case !ok:
+		return // a device id with control characters may be refused; it must still display safely
+	}
+	if r.Summary != cp.Summary || r.Session != cp.SessionID || r.Model != cp.ActiveModel || r.Device != cp.DeviceID ||
+		strings.Join(r.Files, "\x00") != strings.Join(cp.FilesTouched, "\x00") || strings.Join(r.Tools, "\x00") != strings.Join(cp.ToolsUsed, "\x00") {
+		t.Errorf("%s: log --json changed record %s:\n got %+v\nwant %+v", d.name, cp.Hash[:12], r, cp)
+	}
+	// show --json prints the stored file byte for byte.
+	data, _ := cp.MarshalFile()
+	if out := d.must(t, "show", cp.Hash, "--json"); out != string(data)+"\n" {
+		t.Errorf("%s: show --json %s:\n got %q\nwant %q", d.name, cp.Hash[:12], out, data)
+	}
+}
+
+// tstTermDisplayed: d's log, search and show print one line per entry (a
+// forged copy of a1's line never stands as a line of its own), and every
+// command's output, text or JSON, is safe on a terminal.
+func tstTermDisplayed(t *testing.T, d *syncDevice, a1 record, forged []*cpformat.Checkpoint, malID string) {
+	t.Helper()
+	n := len(logJSON(t, d.dir, d.env))
+	lines := termLines(termCtx(t, d, []int{0}, "log").stdout)
+	if len(lines) != n {
+		t.Errorf("%s: log prints %d lines for %d records:\n%s", d.name, len(lines), n, strings.Join(lines, "\n"))
+	}
+	honest := 0
+	for _, l := range lines {
+		// Printed escaped after a visible \r, the copy is text inside
+		// the forger's line; it must not start a line of its own.
+		if strings.HasPrefix(l, a1.Hash[:12]+" ") {
+			honest++
 		}
-		if sl := termLines(termCtx(t, d, []int{0}, "search", "zebra", "-n", "100").stdout); len(sl) != len(hits) || len(hits) < 7 {
-			t.Errorf("%s: search prints %d lines for %d hits:\n%s", d.name, len(sl), len(hits), strings.Join(sl, "\n"))
-		}
-		for _, cp := range forged {
-			if r := d.ctx(t, "show", cp.Hash); r.code == 0 {
-				out := termCtx(t, d, []int{0}, "show", cp.Hash).stdout
-				_, body, _ := strings.Cut(out, "\n\n")
-				for _, l := range termLines(body) {
-					if !strings.HasPrefix(l, "    ") {
-						t.Errorf("%s: show %s: summary line %q is not indented", d.name, cp.Hash[:12], l)
-					}
+	}
+	if honest != 1 {
+		t.Errorf("%s: log shows a1's line %d times (a forged copy stands as a line):\n%s", d.name, honest, strings.Join(lines, "\n"))
+	}
+	termCtx(t, d, []int{0}, "log", "--unverified")
+	termCtx(t, d, []int{0}, "log", "--device", malID)
+	var hits []json.RawMessage
+	if err := json.Unmarshal([]byte(d.must(t, "search", "zebra", "-n", "100", "--json")), &hits); err != nil {
+		t.Fatal(err)
+	}
+	if sl := termLines(termCtx(t, d, []int{0}, "search", "zebra", "-n", "100").stdout); len(sl) != len(hits) || len(hits) < 7 {
+		t.Errorf("%s: search prints %d lines for %d hits:\n%s", d.name, len(sl), len(hits), strings.Join(sl, "\n"))
+	}
+	for _, cp := range forged {
+		if r := d.ctx(t, "show", cp.Hash); r.code == 0 {
+			out := termCtx(t, d, []int{0}, "show", cp.Hash).stdout
+			_, body, _ := strings.Cut(out, "\n\n")
+			for _, l := range termLines(body) {
+				if !strings.HasPrefix(l, "    ") {
+					t.Errorf("%s: show %s: summary line %q is not indented", d.name, cp.Hash[:12], l)
 				}
 			}
 		}
-		termCtx(t, d, []int{0}, "review", memRef)
-		termCtx(t, d, []int{0}, "review")
-		termCtx(t, d, []int{0}, "devices")
-		termCtx(t, d, []int{0}, "status")
-		termCtx(t, d, []int{0, 1}, "doctor")
-		termCtx(t, d, []int{0, 1}, "verify")
-		// JSON keeps exact values and never puts a raw control on the screen.
-		for _, args := range [][]string{{"log", "--json"}, {"log", "--unverified", "--json"}, {"devices", "--json"},
-			{"review", memRef, "--json"}, {"search", "zebra", "--json"}} {
-			termCtx(t, d, []int{0}, args...)
-		}
-		var devs []struct {
-			ID string `json:"id"`
-		}
-		if err := json.Unmarshal([]byte(d.must(t, "devices", "--json")), &devs); err != nil {
-			t.Fatal(err)
-		}
-		foundMal := false
-		for _, dv := range devs {
-			foundMal = foundMal || dv.ID == mal.id
-		}
-		if !foundMal {
-			t.Errorf("%s: devices --json lacks %s", d.name, mal.id)
-		}
-		var commits []struct {
-			Subject string `json:"subject"`
-		}
-		if err := json.Unmarshal([]byte(d.must(t, "review", memRef, "--json")), &commits); err != nil {
-			t.Fatal(err)
-		}
-		foundSubject := false
-		for _, c := range commits {
-			foundSubject = foundSubject || c.Subject == subject
-		}
-		if !foundSubject {
-			t.Errorf("%s: review --json does not keep the commit subject %q exactly", d.name, subject)
-		}
-		// The merge commits git-ctx wrote name the devices and rejections safely.
-		for _, c := range strings.Split(d.git(t, "rev-list", "--merges", "--author=Test User", memRef), "\n") {
-			if c != "" {
-				termWantSafe(t, d.name+": merge message of "+c, d.git(t, "log", "-1", "--format=%B", c))
-			}
+	}
+	termCtx(t, d, []int{0}, "review", memRef)
+	termCtx(t, d, []int{0}, "review")
+	termCtx(t, d, []int{0}, "devices")
+	termCtx(t, d, []int{0}, "status")
+	termCtx(t, d, []int{0, 1}, "doctor")
+	termCtx(t, d, []int{0, 1}, "verify")
+	// JSON keeps exact values and never puts a raw control on the screen.
+	for _, args := range [][]string{{"log", "--json"}, {"log", "--unverified", "--json"}, {"devices", "--json"},
+		{"review", memRef, "--json"}, {"search", "zebra", "--json"}} {
+		termCtx(t, d, []int{0}, args...)
+	}
+}
+
+// tstTermJSONExact: d's devices --json lists malID, review --json keeps the
+// attacker's commit subject exactly, and the merge commits git-ctx wrote
+// name the devices and rejections safely.
+func tstTermJSONExact(t *testing.T, d *syncDevice, malID, subject string) {
+	t.Helper()
+	if !tstJSONListHas(t, d.must(t, "devices", "--json"), "id", malID) {
+		t.Errorf("%s: devices --json lacks %s", d.name, malID)
+	}
+	if !tstJSONListHas(t, d.must(t, "review", memRef, "--json"), "subject", subject) {
+		t.Errorf("%s: review --json does not keep the commit subject %q exactly", d.name, subject)
+	}
+	// The merge commits git-ctx wrote name the devices and rejections safely.
+	for _, c := range strings.Split(d.git(t, "rev-list", "--merges", "--author=Test User", memRef), "\n") {
+		if c != "" {
+			termWantSafe(t, d.name+": merge message of "+c, d.git(t, "log", "-1", "--format=%B", c))
 		}
 	}
 }

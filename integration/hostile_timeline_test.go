@@ -218,37 +218,45 @@ func TestHostileTimelineEntries(t *testing.T) {
 		want[c.Hash] = true
 	}
 	for _, d := range []*syncDevice{a, b} {
-		d.wantVerifies(t)
-		got := d.hashes(t)
-		for h := range want {
-			if !got[h] {
-				t.Errorf("%s lacks honest checkpoint %s", d.name, h[:12])
-			}
-		}
-		tlA := tlLines(tlFile(t, d.dir, d.env, w.tlTimelinePath(w.idA)))
-		tlB := tlLines(tlFile(t, d.dir, d.env, w.tlTimelinePath(w.idB)))
-		if len(tlA) != 4 || !strings.Contains(tlA[3], b2) || len(tlB) != 2 || !strings.Contains(tlB[1], b2) {
-			t.Errorf("%s's timelines after the honest news: A %q, B %q", d.name, tlA, tlB)
-		}
-		var list []struct {
-			ID         string `json:"snapshot_id"`
-			Device     string `json:"device"`
-			LineSigned bool   `json:"line_signed"`
-		}
-		if err := json.Unmarshal([]byte(d.must(t, "snapshot", "list", "--json")), &list); err != nil {
-			t.Fatal(err)
-		}
-		if len(list) != 6 {
-			t.Errorf("%s lists %d snapshots, want 6: %+v", d.name, len(list), list)
-		}
-		for _, e := range list {
-			if !e.LineSigned {
-				t.Errorf("%s: snapshot %s on %s's timeline is not labelled line-signed", d.name, e.ID[:12], e.Device)
-			}
-		}
+		tstTimelineHonest(t, w, d, want, b2)
 	}
 	if ta, tb, tr := a.git(t, "rev-parse", memRef+"^{tree}"), b.git(t, "rev-parse", memRef+"^{tree}"),
 		gitOut(t, rem.bare, s.env("M"), "rev-parse", memRef+"^{tree}"); ta != tb || ta != tr {
 		t.Errorf("trees differ after the last sync: A %s, B %s, remote %s", ta, tb, tr)
+	}
+}
+
+// tstTimelineHonest: after the attacks of TestHostileTimelineEntries, d
+// verifies, holds every honest checkpoint in want, has both timelines with
+// the import of B's snapshot b2, and lists six line-signed snapshots.
+func tstTimelineHonest(t *testing.T, w *tlWorld, d *syncDevice, want map[string]bool, b2 string) {
+	t.Helper()
+	d.wantVerifies(t)
+	got := d.hashes(t)
+	for h := range want {
+		if !got[h] {
+			t.Errorf("%s lacks honest checkpoint %s", d.name, h[:12])
+		}
+	}
+	tlA := tlLines(tlFile(t, d.dir, d.env, w.tlTimelinePath(w.idA)))
+	tlB := tlLines(tlFile(t, d.dir, d.env, w.tlTimelinePath(w.idB)))
+	if len(tlA) != 4 || !strings.Contains(tlA[3], b2) || len(tlB) != 2 || !strings.Contains(tlB[1], b2) {
+		t.Errorf("%s's timelines after the honest news: A %q, B %q", d.name, tlA, tlB)
+	}
+	var list []struct {
+		ID         string `json:"snapshot_id"`
+		Device     string `json:"device"`
+		LineSigned bool   `json:"line_signed"`
+	}
+	if err := json.Unmarshal([]byte(d.must(t, "snapshot", "list", "--json")), &list); err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 6 {
+		t.Errorf("%s lists %d snapshots, want 6: %+v", d.name, len(list), list)
+	}
+	for _, e := range list {
+		if !e.LineSigned {
+			t.Errorf("%s: snapshot %s on %s's timeline is not labelled line-signed", d.name, e.ID[:12], e.Device)
+		}
 	}
 }

@@ -159,254 +159,320 @@ func syncOtherHash(h string) string {
 func TestSyncAttacks(t *testing.T) {
 	t.Parallel()
 	f := newSyncAttackFixture(t)
-	a, b := f.a, f.b
-
-	cases := []struct {
-		name     string
-		attack   func(t *testing.T, at *syncAttack) []syncWantQ
-		code     int
-		bMerged  []record // B's new records that verify and merge
-		inOutput func(at *syncAttack) []string
-	}{
+	cases := []tstAttackCase{
 		{
-			name: "altered summary",
-			attack: func(t *testing.T, at *syncAttack) []syncWantQ {
-				p := f.cpPath(b[2].Hash)
-				old := at.file(t, p)
-				bad := strings.Replace(old, `"summary": "b3 victim, new"`, `"summary": "b3 victim, new; also: rm -rf /"`, 1)
-				if bad == old {
-					t.Fatalf("setup: summary not found in %s", old)
-				}
-				at.publish(t, fileEdit{path: p, content: bad})
-				return []syncWantQ{{f.idB, []string{"hash_mismatch"}, b[2].Hash}}
-			},
-			code: 1,
+			name:   "altered summary",
+			attack: tstAttackAlteredSummary,
+			code:   1,
 		},
 		{
-			name: "altered signature",
-			attack: func(t *testing.T, at *syncAttack) []syncWantQ {
-				p := f.cpPath(b[2].Hash)
-				old := at.file(t, p)
-				i := strings.Index(old, `"sig": "`) + len(`"sig": "`)
-				if i < len(`"sig": "`) {
-					t.Fatalf("setup: no sig in %s", old)
-				}
-				flip := "0"
-				if old[i] == '0' {
-					flip = "1"
-				}
-				at.publish(t, fileEdit{path: p, content: old[:i] + flip + old[i+1:]})
-				return []syncWantQ{{f.idB, []string{"bad_signature"}, b[2].Hash}}
-			},
-			code: 1,
+			name:   "altered signature",
+			attack: tstAttackAlteredSignature,
+			code:   1,
 		},
 		{
-			name: "record removed from the middle",
-			attack: func(t *testing.T, at *syncAttack) []syncWantQ {
-				lines := at.chainLines(t, f.idB)
-				if len(lines) != 5 || !strings.Contains(lines[3], b[3].Hash) {
-					t.Fatalf("setup: B's chain %q", lines)
-				}
-				chain := strings.Join(append(append([]string{}, lines[:3]...), lines[4]), "")
-				at.publish(t, fileEdit{path: f.chainPath(f.idB), content: chain},
-					fileEdit{path: f.cpPath(b[3].Hash), remove: true})
-				return []syncWantQ{{f.idB, []string{"broken_chain", "missing_checkpoint"}, ""}}
-			},
+			name:    "record removed from the middle",
+			attack:  tstAttackRemovedRecord,
 			code:    1,
-			bMerged: b[2:3],
+			bMerged: f.b[2:3],
 		},
 		{
-			name: "two chain lines swapped",
-			attack: func(t *testing.T, at *syncAttack) []syncWantQ {
-				lines := at.chainLines(t, f.idB)
-				lines[2], lines[3] = lines[3], lines[2]
-				at.publish(t, fileEdit{path: f.chainPath(f.idB), content: strings.Join(lines, "")})
-				return []syncWantQ{{f.idB, []string{"broken_chain"}, b[3].Hash}}
-			},
-			code: 1,
+			name:   "two chain lines swapped",
+			attack: tstAttackSwappedLines,
+			code:   1,
 		},
 		{
-			name: "replaced device key",
-			attack: func(t *testing.T, at *syncAttack) []syncWantQ {
-				at.publish(t, fileEdit{path: "devices/" + f.idB + ".pub", content: newPublicKeyPEM(t)})
-				return []syncWantQ{
-					{f.idB, []string{"key_changed"}, "devices/" + f.idB + ".pub"},
-					{f.idB, []string{"key_changed"}, ""},
-				}
-			},
-			code: 1,
+			name:   "replaced device key",
+			attack: tstAttackReplacedKey,
+			code:   1,
 		},
 		{
-			name: "record signed with another device's key",
-			attack: func(t *testing.T, at *syncAttack) []syncWantQ {
-				// A home that signs as B with A's private key, on a scratch
-				// branch that claims A's key is B's.
-				home := at.s.ctxHome("forger")
-				if err := os.MkdirAll(filepath.Join(home, "keys"), 0o700); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.Chmod(home, 0o700); err != nil {
-					t.Fatal(err)
-				}
-				key := readFile(t, filepath.Join(f.root, "ctxhome-A", "keys", f.idA+".key"))
-				if err := os.WriteFile(filepath.Join(home, "keys", f.idB+".key"), key, 0o600); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(filepath.Join(home, "device-id"), []byte(f.idB+"\n"), 0o600); err != nil {
-					t.Fatal(err)
-				}
-				honest := gitOut(t, at.attacker, at.env, "rev-parse", memRef)
-				gitOut(t, at.attacker, at.env, "config", "ctx.repoId", f.repoID)
-				rewriteBranch(t, at.attacker, at.env, "scratch", fileEdit{path: "devices/" + f.idB + ".pub", content: at.file(t, "devices/"+f.idA+".pub")})
-				evil := checkpoint(t, at.attacker, withEnv(at.env, "GIT_CTX_HOME="+home), "-m", "b6 forged by the attacker")
-				if evil.Device != f.idB || evil.Parent != b[4].Hash {
-					t.Fatalf("setup: forged record %+v", evil)
-				}
-				chain, file := at.file(t, f.chainPath(f.idB)), at.file(t, f.cpPath(evil.Hash))
-				gitOut(t, at.attacker, at.env, "update-ref", memRef, honest)
-				at.publish(t, fileEdit{path: f.chainPath(f.idB), content: chain}, fileEdit{path: f.cpPath(evil.Hash), content: file})
-				return []syncWantQ{{f.idB, []string{"bad_signature"}, evil.Hash}}
-			},
+			name:    "record signed with another device's key",
+			attack:  tstAttackOtherDevicesKey,
 			code:    1,
-			bMerged: b[2:5],
+			bMerged: f.b[2:5],
 		},
 		{
-			name: "forked chain",
-			attack: func(t *testing.T, at *syncAttack) []syncWantQ {
-				// B itself signs a different second record on a copy of its
-				// old checkout.
-				snap := newSyncDevice(at.s, "B", filepath.Join(at.s.root, "Bsnap"))
-				syncCopy(t, f.bSnap, snap.dir)
-				syncCopy(t, filepath.Join(f.root, "ctxhome-B"), at.s.ctxHome("B"))
-				other := snap.cp(t, "b2 victim, the other continuation")
-				if other.Parent != b[0].Hash || other.Device != f.idB {
-					t.Fatalf("setup: forked record %+v", other)
-				}
-				edits := []fileEdit{
-					{path: f.chainPath(f.idB), content: branchFile(t, snap.dir, snap.env, f.chainPath(f.idB))},
-					{path: f.cpPath(other.Hash), content: branchFile(t, snap.dir, snap.env, f.cpPath(other.Hash))},
-				}
-				for _, r := range b[2:] {
-					edits = append(edits, fileEdit{path: f.cpPath(r.Hash), remove: true})
-				}
-				at.publish(t, edits...)
-				at.forkHash = other.Hash
-				return []syncWantQ{{f.idB, []string{"fork"}, other.Hash}}
-			},
-			code: 6,
-			inOutput: func(at *syncAttack) []string {
-				return []string{at.forkHash[:12], b[1].Hash[:12], "fork"}
+			name:   "forked chain",
+			attack: tstAttackForkedChain,
+			code:   6,
+			inOutput: func(f *syncAttackFixture, at *syncAttack) []string {
+				return []string{at.forkHash[:12], f.b[1].Hash[:12], "fork"}
 			},
 		},
 		{
-			name: "file name is not its hash",
-			attack: func(t *testing.T, at *syncAttack) []syncWantQ {
-				p := f.cpPath(b[2].Hash)
-				fake := f.cpPath(syncOtherHash(b[2].Hash))
-				at.publish(t, fileEdit{path: p, remove: true}, fileEdit{path: fake, content: at.file(t, p)})
-				return []syncWantQ{
-					{f.idB, []string{"missing_checkpoint"}, b[2].Hash},
-					{"", []string{"orphan_file"}, fake},
-				}
-			},
-			code: 1,
+			name:   "file name is not its hash",
+			attack: tstAttackNameNotHash,
+			code:   1,
 		},
 		{
-			name: "paths outside the layout",
-			attack: func(t *testing.T, at *syncAttack) []syncWantQ {
-				link := "devices/" + f.idA + "-evil.pub"
-				gitlink := f.cpPath(strings.Repeat("e", 64))
-				at.publishOddTree(t, link, gitlink)
-				return []syncWantQ{
-					{"", []string{"unsafe_path"}, "../x"},
-					{"", []string{"unexpected_path"}, link},
-					{"", []string{"unexpected_path"}, gitlink},
-				}
-			},
+			name:    "paths outside the layout",
+			attack:  tstAttackOddPaths,
 			code:    1,
-			bMerged: b[2:5],
+			bMerged: f.b[2:5],
 		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			at := f.copy(t)
-			c := at.c
-			want := tc.attack(t, at)
-
-			r := c.ctx(t, "pull")
-			wantCode(t, "C's pull of the tampered branch", r, tc.code)
-			syncWantLine(t, "C's pull", r.stdout, syncPulled(f.idA, 2))
-			if !strings.Contains(r.stdout, "rejected") && tc.code == 1 {
-				t.Fatalf("C's pull does not say what it rejected:\n%s", r)
-			}
-			if tc.inOutput != nil {
-				for _, s := range tc.inOutput(at) {
-					if !strings.Contains(r.stdout, s) {
-						t.Fatalf("C's pull output lacks %q:\n%s", s, r)
-					}
-				}
-			}
-
-			// Quarantine: exactly the expected rejections, none for A.
-			q := syncUnverified(t, c)
-			for _, w := range want {
-				found := false
-				for _, e := range q {
-					found = found || syncMatchQ(e, w)
-				}
-				if !found {
-					t.Errorf("no quarantine entry for device %q record %q reason %v in %+v", w.device, w.record, w.reasons, q)
-				}
-			}
-			for _, e := range q {
-				ok := false
-				for _, w := range want {
-					ok = ok || syncMatchQ(e, w)
-				}
-				if !ok {
-					t.Errorf("unexpected quarantine entry %+v", e)
-				}
-				if e.Device == f.idA {
-					t.Errorf("the honest device was quarantined: %+v", e)
-				}
-			}
-
-			// A's new records merged; of B's, only what verified.
-			wantHashes := syncHashesOf(append(append(append([]record{}, a...), b[:2]...), tc.bMerged...)...)
-			syncWantHashes(t, "C's log", c.hashes(t), wantHashes...)
-			rep := c.wantVerifies(t)
-			for _, ch := range rep.Chains {
-				want := map[string]int{f.idA: 4, f.idB: 2 + len(tc.bMerged)}[ch.Device]
-				if ch.Entries != want || ch.Verified != want {
-					t.Errorf("C's chain of %s: %d entries, %d verified, want %d", ch.Device, ch.Entries, ch.Verified, want)
-				}
-			}
-			// Nothing of the attack is on C's branch.
-			paths := branchPaths(t, c.dir, c.env)
-			for _, p := range paths {
-				if strings.Contains(p, "..") || strings.Contains(p, "evil") || strings.Contains(p, "eeeeeeee") {
-					t.Errorf("C's branch took %s", p)
-				}
-			}
-			for _, mode := range strings.Fields(gitOut(t, c.dir, c.env, "ls-tree", "-r", "--format=%(objectmode)", memRef)) {
-				if mode != "100644" {
-					t.Errorf("C's branch holds an entry of mode %s", mode)
-				}
-			}
-			if n := syncStatusQuarantined(t, c); n != len(q) || n == 0 {
-				t.Errorf("status --json: quarantined %d, log --unverified lists %d", n, len(q))
-			}
-			if txt := c.must(t, "status"); !strings.Contains(txt, "Unverified:") {
-				t.Errorf("status does not show the unverified records:\n%s", txt)
-			}
-			if txt := c.must(t, "log", "--unverified"); !strings.Contains(txt, "REJECTED device") {
-				t.Errorf("log --unverified:\n%s", txt)
-			}
-			if t.Failed() {
-				t.Logf("pull output:\n%s\n%+v", r, q)
-			}
+			tstRunSyncAttack(t, f, tc)
 		})
+	}
+}
+
+// tstAttackCase is one attack of TestSyncAttacks: attack tampers with a
+// copy of the fixture's remote and says what C's pull must quarantine.
+type tstAttackCase struct {
+	name     string
+	attack   func(t *testing.T, f *syncAttackFixture, at *syncAttack) []syncWantQ
+	code     int
+	bMerged  []record // B's new records that verify and merge
+	inOutput func(f *syncAttackFixture, at *syncAttack) []string
+}
+
+// tstRunSyncAttack runs tc on a copy of f: C's pull exits tc.code and says
+// what it rejected, quarantines exactly what the attack wants, merges A's
+// records and B's that verified, and takes nothing of the attack.
+func tstRunSyncAttack(t *testing.T, f *syncAttackFixture, tc tstAttackCase) {
+	at := f.copy(t)
+	c := at.c
+	want := tc.attack(t, f, at)
+
+	r := tstAttackPull(t, f, at, tc)
+	// Quarantine: exactly the expected rejections, none for A.
+	q := tstAttackQuarantine(t, f, c, want)
+	// A's new records merged; of B's, only what verified.
+	tstAttackMerged(t, f, c, tc.bMerged)
+	// Nothing of the attack is on C's branch.
+	tstAttackBranchClean(t, c, q)
+	if t.Failed() {
+		t.Logf("pull output:\n%s\n%+v", r, q)
+	}
+}
+
+// tstAttackPull: C's pull exits tc.code, merges A's two new records, and
+// says what it rejected (and what tc.inOutput wants said).
+func tstAttackPull(t *testing.T, f *syncAttackFixture, at *syncAttack, tc tstAttackCase) result {
+	t.Helper()
+	c := at.c
+	r := c.ctx(t, "pull")
+	wantCode(t, "C's pull of the tampered branch", r, tc.code)
+	syncWantLine(t, "C's pull", r.stdout, syncPulled(f.idA, 2))
+	if !strings.Contains(r.stdout, "rejected") && tc.code == 1 {
+		t.Fatalf("C's pull does not say what it rejected:\n%s", r)
+	}
+	if tc.inOutput != nil {
+		for _, s := range tc.inOutput(f, at) {
+			if !strings.Contains(r.stdout, s) {
+				t.Fatalf("C's pull output lacks %q:\n%s", s, r)
+			}
+		}
+	}
+	return r
+}
+
+// tstAttackQuarantine: C's quarantine holds exactly the entries want
+// describes, none for A; returns it.
+func tstAttackQuarantine(t *testing.T, f *syncAttackFixture, c *syncDevice, want []syncWantQ) []syncQuarantine {
+	t.Helper()
+	q := syncUnverified(t, c)
+	for _, w := range want {
+		found := false
+		for _, e := range q {
+			found = found || syncMatchQ(e, w)
+		}
+		if !found {
+			t.Errorf("no quarantine entry for device %q record %q reason %v in %+v", w.device, w.record, w.reasons, q)
+		}
+	}
+	for _, e := range q {
+		ok := false
+		for _, w := range want {
+			ok = ok || syncMatchQ(e, w)
+		}
+		if !ok {
+			t.Errorf("unexpected quarantine entry %+v", e)
+		}
+		if e.Device == f.idA {
+			t.Errorf("the honest device was quarantined: %+v", e)
+		}
+	}
+	return q
+}
+
+// tstAttackMerged: C holds A's records, B's first two and bMerged, and its
+// chains verify with those counts.
+func tstAttackMerged(t *testing.T, f *syncAttackFixture, c *syncDevice, bMerged []record) {
+	t.Helper()
+	wantHashes := syncHashesOf(append(append(append([]record{}, f.a...), f.b[:2]...), bMerged...)...)
+	syncWantHashes(t, "C's log", c.hashes(t), wantHashes...)
+	rep := c.wantVerifies(t)
+	for _, ch := range rep.Chains {
+		want := map[string]int{f.idA: 4, f.idB: 2 + len(bMerged)}[ch.Device]
+		if ch.Entries != want || ch.Verified != want {
+			t.Errorf("C's chain of %s: %d entries, %d verified, want %d", ch.Device, ch.Entries, ch.Verified, want)
+		}
+	}
+}
+
+// tstAttackBranchClean: nothing of the attack is on C's branch (no odd
+// path, only regular files), and status and log --unverified show the
+// quarantine q.
+func tstAttackBranchClean(t *testing.T, c *syncDevice, q []syncQuarantine) {
+	t.Helper()
+	paths := branchPaths(t, c.dir, c.env)
+	for _, p := range paths {
+		if strings.Contains(p, "..") || strings.Contains(p, "evil") || strings.Contains(p, "eeeeeeee") {
+			t.Errorf("C's branch took %s", p)
+		}
+	}
+	for _, mode := range strings.Fields(gitOut(t, c.dir, c.env, "ls-tree", "-r", "--format=%(objectmode)", memRef)) {
+		if mode != "100644" {
+			t.Errorf("C's branch holds an entry of mode %s", mode)
+		}
+	}
+	if n := syncStatusQuarantined(t, c); n != len(q) || n == 0 {
+		t.Errorf("status --json: quarantined %d, log --unverified lists %d", n, len(q))
+	}
+	if txt := c.must(t, "status"); !strings.Contains(txt, "Unverified:") {
+		t.Errorf("status does not show the unverified records:\n%s", txt)
+	}
+	if txt := c.must(t, "log", "--unverified"); !strings.Contains(txt, "REJECTED device") {
+		t.Errorf("log --unverified:\n%s", txt)
+	}
+}
+
+// tstAttackAlteredSummary publishes the attack "altered summary".
+func tstAttackAlteredSummary(t *testing.T, f *syncAttackFixture, at *syncAttack) []syncWantQ {
+	p := f.cpPath(f.b[2].Hash)
+	old := at.file(t, p)
+	bad := strings.Replace(old, `"summary": "b3 victim, new"`, `"summary": "b3 victim, new; also: rm -rf /"`, 1)
+	if bad == old {
+		t.Fatalf("setup: summary not found in %s", old)
+	}
+	at.publish(t, fileEdit{path: p, content: bad})
+	return []syncWantQ{{f.idB, []string{"hash_mismatch"}, f.b[2].Hash}}
+}
+
+// tstAttackAlteredSignature publishes the attack "altered signature".
+func tstAttackAlteredSignature(t *testing.T, f *syncAttackFixture, at *syncAttack) []syncWantQ {
+	p := f.cpPath(f.b[2].Hash)
+	old := at.file(t, p)
+	i := strings.Index(old, `"sig": "`) + len(`"sig": "`)
+	if i < len(`"sig": "`) {
+		t.Fatalf("setup: no sig in %s", old)
+	}
+	flip := "0"
+	if old[i] == '0' {
+		flip = "1"
+	}
+	at.publish(t, fileEdit{path: p, content: old[:i] + flip + old[i+1:]})
+	return []syncWantQ{{f.idB, []string{"bad_signature"}, f.b[2].Hash}}
+}
+
+// tstAttackRemovedRecord publishes the attack "record removed from the middle".
+func tstAttackRemovedRecord(t *testing.T, f *syncAttackFixture, at *syncAttack) []syncWantQ {
+	lines := at.chainLines(t, f.idB)
+	if len(lines) != 5 || !strings.Contains(lines[3], f.b[3].Hash) {
+		t.Fatalf("setup: B's chain %q", lines)
+	}
+	chain := strings.Join(append(append([]string{}, lines[:3]...), lines[4]), "")
+	at.publish(t, fileEdit{path: f.chainPath(f.idB), content: chain},
+		fileEdit{path: f.cpPath(f.b[3].Hash), remove: true})
+	return []syncWantQ{{f.idB, []string{"broken_chain", "missing_checkpoint"}, ""}}
+}
+
+// tstAttackSwappedLines publishes the attack "two chain lines swapped".
+func tstAttackSwappedLines(t *testing.T, f *syncAttackFixture, at *syncAttack) []syncWantQ {
+	lines := at.chainLines(t, f.idB)
+	lines[2], lines[3] = lines[3], lines[2]
+	at.publish(t, fileEdit{path: f.chainPath(f.idB), content: strings.Join(lines, "")})
+	return []syncWantQ{{f.idB, []string{"broken_chain"}, f.b[3].Hash}}
+}
+
+// tstAttackReplacedKey publishes the attack "replaced device key".
+func tstAttackReplacedKey(t *testing.T, f *syncAttackFixture, at *syncAttack) []syncWantQ {
+	at.publish(t, fileEdit{path: "devices/" + f.idB + ".pub", content: newPublicKeyPEM(t)})
+	return []syncWantQ{
+		{f.idB, []string{"key_changed"}, "devices/" + f.idB + ".pub"},
+		{f.idB, []string{"key_changed"}, ""},
+	}
+}
+
+// tstAttackOtherDevicesKey publishes the attack "record signed with another device's key".
+func tstAttackOtherDevicesKey(t *testing.T, f *syncAttackFixture, at *syncAttack) []syncWantQ {
+	// A home that signs as B with A's private key, on a scratch
+	// branch that claims A's key is B's.
+	home := at.s.ctxHome("forger")
+	if err := os.MkdirAll(filepath.Join(home, "keys"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	key := readFile(t, filepath.Join(f.root, "ctxhome-A", "keys", f.idA+".key"))
+	if err := os.WriteFile(filepath.Join(home, "keys", f.idB+".key"), key, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, "device-id"), []byte(f.idB+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	honest := gitOut(t, at.attacker, at.env, "rev-parse", memRef)
+	gitOut(t, at.attacker, at.env, "config", "ctx.repoId", f.repoID)
+	rewriteBranch(t, at.attacker, at.env, "scratch", fileEdit{path: "devices/" + f.idB + ".pub", content: at.file(t, "devices/"+f.idA+".pub")})
+	evil := checkpoint(t, at.attacker, withEnv(at.env, "GIT_CTX_HOME="+home), "-m", "b6 forged by the attacker")
+	if evil.Device != f.idB || evil.Parent != f.b[4].Hash {
+		t.Fatalf("setup: forged record %+v", evil)
+	}
+	chain, file := at.file(t, f.chainPath(f.idB)), at.file(t, f.cpPath(evil.Hash))
+	gitOut(t, at.attacker, at.env, "update-ref", memRef, honest)
+	at.publish(t, fileEdit{path: f.chainPath(f.idB), content: chain}, fileEdit{path: f.cpPath(evil.Hash), content: file})
+	return []syncWantQ{{f.idB, []string{"bad_signature"}, evil.Hash}}
+}
+
+// tstAttackForkedChain publishes the attack "forked chain".
+func tstAttackForkedChain(t *testing.T, f *syncAttackFixture, at *syncAttack) []syncWantQ {
+	// B itself signs a different second record on a copy of its
+	// old checkout.
+	snap := newSyncDevice(at.s, "B", filepath.Join(at.s.root, "Bsnap"))
+	syncCopy(t, f.bSnap, snap.dir)
+	syncCopy(t, filepath.Join(f.root, "ctxhome-B"), at.s.ctxHome("B"))
+	other := snap.cp(t, "b2 victim, the other continuation")
+	if other.Parent != f.b[0].Hash || other.Device != f.idB {
+		t.Fatalf("setup: forked record %+v", other)
+	}
+	edits := []fileEdit{
+		{path: f.chainPath(f.idB), content: branchFile(t, snap.dir, snap.env, f.chainPath(f.idB))},
+		{path: f.cpPath(other.Hash), content: branchFile(t, snap.dir, snap.env, f.cpPath(other.Hash))},
+	}
+	for _, r := range f.b[2:] {
+		edits = append(edits, fileEdit{path: f.cpPath(r.Hash), remove: true})
+	}
+	at.publish(t, edits...)
+	at.forkHash = other.Hash
+	return []syncWantQ{{f.idB, []string{"fork"}, other.Hash}}
+}
+
+// tstAttackNameNotHash publishes the attack "file name is not its hash".
+func tstAttackNameNotHash(t *testing.T, f *syncAttackFixture, at *syncAttack) []syncWantQ {
+	p := f.cpPath(f.b[2].Hash)
+	fake := f.cpPath(syncOtherHash(f.b[2].Hash))
+	at.publish(t, fileEdit{path: p, remove: true}, fileEdit{path: fake, content: at.file(t, p)})
+	return []syncWantQ{
+		{f.idB, []string{"missing_checkpoint"}, f.b[2].Hash},
+		{"", []string{"orphan_file"}, fake},
+	}
+}
+
+// tstAttackOddPaths publishes the attack "paths outside the layout".
+func tstAttackOddPaths(t *testing.T, f *syncAttackFixture, at *syncAttack) []syncWantQ {
+	link := "devices/" + f.idA + "-evil.pub"
+	gitlink := f.cpPath(strings.Repeat("e", 64))
+	at.publishOddTree(t, link, gitlink)
+	return []syncWantQ{
+		{"", []string{"unsafe_path"}, "../x"},
+		{"", []string{"unexpected_path"}, link},
+		{"", []string{"unexpected_path"}, gitlink},
 	}
 }
 

@@ -80,49 +80,12 @@ func TestSyncTrustAllowlist(t *testing.T) {
 	wantCode(t, "pull with an untrusted device", r, 1)
 	syncWantLine(t, "pull with an untrusted device", r.stdout, syncPulled(idA, 1))
 	syncWantHashes(t, "C's log", c.hashes(t), a1.Hash, a2.Hash)
-	q := syncUnverified(t, c)
-	if len(q) == 0 {
-		t.Fatal("nothing quarantined")
-	}
-	for _, e := range q {
-		if e.Device != idD || e.Reason != "untrusted" {
-			t.Fatalf("quarantine entry %+v, want only device %s untrusted", e, idD)
-		}
-	}
-	for _, p := range branchPaths(t, c.dir, c.env) {
-		if strings.Contains(p, idD) {
-			t.Fatalf("C's branch took %s of the untrusted device", p)
-		}
-	}
+	tstTrustUntrustedKept(t, c, idD)
 	c.wantVerifies(t)
-
-	devs := syncDevices(t, c)
-	da, ok := devs[idA]
-	if !ok {
-		t.Fatalf("devices --json does not list %s: %+v", idA, devs)
-	}
-	fpA := status(t, a.dir, a.env).Fingerprint
-	if da.Trust != "trusted" || da.Fingerprint != fpA || da.Checkpoints != 2 || da.LastSeen != a2.TS || da.This {
-		t.Fatalf("devices --json for A: %+v (want trusted, fingerprint %s, 2 checkpoints, last seen %d)", da, fpA, a2.TS)
-	}
-	if dd, ok := devs[idD]; ok && (dd.Trust == "trusted" || dd.Trust == "pinned" || dd.Checkpoints != 0) {
-		t.Fatalf("devices --json for the untrusted device: %+v", dd)
-	}
-	if txt := c.must(t, "devices"); !strings.Contains(txt, idA) || !strings.Contains(txt, "trusted") {
-		t.Fatalf("devices:\n%s", txt)
-	}
+	tstTrustDevicesList(t, a, c, idA, idD, a2.TS)
 
 	// Untrust A: its next records are blocked too.
-	c.must(t, "devices", "untrust", idA)
-	if got := c.git(t, "config", "--get-all", "ctx.untrustedDevice"); got != idA {
-		t.Fatalf("ctx.untrustedDevice = %q", got)
-	}
-	if out, _, code := run(t, c.dir, c.env, "git", "config", "--get-all", "ctx.trustedDevice"); code == 0 {
-		t.Fatalf("ctx.trustedDevice still holds %q", out)
-	}
-	if got := syncDevices(t, c)[idA].Trust; got != "untrusted" {
-		t.Fatalf("devices --json: A is %q after untrust", got)
-	}
+	tstTrustUntrust(t, c, idA)
 	a3 := a.cp(t, "a3")
 	a.must(t, "sync")
 	r = c.ctx(t, "pull")
@@ -130,7 +93,7 @@ func TestSyncTrustAllowlist(t *testing.T) {
 	syncWantHashes(t, "C's log after untrusting A", c.hashes(t), a1.Hash, a2.Hash)
 	// Quarantined under A's name, beside D's earlier entries.
 	found := false
-	q = syncUnverified(t, c)
+	q := syncUnverified(t, c)
 	for _, e := range q {
 		found = found || e.Device == idA && e.Reason == "untrusted"
 	}
@@ -151,6 +114,64 @@ func TestSyncTrustAllowlist(t *testing.T) {
 	}
 	syncWantHashes(t, "C's log after trusting A and D", c.hashes(t), a1.Hash, a2.Hash, a3.Hash, d1.Hash, d2.Hash)
 	c.wantVerifies(t)
+}
+
+// tstTrustUntrustedKept: c quarantined only the untrusted device idD's
+// records, as untrusted, and its branch holds nothing of idD.
+func tstTrustUntrustedKept(t *testing.T, c *syncDevice, idD string) {
+	t.Helper()
+	q := syncUnverified(t, c)
+	if len(q) == 0 {
+		t.Fatal("nothing quarantined")
+	}
+	for _, e := range q {
+		if e.Device != idD || e.Reason != "untrusted" {
+			t.Fatalf("quarantine entry %+v, want only device %s untrusted", e, idD)
+		}
+	}
+	for _, p := range branchPaths(t, c.dir, c.env) {
+		if strings.Contains(p, idD) {
+			t.Fatalf("C's branch took %s of the untrusted device", p)
+		}
+	}
+}
+
+// tstTrustDevicesList: c's devices --json lists A trusted with its
+// fingerprint, two checkpoints and the last one's time aTS, and the
+// untrusted device (if at all) neither trusted nor with checkpoints.
+func tstTrustDevicesList(t *testing.T, a, c *syncDevice, idA, idD string, aTS int64) {
+	t.Helper()
+	devs := syncDevices(t, c)
+	da, ok := devs[idA]
+	if !ok {
+		t.Fatalf("devices --json does not list %s: %+v", idA, devs)
+	}
+	fpA := status(t, a.dir, a.env).Fingerprint
+	if da.Trust != "trusted" || da.Fingerprint != fpA || da.Checkpoints != 2 || da.LastSeen != aTS || da.This {
+		t.Fatalf("devices --json for A: %+v (want trusted, fingerprint %s, 2 checkpoints, last seen %d)", da, fpA, aTS)
+	}
+	if dd, ok := devs[idD]; ok && (dd.Trust == "trusted" || dd.Trust == "pinned" || dd.Checkpoints != 0) {
+		t.Fatalf("devices --json for the untrusted device: %+v", dd)
+	}
+	if txt := c.must(t, "devices"); !strings.Contains(txt, idA) || !strings.Contains(txt, "trusted") {
+		t.Fatalf("devices:\n%s", txt)
+	}
+}
+
+// tstTrustUntrust: devices untrust moves A from ctx.trustedDevice to
+// ctx.untrustedDevice, and devices --json says so.
+func tstTrustUntrust(t *testing.T, c *syncDevice, idA string) {
+	t.Helper()
+	c.must(t, "devices", "untrust", idA)
+	if got := c.git(t, "config", "--get-all", "ctx.untrustedDevice"); got != idA {
+		t.Fatalf("ctx.untrustedDevice = %q", got)
+	}
+	if out, _, code := run(t, c.dir, c.env, "git", "config", "--get-all", "ctx.trustedDevice"); code == 0 {
+		t.Fatalf("ctx.trustedDevice still holds %q", out)
+	}
+	if got := syncDevices(t, c)[idA].Trust; got != "untrusted" {
+		t.Fatalf("devices --json: A is %q after untrust", got)
+	}
 }
 
 // syncReviewCommit is one entry of `git ctx review --json`.

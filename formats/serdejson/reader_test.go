@@ -8,6 +8,30 @@ import (
 )
 
 func TestParseAccepts(t *testing.T) {
+	checkParseStrings(t)
+	vals := checkParseObject(t)
+	checkParseElems(t, vals)
+	stop := errors.New("stop")
+	if err := vals[0].Elems(func(Value) error { return stop }); err != stop {
+		t.Fatal(err)
+	}
+	if err := vals[0].Members(func(string, Value) error { return nil }); err == nil {
+		t.Fatal("Members of an array")
+	}
+	deep := strings.Repeat("[", MaxDepth) + strings.Repeat("]", MaxDepth)
+	if _, err := Parse([]byte(deep)); err != nil {
+		t.Fatalf("depth %d: %v", MaxDepth, err)
+	}
+	var zero Value
+	if !zero.IsNull() || zero.Elems(func(Value) error { return nil }) == nil {
+		t.Fatal("zero Value")
+	}
+}
+
+// checkParseStrings: string escapes, surrogate pairs and surrounding white
+// space decode to the expected text.
+func checkParseStrings(t *testing.T) {
+	t.Helper()
 	for _, c := range []struct{ in, str string }{
 		{`"a\u00e9\ud83d\ude80\/\b"`, "aé🚀/\b"},
 		{` "x" `, "x"},
@@ -24,6 +48,12 @@ func TestParseAccepts(t *testing.T) {
 			t.Errorf("%s: %q", c.in, s)
 		}
 	}
+}
+
+// checkParseObject parses an object with a repeated key and checks its raw
+// bytes and members; returns the member values in order.
+func checkParseObject(t *testing.T) []Value {
+	t.Helper()
 	v, err := Parse([]byte(` {"a" : [1,-0,0.5,1e2,true,false,null] , "a":{}, "b\u0000":"x"} `))
 	if err != nil {
 		t.Fatal(err)
@@ -39,11 +69,21 @@ func TestParseAccepts(t *testing.T) {
 	if strings.Join(keys, ",") != "a,a,b\x00" || vals[1].Kind() != KindObject || vals[2].Kind() != KindString {
 		t.Fatalf("members %q", keys)
 	}
+	if v.Len() != 3 {
+		t.Fatal("Len")
+	}
+	return vals
+}
+
+// checkParseElems: the elements of the array member, their kinds, lengths
+// and values, and empty objects and arrays.
+func checkParseElems(t *testing.T, vals []Value) {
+	t.Helper()
 	var el []Value
 	if err := vals[0].Elems(func(e Value) error { el = append(el, e); return nil }); err != nil {
 		t.Fatal(err)
 	}
-	if vals[0].Len() != 7 || v.Len() != 3 || vals[1].Len() != 0 || el[0].Len() != 0 {
+	if vals[0].Len() != 7 || vals[1].Len() != 0 || el[0].Len() != 0 {
 		t.Fatal("Len")
 	}
 	if len(el) != 7 || el[0].IsFloat() || !el[2].IsFloat() || !el[3].IsFloat() || string(el[1].Raw()) != "-0" || el[6].Kind() != KindNull {
@@ -62,21 +102,6 @@ func TestParseAccepts(t *testing.T) {
 	empty, _ := Parse([]byte("[ \n ]"))
 	if err := empty.Elems(func(Value) error { n++; return nil }); err != nil || n != 0 {
 		t.Fatal("empty array", n, err)
-	}
-	stop := errors.New("stop")
-	if err := vals[0].Elems(func(Value) error { return stop }); err != stop {
-		t.Fatal(err)
-	}
-	if err := vals[0].Members(func(string, Value) error { return nil }); err == nil {
-		t.Fatal("Members of an array")
-	}
-	deep := strings.Repeat("[", MaxDepth) + strings.Repeat("]", MaxDepth)
-	if _, err := Parse([]byte(deep)); err != nil {
-		t.Fatalf("depth %d: %v", MaxDepth, err)
-	}
-	var zero Value
-	if !zero.IsNull() || zero.Elems(func(Value) error { return nil }) == nil {
-		t.Fatal("zero Value")
 	}
 }
 

@@ -102,101 +102,129 @@ func TestSnapshotVectors(t *testing.T) {
 			if len(v.Canonical) != v.CanonicalLen {
 				t.Fatalf("vector canonical is %d bytes, says %d", len(v.Canonical), v.CanonicalLen)
 			}
-			// Writing from Go values.
 			s := built[name]
-			body, err := s.CanonicalBody()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if string(body) != v.Canonical {
-				t.Fatalf("canonical body\n got %s\nwant %s", body, v.Canonical)
-			}
-			// Reading: parse and re-serialise reproduces the bytes.
-			parsed, err := ParseFile([]byte(v.Canonical))
-			if err != nil {
-				t.Fatal(err)
-			}
-			again, err := parsed.MarshalCompact()
-			if err != nil || string(again) != v.Canonical {
-				t.Fatalf("re-serialised %s (%v)", again, err)
-			}
-			id, err := s.ComputeID()
-			if err != nil || id != v.SnapshotID {
-				t.Fatalf("id %s (%v), want %s", id, err, v.SnapshotID)
-			}
-			if SignPrefix+id != v.Preimage {
-				t.Fatalf("preimage %s", SignPrefix+id)
-			}
-			if m := SigningMessage(id); m != v.SigningMessage {
-				t.Fatalf("message %s, want %s", m, v.SigningMessage)
-			}
-			priv := seedKey(t, v.SeedHex)
-			if got := string(EncodeKeyFile(priv)); got != v.KeyFile {
-				t.Fatalf("key file %q", got)
-			}
-			fromFile, err := ParseKeyFile([]byte(v.KeyFile))
-			if err != nil || !fromFile.Equal(priv) {
-				t.Fatalf("key file parse: %v", err)
-			}
-			if err := s.Sign(priv); err != nil {
-				t.Fatal(err)
-			}
-			if s.SnapshotID != v.SnapshotID || s.Signature.Algorithm != "ed25519" ||
-				s.Signature.PublicKey != v.PublicKey || s.Signature.Value != v.Signature {
-				t.Fatalf("signed: %+v %+v", s.SnapshotID, *s.Signature)
-			}
-			pub := priv.Public().(ed25519.PublicKey)
-			for _, key := range []ed25519.PublicKey{nil, pub} {
-				if ok, err := s.Verify(key); !ok || err != nil {
-					t.Fatalf("Verify(%x) = %v, %v", key, ok, err)
-				}
-			}
-			other := seedKey(t, strings.Repeat("01", 32)).Public().(ed25519.PublicKey)
-			if ok, err := s.Verify(other); ok || err != nil {
-				t.Fatalf("pinned other key: %v %v", ok, err)
-			}
-			file, err := s.MarshalFile()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if v.StoredPretty != nil && string(file) != *v.StoredPretty {
-				t.Fatalf("stored file\n got %s\nwant %s", file, *v.StoredPretty)
-			}
-			var ind bytes.Buffer
-			compact, _ := s.MarshalCompact()
-			if err := json.Indent(&ind, compact, "", "  "); err != nil || !bytes.Equal(ind.Bytes(), file) {
-				t.Fatalf("json.Indent disagrees with Pretty")
-			}
-			line, err := s.TimelineEntry().MarshalLine()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if v.IndexLine != nil && string(line) != *v.IndexLine+"\n" {
-				t.Fatalf("index line\n got %s\nwant %s", line, *v.IndexLine)
-			}
-			e, err := ParseTimelineEntry(bytes.TrimSuffix(line, []byte("\n")))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if l2, _ := e.MarshalLine(); !bytes.Equal(l2, line) {
-				t.Fatalf("index line round trip: %s", l2)
-			}
-			// The stored file reads back, verifies and imports.
-			back, err := CheckImport(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if ok, err := back.Verify(pub); !ok || err != nil {
-				t.Fatalf("file round trip: %v %v", ok, err)
-			}
-			refile, _ := back.MarshalFile()
-			if !bytes.Equal(refile, file) {
-				t.Fatal("file changed across a round trip")
-			}
-			if err := back.CheckStorable(); err != nil {
-				t.Fatal(err)
-			}
+			checkVectorCanonical(t, s, v)
+			pub := checkVectorSigning(t, s, v)
+			file := checkVectorStoredForms(t, s, v)
+			checkVectorFileRoundTrip(t, file, pub)
 		})
+	}
+}
+
+// checkVectorCanonical: the canonical body, its id, preimage and signing
+// message are the vector's, and parsing the body reproduces its bytes.
+func checkVectorCanonical(t *testing.T, s *Snapshot, v vector) {
+	t.Helper()
+	// Writing from Go values.
+	body, err := s.CanonicalBody()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(body) != v.Canonical {
+		t.Fatalf("canonical body\n got %s\nwant %s", body, v.Canonical)
+	}
+	// Reading: parse and re-serialise reproduces the bytes.
+	parsed, err := ParseFile([]byte(v.Canonical))
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := parsed.MarshalCompact()
+	if err != nil || string(again) != v.Canonical {
+		t.Fatalf("re-serialised %s (%v)", again, err)
+	}
+	id, err := s.ComputeID()
+	if err != nil || id != v.SnapshotID {
+		t.Fatalf("id %s (%v), want %s", id, err, v.SnapshotID)
+	}
+	if SignPrefix+id != v.Preimage {
+		t.Fatalf("preimage %s", SignPrefix+id)
+	}
+	if m := SigningMessage(id); m != v.SigningMessage {
+		t.Fatalf("message %s, want %s", m, v.SigningMessage)
+	}
+}
+
+// checkVectorSigning: the key file and signature are the vector's, and the
+// signed snapshot verifies with its own key only; returns the public key.
+func checkVectorSigning(t *testing.T, s *Snapshot, v vector) ed25519.PublicKey {
+	t.Helper()
+	priv := seedKey(t, v.SeedHex)
+	if got := string(EncodeKeyFile(priv)); got != v.KeyFile {
+		t.Fatalf("key file %q", got)
+	}
+	fromFile, err := ParseKeyFile([]byte(v.KeyFile))
+	if err != nil || !fromFile.Equal(priv) {
+		t.Fatalf("key file parse: %v", err)
+	}
+	if err := s.Sign(priv); err != nil {
+		t.Fatal(err)
+	}
+	if s.SnapshotID != v.SnapshotID || s.Signature.Algorithm != "ed25519" ||
+		s.Signature.PublicKey != v.PublicKey || s.Signature.Value != v.Signature {
+		t.Fatalf("signed: %+v %+v", s.SnapshotID, *s.Signature)
+	}
+	pub := priv.Public().(ed25519.PublicKey)
+	for _, key := range []ed25519.PublicKey{nil, pub} {
+		if ok, err := s.Verify(key); !ok || err != nil {
+			t.Fatalf("Verify(%x) = %v, %v", key, ok, err)
+		}
+	}
+	other := seedKey(t, strings.Repeat("01", 32)).Public().(ed25519.PublicKey)
+	if ok, err := s.Verify(other); ok || err != nil {
+		t.Fatalf("pinned other key: %v %v", ok, err)
+	}
+	return pub
+}
+
+// checkVectorStoredForms: the stored file and the timeline index line are
+// the vector's; returns the stored file.
+func checkVectorStoredForms(t *testing.T, s *Snapshot, v vector) []byte {
+	t.Helper()
+	file, err := s.MarshalFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.StoredPretty != nil && string(file) != *v.StoredPretty {
+		t.Fatalf("stored file\n got %s\nwant %s", file, *v.StoredPretty)
+	}
+	var ind bytes.Buffer
+	compact, _ := s.MarshalCompact()
+	if err := json.Indent(&ind, compact, "", "  "); err != nil || !bytes.Equal(ind.Bytes(), file) {
+		t.Fatalf("json.Indent disagrees with Pretty")
+	}
+	line, err := s.TimelineEntry().MarshalLine()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.IndexLine != nil && string(line) != *v.IndexLine+"\n" {
+		t.Fatalf("index line\n got %s\nwant %s", line, *v.IndexLine)
+	}
+	e, err := ParseTimelineEntry(bytes.TrimSuffix(line, []byte("\n")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l2, _ := e.MarshalLine(); !bytes.Equal(l2, line) {
+		t.Fatalf("index line round trip: %s", l2)
+	}
+	return file
+}
+
+// checkVectorFileRoundTrip: the stored file reads back, verifies and imports.
+func checkVectorFileRoundTrip(t *testing.T, file []byte, pub ed25519.PublicKey) {
+	t.Helper()
+	back, err := CheckImport(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := back.Verify(pub); !ok || err != nil {
+		t.Fatalf("file round trip: %v %v", ok, err)
+	}
+	refile, _ := back.MarshalFile()
+	if !bytes.Equal(refile, file) {
+		t.Fatal("file changed across a round trip")
+	}
+	if err := back.CheckStorable(); err != nil {
+		t.Fatal(err)
 	}
 }
 

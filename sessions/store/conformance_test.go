@@ -75,8 +75,29 @@ func runConformance(t *testing.T, h harness) {
 func conformBasic(t *testing.T, h harness) {
 	ctx := testCtx(t)
 	a, b := h.open(t)
-	const man = "profiles/0b6a3a5e-6f3b-4a57-9d2c-1f0e0c1d2e3f/manifest.age"
-	const snap = "profiles/0b6a3a5e-6f3b-4a57-9d2c-1f0e0c1d2e3f/snapshots/7d1e2f3a-4b5c-4d6e-8f70-8192a3b4c5d6.age"
+	conformBasicAbsent(t, ctx, a, conformManifest)
+	v1 := conformBasicCreate(t, ctx, a, b, conformManifest, conformSnapshot)
+	conformBasicUpdate(t, ctx, a, b, conformManifest, v1)
+	conformBasicList(t, ctx, a, b, conformManifest, conformSnapshot)
+	// A key below an object is not a valid place for another object.
+	if _, err := a.Create(ctx, conformManifest+"/x", bytes.NewReader([]byte("x"))); err == nil {
+		t.Fatal("create below an object succeeded")
+	}
+	if a.Describe() == "" {
+		t.Fatal("empty description")
+	}
+}
+
+// The keys conformBasic works with.
+const (
+	conformManifest = "profiles/0b6a3a5e-6f3b-4a57-9d2c-1f0e0c1d2e3f/manifest.age"
+	conformSnapshot = "profiles/0b6a3a5e-6f3b-4a57-9d2c-1f0e0c1d2e3f/snapshots/7d1e2f3a-4b5c-4d6e-8f70-8192a3b4c5d6.age"
+)
+
+// conformBasicAbsent: an empty store has no man, lists nothing and refuses
+// to update man.
+func conformBasicAbsent(t *testing.T, ctx context.Context, a Store, man string) {
+	t.Helper()
 	if _, _, err := a.Get(ctx, man); !errors.Is(err, ErrNoObject) {
 		t.Fatalf("get absent: %v, want ErrNoObject", err)
 	}
@@ -86,6 +107,13 @@ func conformBasic(t *testing.T, h harness) {
 	if _, err := a.Update(ctx, man, bytes.NewReader([]byte("x")), "sha256:00"); !errors.Is(err, ErrVersionMismatch) || !errors.Is(err, ErrNoObject) {
 		t.Fatalf("update absent: %v", err)
 	}
+}
+
+// conformBasicCreate: man is created once (a second create, from the other
+// client, is refused) and read back; snap is created empty. Returns man's
+// version.
+func conformBasicCreate(t *testing.T, ctx context.Context, a, b Store, man, snap string) Version {
+	t.Helper()
 	v1, err := a.Create(ctx, man, bytes.NewReader([]byte("manifest one")))
 	if err != nil || v1 == "" {
 		t.Fatalf("create: %q %v", v1, err)
@@ -103,6 +131,13 @@ func conformBasic(t *testing.T, h harness) {
 	if got, _ := mustGet(t, a, snap); len(got) != 0 {
 		t.Fatalf("empty object read back as %d bytes", len(got))
 	}
+	return v1
+}
+
+// conformBasicUpdate: an update from the current version succeeds; stale
+// or empty versions are refused.
+func conformBasicUpdate(t *testing.T, ctx context.Context, a, b Store, man string, v1 Version) {
+	t.Helper()
 	v2, err := b.Update(ctx, man, bytes.NewReader([]byte("manifest two")), v1)
 	if err != nil || v2 == "" || v2 == v1 {
 		t.Fatalf("update: %q %v (v1 %q)", v2, err, v1)
@@ -113,10 +148,15 @@ func conformBasic(t *testing.T, h harness) {
 	if _, err := a.Update(ctx, man, bytes.NewReader([]byte("stale")), ""); !errors.Is(err, ErrVersionMismatch) {
 		t.Fatalf("update with empty version: %v, want ErrVersionMismatch", err)
 	}
-	got, gv = mustGet(t, a, man)
+	got, gv := mustGet(t, a, man)
 	if string(got) != "manifest two" || gv != v2 {
 		t.Fatalf("after update: %q %q", got, gv)
 	}
+}
+
+// conformBasicList: listing by prefix, all, and a missing prefix.
+func conformBasicList(t *testing.T, ctx context.Context, a, b Store, man, snap string) {
+	t.Helper()
 	keys, err := a.List(ctx, "profiles/")
 	if err != nil {
 		t.Fatal(err)
@@ -134,13 +174,6 @@ func conformBasic(t *testing.T, h harness) {
 	}
 	if keys, err := b.List(ctx, "nothing/"); err != nil || len(keys) != 0 {
 		t.Fatalf("list missing prefix: %q %v", keys, err)
-	}
-	// A key below an object is not a valid place for another object.
-	if _, err := a.Create(ctx, man+"/x", bytes.NewReader([]byte("x"))); err == nil {
-		t.Fatal("create below an object succeeded")
-	}
-	if a.Describe() == "" {
-		t.Fatal("empty description")
 	}
 }
 
