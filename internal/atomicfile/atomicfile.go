@@ -68,13 +68,6 @@ type Options struct {
 	NoSync bool
 }
 
-func (o Options) perm() fs.FileMode {
-	if o.Perm == 0 {
-		return 0o600
-	}
-	return o.Perm.Perm()
-}
-
 // WriteFile writes data to path (see Write).
 func WriteFile(path string, data []byte, opt Options) error {
 	return Write(path, bytes.NewReader(data), opt)

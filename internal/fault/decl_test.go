@@ -77,34 +77,35 @@ func TestEveryErrorHasAKind(t *testing.T) {
 // kinded Err… variables and a line per exported error declared without a
 // kind.
 func kindedDecls(files []*ast.File) (kinded map[string]bool, problems []string) {
+	kinded, unkinded := errorVars(files)
+	for _, n := range unkinded {
+		problems = append(problems, "error variable "+n+" is declared without a fault kind")
+	}
+	return kinded, append(problems, unkindedTypes(files, kinded)...)
+}
+
+// errorVars sorts the exported Err… variables of files into kinded ones
+// (fault.Sentinel/New/Wrap, or fmt.Errorf("%w…", a kinded one)) and the
+// rest.
+func errorVars(files []*ast.File) (kinded map[string]bool, unkinded []string) {
 	kinded = map[string]bool{}
 	derived := map[string]string{} // Err… = fmt.Errorf("%w…", ErrBase)
-	var unkinded []string
-	for _, f := range files {
-		for _, d := range f.Decls {
-			g, ok := d.(*ast.GenDecl)
-			if !ok || g.Tok != token.VAR {
+	for _, vs := range valueSpecs(files) {
+		for i, n := range vs.Names {
+			if !strings.HasPrefix(n.Name, "Err") || !n.IsExported() {
 				continue
 			}
-			for _, s := range g.Specs {
-				vs := s.(*ast.ValueSpec)
-				for i, n := range vs.Names {
-					if !strings.HasPrefix(n.Name, "Err") || !n.IsExported() {
-						continue
-					}
-					if i >= len(vs.Values) {
-						unkinded = append(unkinded, n.Name+" (no value)")
-						continue
-					}
-					switch fn, args := call(vs.Values[i]); {
-					case fn == "fault.Sentinel" || fn == "fault.New" || fn == "fault.Wrap":
-						kinded[n.Name] = true
-					case fn == "fmt.Errorf" && len(args) > 1 && isIdent(args[1]):
-						derived[n.Name] = args[1].(*ast.Ident).Name
-					default:
-						unkinded = append(unkinded, n.Name)
-					}
-				}
+			if i >= len(vs.Values) {
+				unkinded = append(unkinded, n.Name+" (no value)")
+				continue
+			}
+			switch fn, args := call(vs.Values[i]); {
+			case fn == "fault.Sentinel" || fn == "fault.New" || fn == "fault.Wrap":
+				kinded[n.Name] = true
+			case fn == "fmt.Errorf" && len(args) > 1 && isIdent(args[1]):
+				derived[n.Name] = args[1].(*ast.Ident).Name
+			default:
+				unkinded = append(unkinded, n.Name)
 			}
 		}
 	}
@@ -115,11 +116,27 @@ func kindedDecls(files []*ast.File) (kinded map[string]bool, problems []string) 
 			unkinded = append(unkinded, name+" (wraps "+base+", which has no kind)")
 		}
 	}
-	for _, n := range unkinded {
-		problems = append(problems, "error variable "+n+" is declared without a fault kind")
+	return kinded, unkinded
+}
+
+// valueSpecs lists the var declarations of files.
+func valueSpecs(files []*ast.File) []*ast.ValueSpec {
+	var out []*ast.ValueSpec
+	for _, f := range files {
+		for _, d := range f.Decls {
+			if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.VAR {
+				for _, s := range g.Specs {
+					out = append(out, s.(*ast.ValueSpec))
+				}
+			}
+		}
 	}
-	// Exported …Error types: an Unwrap method returning a kinded sentinel
-	// (alone or among the errors of Unwrap() []error).
+	return out
+}
+
+// unkindedTypes: exported …Error types need an Unwrap method returning a
+// kinded sentinel (alone or among the errors of Unwrap() []error).
+func unkindedTypes(files []*ast.File, kinded map[string]bool) (problems []string) {
 	types := map[string]bool{}
 	unwraps := map[string][]string{}
 	for _, f := range files {
@@ -132,22 +149,8 @@ func kindedDecls(files []*ast.File) (kinded map[string]bool, problems []string) 
 					}
 				}
 			case *ast.FuncDecl:
-				if d.Recv == nil || d.Name.Name != "Unwrap" || len(d.Body.List) != 1 {
-					continue
-				}
-				ret, ok := d.Body.List[0].(*ast.ReturnStmt)
-				if !ok || len(ret.Results) != 1 {
-					continue
-				}
-				// return ErrX, or return []error{…, ErrX}
-				results := []ast.Expr{ret.Results[0]}
-				if lit, ok := ret.Results[0].(*ast.CompositeLit); ok {
-					results = lit.Elts
-				}
-				for _, r := range results {
-					if isIdent(r) {
-						unwraps[recvType(d.Recv.List[0].Type)] = append(unwraps[recvType(d.Recv.List[0].Type)], r.(*ast.Ident).Name)
-					}
+				if ty, names := unwrapReturns(d); ty != "" {
+					unwraps[ty] = append(unwraps[ty], names...)
 				}
 			}
 		}
@@ -161,7 +164,30 @@ func kindedDecls(files []*ast.File) (kinded map[string]bool, problems []string) 
 			problems = append(problems, "error type "+ty+" does not unwrap to a kinded sentinel")
 		}
 	}
-	return kinded, problems
+	return problems
+}
+
+// unwrapReturns: for a one-statement Unwrap method, its receiver type and
+// the identifiers it returns (return ErrX, or return []error{…, ErrX}).
+func unwrapReturns(d *ast.FuncDecl) (string, []string) {
+	if d.Recv == nil || d.Name.Name != "Unwrap" || len(d.Body.List) != 1 {
+		return "", nil
+	}
+	ret, ok := d.Body.List[0].(*ast.ReturnStmt)
+	if !ok || len(ret.Results) != 1 {
+		return "", nil
+	}
+	results := []ast.Expr{ret.Results[0]}
+	if lit, ok := ret.Results[0].(*ast.CompositeLit); ok {
+		results = lit.Elts
+	}
+	var names []string
+	for _, r := range results {
+		if isIdent(r) {
+			names = append(names, r.(*ast.Ident).Name)
+		}
+	}
+	return recvType(d.Recv.List[0].Type), names
 }
 
 // call is the "pkg.Func" name and the arguments of a call expression.
