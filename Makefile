@@ -4,7 +4,7 @@ TAGS    := sqlite_fts5
 VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: all build install test check unit fuzz-smoke bench clean
+.PHONY: all build install test check lint unit fuzz-smoke bench clean
 
 all: build
 
@@ -14,14 +14,21 @@ build:
 install:
 	./install.sh
 
-# The whole test suite: formatting, vet, every test with the race detector,
-# and a short run of every fuzz target. CI runs exactly this.
-test: check unit fuzz-smoke
+# The whole test suite: formatting, vet, staticcheck and the complexity
+# limit, every test with the race detector, and a short run of every fuzz
+# target. CI runs exactly this.
+test: check lint unit fuzz-smoke
 
 check:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) vet -tags $(TAGS) ./...
+
+# staticcheck clean, and no function above cyclomatic complexity 25
+# (docs/ARCHITECTURE.md). Pinned versions, fetched by the go command.
+lint:
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 -tags $(TAGS) ./...
+	$(GO) run github.com/fzipp/gocyclo/cmd/gocyclo@v0.6.0 -over 25 .
 
 unit:
 	$(GO) test -tags $(TAGS) -race -count=1 -timeout 60m ./...

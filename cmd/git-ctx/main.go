@@ -1,8 +1,11 @@
 // Command git-ctx is the `git ctx` subcommand: agents' memory as signed,
 // hash-chained checkpoints on the ghyll/memory branch of the project's own
-// repository. This package wires flags to the memory, gitstore and formats
-// packages and prints their results (JSON only through internal/output);
-// it holds no logic of its own.
+// repository. This package wires flags to the capability packages
+// (internal/checkpoints, internal/snapshots, internal/ctxpackages, sync,
+// sessions, hooks, doctor) and prints their results: human text with
+// internal/termtext, JSON only through internal/output. Errors carry a
+// kind from internal/fault, which alone decides the exit code. It holds no
+// logic of its own; docs/ARCHITECTURE.md says where a new command goes.
 package main
 
 import (
