@@ -50,11 +50,11 @@ func BindsTo(field, dir string) bool {
 
 // Failure is the first bad record of one device.
 type Failure struct {
-	Device string `json:"device"`
-	Index  int    `json:"index"`          // 0-based position in the chain; -1 when not about one entry
-	Hash   string `json:"hash,omitempty"` // the record at fault ("" when unknown)
-	Reason Reason `json:"reason"`
-	Detail string `json:"detail"`
+	Device string
+	Index  int    // 0-based position in the chain; -1 when not about one entry
+	Hash   string // the record at fault ("" when unknown)
+	Reason Reason
+	Detail string
 }
 
 func (f *Failure) Error() string {

@@ -147,10 +147,10 @@ func EntryEqual(a, b snapshot.TimelineEntry) bool {
 
 // TimelineFailure names the first bad entry of a timeline.
 type TimelineFailure struct {
-	Index    int    `json:"index"` // 0-based; -1 when the timeline itself is unreadable
-	Snapshot string `json:"snapshot,omitempty"`
-	Reason   Reason `json:"reason"`
-	Detail   string `json:"detail"`
+	Index    int // 0-based; -1 when the timeline itself is unreadable
+	Snapshot string
+	Reason   Reason
+	Detail   string
 }
 
 func (f *TimelineFailure) Error() string {

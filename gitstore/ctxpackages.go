@@ -240,14 +240,14 @@ func short12(h string) string {
 
 // PackageReport is the verification of one published package file.
 type PackageReport struct {
-	Repo    string `json:"repo"`
-	Path    string `json:"path"`
-	Name    string `json:"name"`
-	Version string `json:"version"`
-	SHA256  string `json:"sha256,omitempty"`
-	Signed  bool   `json:"signed"`
-	Reason  string `json:"reason,omitempty"`
-	Detail  string `json:"detail,omitempty"`
+	Repo    string
+	Path    string
+	Name    string
+	Version string
+	SHA256  string
+	Signed  bool
+	Reason  string
+	Detail  string
 }
 
 // verifyPackages checks every published package file of repoID

@@ -354,15 +354,15 @@ func (e *branchEdit) addTimelineLine(req SnapshotRequest, nsegs int, lines []sna
 
 // TimelineReport is the verification of one device's snapshot timeline.
 type TimelineReport struct {
-	Repo     string `json:"repo"`
-	Device   string `json:"device"`
-	Entries  int    `json:"entries"`
-	Verified int    `json:"verified"`
+	Repo     string
+	Device   string
+	Entries  int
+	Verified int
 	// Unsigned counts the verified entries on legacy lines that no line
 	// signature of the device vouches for (a timeline written before lines
 	// were signed); they are not the device's authenticated statement.
-	Unsigned int                    `json:"unsigned"`
-	Failure  *chain.TimelineFailure `json:"failure,omitempty"`
+	Unsigned int
+	Failure  *chain.TimelineFailure
 }
 
 // verifySnapshots checks t's repository's timelines (chain.VerifyTimeline)

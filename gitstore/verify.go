@@ -26,32 +26,32 @@ import (
 // Its Reason is a sentence for the reader (with the path), not a
 // chain.Reason: layout problems are told apart by their path.
 type Problem struct {
-	Path   string `json:"path"`
-	Reason string `json:"reason"`
+	Path   string
+	Reason string
 }
 
 // ChainReport is the verification of one device's chain in one repository.
 type ChainReport struct {
-	Repo     string                  `json:"repo"`
-	Device   string                  `json:"device"`
-	Entries  int                     `json:"entries"`
-	Verified int                     `json:"verified"`
-	Rules    map[checkpoint.Rule]int `json:"rules"`
-	Failure  *chain.Failure          `json:"failure,omitempty"`
+	Repo     string
+	Device   string
+	Entries  int
+	Verified int
+	Rules    map[checkpoint.Rule]int
+	Failure  *chain.Failure
 }
 
 // Report is the verification of a whole branch.
 type Report struct {
-	OK      bool          `json:"ok"` // set by Verify: nothing failed
-	Commit  string        `json:"commit"`
-	Layout  Layout        `json:"layout"`
-	Devices []string      `json:"devices"`
-	Chains  []ChainReport `json:"chains"`
+	OK      bool // set by Verify: nothing failed
+	Commit  string
+	Layout  Layout
+	Devices []string
+	Chains  []ChainReport
 	// Timelines: each device's snapshot timeline (ctx-v1).
-	Timelines []TimelineReport `json:"timelines"`
+	Timelines []TimelineReport
 	// Packages: every published package file (both layouts).
-	Packages []PackageReport `json:"packages"`
-	Problems []Problem       `json:"problems"`
+	Packages []PackageReport
+	Problems []Problem
 }
 
 func (r *Report) ok() bool {

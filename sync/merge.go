@@ -23,23 +23,23 @@ import (
 
 // Rejection is something a fetch brought that was not merged.
 type Rejection struct {
-	Repo   string `json:"repo"`
-	Device string `json:"device"`
-	Record string `json:"record"` // a checkpoint hash, or a path
-	Reason string `json:"reason"`
-	Detail string `json:"detail"`
+	Repo   string
+	Device string
+	Record string // a checkpoint hash, or a path
+	Reason string
+	Detail string
 }
 
 // DeviceResult is the outcome for one device's chain in one repository.
 type DeviceResult struct {
-	Repo     string `json:"repo"`
-	Device   string `json:"device"`
-	Added    int    `json:"added"`
-	Rejected bool   `json:"rejected"`
-	Fork     bool   `json:"fork"`
-	Reason   string `json:"reason,omitempty"`
-	Record   string `json:"record,omitempty"`
-	Local    string `json:"local,omitempty"` // our record at a fork
+	Repo     string
+	Device   string
+	Added    int
+	Rejected bool
+	Fork     bool
+	Reason   string
+	Record   string
+	Local    string // our record at a fork
 }
 
 // plan is what a merge of a fetched tip would take.
@@ -67,9 +67,9 @@ type plan struct {
 
 // SharedKey is one public key published under several device ids.
 type SharedKey struct {
-	Fingerprint string   `json:"fingerprint"`
-	Devices     []string `json:"devices"` // every id holding the key, sorted
-	New         []string `json:"new"`     // those this pull accepted, sorted
+	Fingerprint string
+	Devices     []string // every id holding the key, sorted
+	New         []string // those this pull accepted, sorted
 }
 
 type chainKey struct{ repo, device string }

@@ -31,16 +31,16 @@ const (
 // and that a pull withdrew because the remote had already published another
 // file under the same name@version.
 type Superseded struct {
-	Kind    string `json:"kind"` // KindPackageSuperseded
-	Repo    string `json:"repo"`
-	Path    string `json:"path"`
-	Package string `json:"package"` // name@version
+	Kind    string // KindPackageSuperseded
+	Repo    string
+	Path    string
+	Package string // name@version
 	// Local is the withdrawn blob, Remote the one merged in its place.
-	Local  string `json:"local_blob"`
-	Remote string `json:"remote_blob"`
+	Local  string
+	Remote string
 	// Commit is a local commit that still holds the withdrawn file.
-	Commit string `json:"local_commit"`
-	Detail string `json:"detail"`
+	Commit string
+	Detail string
 }
 
 // packageChanges collects the fetched package files (both layouts).

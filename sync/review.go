@@ -20,24 +20,24 @@ import (
 
 // ReviewRecord is one thing a commit adds to the memory branch.
 type ReviewRecord struct {
-	Kind     string `json:"kind"` // checkpoint, device_key, chain, layout, package, unexpected
-	Path     string `json:"path"`
-	Hash     string `json:"hash,omitempty"`
-	Device   string `json:"device,omitempty"`
-	Session  string `json:"session,omitempty"`
-	Turn     int    `json:"turn,omitempty"`
-	Summary  string `json:"summary,omitempty"`
-	Status   string `json:"status"` // verified, unverified, not merged, new key, changed key, …
-	Modified bool   `json:"modified"`
+	Kind     string // checkpoint, device_key, chain, layout, package, unexpected
+	Path     string
+	Hash     string
+	Device   string
+	Session  string
+	Turn     int
+	Summary  string
+	Status   string // verified, unverified, not merged, new key, changed key, …
+	Modified bool
 }
 
 // ReviewCommit is one commit of the reviewed range.
 type ReviewCommit struct {
-	Commit  string         `json:"commit"`
-	Subject string         `json:"subject"`
-	Author  string         `json:"author"`
-	Parents []string       `json:"parents"`
-	Records []ReviewRecord `json:"records"`
+	Commit  string
+	Subject string
+	Author  string
+	Parents []string
+	Records []ReviewRecord
 }
 
 // DefaultReviewRange is what a push would send (<remote>/ghyll/memory..ghyll/memory)

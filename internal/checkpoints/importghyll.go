@@ -19,23 +19,23 @@ import (
 
 // ImportResult reports a ghyll import.
 type ImportResult struct {
-	Imported []ImportedRecord `json:"imported"`
-	Skipped  []SkippedRecord  `json:"skipped"`
-	Already  int              `json:"already_imported"`
+	Imported []ImportedRecord
+	Skipped  []SkippedRecord
+	Already  int
 }
 
 // ImportedRecord maps a ghyll checkpoint to the record that now holds it.
 type ImportedRecord struct {
-	From string          `json:"from"`
-	Hash string          `json:"hash"`
-	Rule checkpoint.Rule `json:"rule"`
+	From string
+	Hash string
+	Rule checkpoint.Rule
 }
 
 // SkippedRecord is a row that did not verify.
 type SkippedRecord struct {
-	Hash   string `json:"hash"`
-	Device string `json:"device"`
-	Reason string `json:"reason"`
+	Hash   string
+	Device string
+	Reason string
 }
 
 // ImportGhyllDB verifies every checkpoint of a ghyll memory.db (hash under

@@ -192,8 +192,8 @@ func TestImportGhyllDB(t *testing.T) {
 	if a.MustTip(t) != tip {
 		t.Fatalf("a second import moved the branch")
 	}
-	if b, _ := json.Marshal(res2); !bytes.Contains(b, []byte(`"imported":[]`)) {
-		t.Errorf("second import JSON: %s", b)
+	if res2.Imported == nil || len(res2.Imported) != 0 { // printed as [] (internal/output)
+		t.Errorf("second import: Imported %#v, want an empty list", res2.Imported)
 	}
 	// Also after a rebuild of the cache (the origins live on the branch).
 	if err := a.Reindex(ctx); err != nil {

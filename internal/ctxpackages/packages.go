@@ -456,18 +456,18 @@ func readFileLimited(path string, max int64) ([]byte, error) {
 
 // Check is the verification of one package file (`pkg verify`).
 type Check struct {
-	File     string   `json:"file"`
-	Valid    bool     `json:"valid"`
-	Name     string   `json:"name,omitempty"`
-	Version  string   `json:"version,omitempty"`
-	SHA256   string   `json:"sha256,omitempty"`
-	Signed   bool     `json:"signed"`
-	Signer   string   `json:"signer,omitempty"` // fingerprint of the embedded key
-	Failures []string `json:"failures"`
+	File     string
+	Valid    bool
+	Name     string
+	Version  string
+	SHA256   string
+	Signed   bool
+	Signer   string // fingerprint of the embedded key
+	Failures []string
 	// Refused: over the 10,485,760-byte limit (not read).
-	Refused bool            `json:"refused"`
-	Package *ctxpkg.Package `json:"-"`
-	Raw     []byte          `json:"-"`
+	Refused bool
+	Package *ctxpkg.Package
+	Raw     []byte
 }
 
 // CheckBytes verifies package file bytes, listing every failure
@@ -565,20 +565,20 @@ func Publish(ctx context.Context, w *workspace.Workspace, path string) (*gitstor
 
 // Info is one published package (`pkg list`).
 type Info struct {
-	Name        string   `json:"name"`
-	Version     string   `json:"version"`
-	SHA256      string   `json:"sha256"`
-	Description string   `json:"description"`
-	Layers      []string `json:"layers"`
-	CreatedAt   string   `json:"created_at"`
-	Signed      bool     `json:"signed"`
-	Signer      string   `json:"signer,omitempty"`
+	Name        string
+	Version     string
+	SHA256      string
+	Description string
+	Layers      []string
+	CreatedAt   string
+	Signed      bool
+	Signer      string
 	// SignerDevice is the device whose key on the branch signed it.
-	SignerDevice string `json:"signer_device,omitempty"`
-	Bytes        int    `json:"bytes"`
-	Path         string `json:"path"`
-	Verified     bool   `json:"verified"`
-	Error        string `json:"error,omitempty"`
+	SignerDevice string
+	Bytes        int
+	Path         string
+	Verified     bool
+	Error        string
 	raw          []byte
 }
 

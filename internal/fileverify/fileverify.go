@@ -30,18 +30,18 @@ import (
 // Result is the offline verification of one file (the JSON contract of
 // `git ctx verify FILE… --json`).
 type Result struct {
-	File   string `json:"file"`
-	Format string `json:"format"`
-	Valid  bool   `json:"valid"`
-	ID     string `json:"id"`
-	Error  string `json:"error"`
-	Rule   string `json:"rule,omitempty"`
-	Device string `json:"device,omitempty"`
+	File   string
+	Format string
+	Valid  bool
+	ID     string
+	Error  string
+	Rule   string
+	Device string
 	// KeySource says where the public key came from: "--key FILE" or
 	// "branch devices/<id>.pub".
-	KeySource string `json:"key_source,omitempty"`
+	KeySource string
 	// Refused is set when the file was refused for safety (size limit).
-	Refused bool `json:"refused"`
+	Refused bool
 }
 
 // KeySource finds a device's public key for offline verification.

@@ -79,8 +79,8 @@ func (w *Workspace) RepoField(repoID string) string {
 // RepoCount is a repository directory on the branch and how many
 // checkpoints the cache holds for it.
 type RepoCount struct {
-	ID          string `json:"id"`
-	Checkpoints int    `json:"checkpoints"`
+	ID          string
+	Checkpoints int
 }
 
 // AdoptedRepos returns the ids the branch's REPO file adopts with a valid
