@@ -156,7 +156,7 @@ func TestHooksSecretHygiene(t *testing.T) {
 		t.Fatalf("codex turn with a secret: session %q summary %q", list[2].Session, list[2].Summary)
 	}
 	if rep := verifyJSON(t, repo, env); !rep.OK {
-		t.Fatalf("verify: %s", rep.raw)
+		t.Fatalf("verify: %s", rep.Raw)
 	}
 	wantNowhere(t, repo, env, append([]string{token, token2, aws, aws2, password}, pemLines...)...)
 }

@@ -325,9 +325,9 @@ func snapFlowPull(t *testing.T, f *snapFlow) {
 			Verified int    `json:"verified"`
 		} `json:"timelines"`
 	}
-	json.Unmarshal([]byte(rep.raw), &full)
+	json.Unmarshal([]byte(rep.Raw), &full)
 	if len(full.Timelines) != 2 {
-		t.Fatalf("verify reports timelines: %s", rep.raw)
+		t.Fatalf("verify reports timelines: %s", rep.Raw)
 	}
 	if r := a.ctx(t, "verify"); r.code != 0 || !strings.Contains(r.stdout, "OK   device "+idB+": 2 snapshots") {
 		t.Fatalf("verify text: %s", r)
