@@ -509,16 +509,3 @@ func wantUnchanged(t *testing.T, before, after repoState) {
 		t.Fatalf("git-ctx touched the checkout:\n%s", strings.Join(d, "\n"))
 	}
 }
-
-// equalStrings reports whether a and b hold the same strings in order.
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -281,7 +282,7 @@ func cacheLogFilters(t *testing.T, f *cacheFixture, all []string) {
 	}
 	for _, c := range cases {
 		got := cacheHashes(t, cacheLogEntries(t, f.repo, f.env, c.args...))
-		if !equalStrings(got, c.want) {
+		if !slices.Equal(got, c.want) {
 			t.Errorf("log %q: got %v, want %v", c.args, cacheShort(got), cacheShort(c.want))
 		}
 	}
@@ -609,7 +610,7 @@ func cacheReindex(t *testing.T, f *cacheFixture) {
 	if !re.MatchString(r.stdout) || r.stderr != "" {
 		t.Errorf("reindex output: %s", r)
 	}
-	if after := cacheLogEntries(t, f.repo, f.env); !equalStrings(before, after) {
+	if after := cacheLogEntries(t, f.repo, f.env); !slices.Equal(before, after) {
 		t.Errorf("log changed across reindex")
 	}
 	cacheWantLogEqualsBranch(t, f.repo, f.env, nil)
@@ -634,7 +635,7 @@ func cacheReindex(t *testing.T, f *cacheFixture) {
 		t.Errorf("no notice when rebuilding a damaged cache: %q", r.stderr)
 	}
 	wantOneLine(t, "log stderr with a damaged cache", r.stderr)
-	if after := cacheLogEntries(t, f.repo, f.env); !equalStrings(before, after) {
+	if after := cacheLogEntries(t, f.repo, f.env); !slices.Equal(before, after) {
 		t.Errorf("log changed across the rebuild")
 	}
 }

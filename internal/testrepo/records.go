@@ -3,6 +3,7 @@ package testrepo
 import (
 	"encoding/json"
 	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -105,4 +106,20 @@ func DecodeVerify(t testing.TB, r Result) VerifyReport {
 		t.Fatalf("verify --json: ok=%v but %s", rep.OK, r)
 	}
 	return rep
+}
+
+// WantVerifiedSummary fails unless sums (summary → verified, as a device's
+// `git ctx log --json` lists them) holds a verified record whose summary
+// contains want.
+func WantVerifiedSummary(t testing.TB, device string, sums map[string]bool, want string) {
+	t.Helper()
+	for s, v := range sums {
+		if strings.Contains(s, want) {
+			if !v {
+				t.Fatalf("device %s: the record %q is not verified", device, s)
+			}
+			return
+		}
+	}
+	t.Fatalf("device %s: no record contains %q: %v", device, want, sums)
 }
