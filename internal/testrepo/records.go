@@ -123,3 +123,23 @@ func WantVerifiedSummary(t testing.TB, device string, sums map[string]bool, want
 	}
 	t.Fatalf("device %s: no record contains %q: %v", device, want, sums)
 }
+
+// FileResult is one element of `git ctx verify FILE… --json`.
+type FileResult struct {
+	File   string `json:"file"`
+	Format string `json:"format"`
+	Valid  bool   `json:"valid"`
+	ID     string `json:"id"`
+	Error  string `json:"error"`
+}
+
+// DecodeVerifyFile decodes the output of `git ctx verify FILE --json` (r),
+// which must name exactly one file.
+func DecodeVerifyFile(t testing.TB, file string, r Result) FileResult {
+	t.Helper()
+	var res []FileResult
+	if err := json.Unmarshal([]byte(r.Stdout), &res); err != nil || len(res) != 1 {
+		t.Fatalf("verify %s --json: %v\n%s", file, err, r)
+	}
+	return res[0]
+}
