@@ -25,8 +25,6 @@ func cacheLogEntries(t *testing.T, dir string, env []string, args ...string) []s
 	return testrepo.LogEntries(t, r.stdout)
 }
 
-func cacheCompact(t *testing.T, b []byte) string { t.Helper(); return testrepo.Compact(t, b) }
-
 // cacheWantLogEqualsBranch: `git ctx log --json` lists exactly the
 // checkpoint files of this repository on the branch, each element being the
 // file's JSON plus "verified" (true unless listed in unverified).

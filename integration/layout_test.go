@@ -47,8 +47,6 @@ func catFiles(t *testing.T, dir string, env []string, paths []string) map[string
 	return out
 }
 
-var chainLineRE = testrepo.ChainLineRE
-
 // checkCtxV1PastASegment appends checkpoints to a ctx-v1 repository whose
 // branch already holds written (hash → record, one device) until it holds
 // n > 256 (two full 128-line segments), then checks the layout round-trips:

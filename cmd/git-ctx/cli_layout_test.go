@@ -8,9 +8,6 @@ import (
 	"github.com/git-ctx/git-ctx/internal/testrepo"
 )
 
-// chainLineRE is the canonical form of a chain line.
-var chainLineRE = testrepo.ChainLineRE
-
 // TestLayoutGhyllV1 round-trips the seed's layout.
 func TestLayoutGhyllV1(t *testing.T) {
 	s := newSandbox(t)

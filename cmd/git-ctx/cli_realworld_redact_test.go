@@ -85,9 +85,6 @@ func TestRedactionOnEveryWritePath(t *testing.T) {
 // Secret-shaped test values are built at run time, so that this file holds
 // none a scanner would flag.
 
-// fakeHex is 64 lowercase hex characters derived from seed.
-func fakeHex(seed string) string { return testrepo.FakeHex(seed) }
-
 func fakeGitHubToken(seed string) string { return testrepo.FakeGitHubToken(seed) }
 
 func fakeAWSKey(seed string) string { return testrepo.FakeAWSKey(seed) }

@@ -358,13 +358,6 @@ func rewriteBranch(t *testing.T, dir string, env []string, msg string, edits ...
 	return testrepo.RewriteBranch(t, dir, env, msg, repoEdits(edits)...)
 }
 
-// plumbingCommit builds a commit whose parent is old and whose tree is
-// old's tree with edits applied. It never touches any ref.
-func plumbingCommit(t *testing.T, dir string, env []string, old, msg string, edits ...fileEdit) (string, bool) {
-	t.Helper()
-	return testrepo.PlumbingCommit(t, dir, env, old, msg, repoEdits(edits)...)
-}
-
 // newPublicKeyPEM returns a fresh, valid ed25519 public key in the PEM form
 // device keys use.
 func newPublicKeyPEM(t *testing.T) string { t.Helper(); return testrepo.NewPublicKeyPEM(t) }
