@@ -2,7 +2,6 @@ package cache_test
 
 import (
 	"bytes"
-	"database/sql"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/git-ctx/git-ctx/cache"
 	"github.com/git-ctx/git-ctx/formats/checkpoint"
+	"github.com/git-ctx/git-ctx/internal/ghylldbtest"
 )
 
 // ghyllV2Table is ghyll's implemented schema (plan_mode, resumed_from and
@@ -45,19 +45,11 @@ CREATE INDEX IF NOT EXISTS idx_checkpoints_repo ON checkpoints(repo);
 
 func makeGhyllDB(t *testing.T, path, schema string, inserts ...string) {
 	t.Helper()
-	db, err := sql.Open("sqlite3", "file:"+path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.Exec(schema); err != nil {
-		t.Fatal(err)
-	}
+	var list []ghylldbtest.Insert
 	for _, q := range inserts {
-		if _, err := db.Exec(q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
+		list = append(list, ghylldbtest.Insert{Query: q})
 	}
+	ghylldbtest.Write(t, path, schema, list...)
 }
 
 func TestReadGhyllDBSeedSchema(t *testing.T) {

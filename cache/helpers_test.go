@@ -113,15 +113,3 @@ func hashes(es []*cache.Entry) []string {
 	}
 	return out
 }
-
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}

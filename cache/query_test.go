@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -80,7 +81,7 @@ func TestLogOrderAndFilters(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		if !equalStrings(hashes(got), c.want) {
+		if !slices.Equal(hashes(got), c.want) {
 			t.Errorf("%s: got %v, want %v", c.name, short(hashes(got)), short(c.want))
 		}
 	}
@@ -148,7 +149,7 @@ func checkResolve(t *testing.T, ctx context.Context, db *cache.DB) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !equalStrings(got, c.want) {
+		if !slices.Equal(got, c.want) {
 			t.Errorf("Resolve(%q) = %v, want %v", c.prefix, got, c.want)
 		}
 	}
@@ -264,7 +265,7 @@ func TestQuarantineDedup(t *testing.T) {
 	// Newest first; the repository-less row is listed for every repository.
 	// Newest first, then the later insert first.
 	want := []string{"R2/h1/hash_mismatch/z", "R/h1/bad_signature/y", "R/h1/hash_mismatch/x", "R/devices/e.pub/malformed/w"}
-	if !equalStrings(got, want) {
+	if !slices.Equal(got, want) {
 		t.Fatalf("Quarantine(repo1):\n got  %v\n want %v", got, want)
 	}
 	q2, err := db.Quarantine(ctx, "repo2")
@@ -469,7 +470,7 @@ func checkSimilarOrder(t *testing.T, ctx context.Context, db *cache.DB, want []s
 			t.Errorf("NaN score for %s", x.Hash[:4])
 		}
 	}
-	if !equalStrings(got, want) {
+	if !slices.Equal(got, want) {
 		t.Fatalf("Similar order: got %v, want %v", short(got), short(want))
 	}
 	wantScores := []float64{1, 0.9 / math.Sqrt(0.82), 0, -1}

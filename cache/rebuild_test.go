@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -54,7 +55,7 @@ func TestRebuildWaitsForReaders(t *testing.T) {
 		t.Fatalf("Rebuild did not finish after the reader closed")
 	}
 	mu.Lock()
-	if !equalStrings(events, []string{"close", "fill"}) {
+	if !slices.Equal(events, []string{"close", "fill"}) {
 		t.Fatalf("events %v, want [close fill]", events)
 	}
 	mu.Unlock()

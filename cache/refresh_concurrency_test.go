@@ -26,7 +26,7 @@ func TestCacheConcurrentAppendAndQuery(t *testing.T) {
 	if _, err := writer.Init(ctx, ""); err != nil {
 		t.Fatal(err)
 	}
-	record(t, writer, say("steady start"))
+	writer.Record(t, workspacetest.Say("steady start"))
 	reader := workspacetest.Open(t, repo, w.Home("a"))
 	reindexer := workspacetest.Open(t, repo, w.Home("a"))
 

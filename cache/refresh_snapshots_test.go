@@ -22,7 +22,7 @@ func TestSnapshotsIndexedInCache(t *testing.T) {
 	if _, err := d.Init(ctx, ""); err != nil {
 		t.Fatal(err)
 	}
-	record(t, d, checkpoints.RecordInput{Summary: "first decision", Files: []string{"a.go"}})
+	d.Record(t, checkpoints.RecordInput{Summary: "first decision", Files: []string{"a.go"}})
 	var ids []string
 	for i := 0; i < 3; i++ {
 		res, err := snapshots.Create(ctx, d.Workspace, snapshots.CreateOptions{Sign: true, From: nil})

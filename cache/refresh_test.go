@@ -33,12 +33,12 @@ func testCacheEqualsBranch(t *testing.T, layout gitstore.Layout) {
 
 	// Appends through checkpoints.Record: nil and empty lists, escapes,
 	// embeddings, sessions.
-	record(t, a, say("first <b>bold</b> & \"quoted\" \u2028 → done"))
-	record(t, a, checkpoints.RecordInput{Summary: "empty lists", Files: []string{}, Tools: []string{}, Embedding: []float32{}})
-	record(t, a, checkpoints.RecordInput{Summary: "full", Session: "s1", Model: "m25", Files: []string{"auth.go", "x/y.go"},
+	a.Record(t, workspacetest.Say("first <b>bold</b> & \"quoted\" \u2028 → done"))
+	a.Record(t, checkpoints.RecordInput{Summary: "empty lists", Files: []string{}, Tools: []string{}, Embedding: []float32{}})
+	a.Record(t, checkpoints.RecordInput{Summary: "full", Session: "s1", Model: "m25", Files: []string{"auth.go", "x/y.go"},
 		Tools: []string{"edit"}, Injections: []string{"instruction_override"}, Embedding: []float32{0.1, -2.5, 1e-7}})
 	workspacetest.CacheEqualsBranch(t, a.Workspace, nil)
-	record(t, a, say("after a refresh"))
+	a.Record(t, workspacetest.Say("after a refresh"))
 	workspacetest.CacheEqualsBranch(t, a.Workspace, nil)
 
 	// A second clone and device moves the branch; the first repository
@@ -64,8 +64,8 @@ func testCacheEqualsBranch(t *testing.T, layout gitstore.Layout) {
 	if b.MustDeviceID(t) == a.MustDeviceID(t) || b.MustRepoID(t) != a.MustRepoID(t) {
 		t.Fatalf("setup: devices %s %s, repos %s %s", a.MustDeviceID(t), b.MustDeviceID(t), a.MustRepoID(t), b.MustRepoID(t))
 	}
-	record(t, b, say("from the clone 1"))
-	record(t, b, checkpoints.RecordInput{Summary: "from the clone 2", Files: []string{"b.go"}})
+	b.Record(t, workspacetest.Say("from the clone 1"))
+	b.Record(t, checkpoints.RecordInput{Summary: "from the clone 2", Files: []string{"b.go"}})
 	workspacetest.Git(t, repo, "fetch", "-q", other, "+"+gitstore.BranchRef+":"+gitstore.BranchRef)
 	got := workspacetest.CacheEqualsBranch(t, a.Workspace, nil)
 	if len(got) != 7 {
@@ -76,9 +76,9 @@ func testCacheEqualsBranch(t *testing.T, layout gitstore.Layout) {
 	}
 
 	// Both sides append, then the first moves its ref with update-ref.
-	record(t, a, say("a again"))
+	a.Record(t, workspacetest.Say("a again"))
 	workspacetest.Git(t, other, "fetch", "-q", "origin", "+"+gitstore.BranchRef+":"+gitstore.BranchRef)
-	record(t, b, say("b again"))
+	b.Record(t, workspacetest.Say("b again"))
 	workspacetest.Git(t, repo, "fetch", "-q", other, gitstore.BranchRef)
 	workspacetest.Git(t, repo, "update-ref", gitstore.BranchRef, "FETCH_HEAD")
 	got = workspacetest.CacheEqualsBranch(t, a.Workspace, nil)
@@ -131,7 +131,7 @@ func testCacheEqualsBranch(t *testing.T, layout gitstore.Layout) {
 	}
 
 	// Every query goes through the refresh: Log sees a new append at once.
-	h := record(t, a, say("seen by log"))
+	h := a.Record(t, workspacetest.Say("seen by log"))
 	es, err := checkpoints.Log(ctx, a.Workspace, checkpoints.Filter{Limit: 1})
 	if err != nil || len(es) != 1 || es[0].Hash != h {
 		t.Fatalf("Log after an append: %v %v", es, err)
@@ -146,14 +146,14 @@ func TestCacheRewrittenHistory(t *testing.T) {
 		if _, err := a.Init(ctx, ""); err != nil {
 			t.Fatal(err)
 		}
-		record(t, a, say("one"))
+		a.Record(t, workspacetest.Say("one"))
 		afterOne := a.MustTip(t)
-		record(t, a, say("two"))
-		record(t, a, say("three"))
+		a.Record(t, workspacetest.Say("two"))
+		a.Record(t, workspacetest.Say("three"))
 		workspacetest.CacheEqualsBranch(t, a.Workspace, nil)
 		workspacetest.Git(t, a.Dir, "update-ref", gitstore.BranchRef, afterOne)
-		record(t, a, say("two, rewritten"))
-		record(t, a, say("three, rewritten"))
+		a.Record(t, workspacetest.Say("two, rewritten"))
+		a.Record(t, workspacetest.Say("three, rewritten"))
 		got := workspacetest.CacheEqualsBranch(t, a.Workspace, nil)
 		if len(got) != 3 {
 			t.Fatalf("cache holds %d checkpoints, want 3", len(got))
@@ -169,9 +169,9 @@ func TestCacheRewrittenHistory(t *testing.T) {
 		if _, err := a.Init(ctx, ""); err != nil {
 			t.Fatal(err)
 		}
-		record(t, a, say("one"))
+		a.Record(t, workspacetest.Say("one"))
 		afterOne := a.MustTip(t)
-		record(t, a, say("two"))
+		a.Record(t, workspacetest.Say("two"))
 		workspacetest.CacheEqualsBranch(t, a.Workspace, nil)
 		workspacetest.Git(t, a.Dir, "update-ref", gitstore.BranchRef, afterOne)
 		if got := workspacetest.CacheEqualsBranch(t, a.Workspace, nil); len(got) != 1 {
@@ -186,16 +186,16 @@ func TestCacheRewrittenHistory(t *testing.T) {
 		if _, err := a.Init(ctx, ""); err != nil {
 			t.Fatal(err)
 		}
-		record(t, a, say("a one"))
+		a.Record(t, workspacetest.Say("a one"))
 		beforeB := a.MustTip(t)
 		b := workspacetest.Open(t, repo, w.Home("b"))
-		record(t, b, say("b one"))
+		b.Record(t, workspacetest.Say("b one"))
 		workspacetest.CacheEqualsBranch(t, a.Workspace, nil)
 		// The branch goes back to before b's first checkpoint: b's chain
 		// and key are gone, a's chain is unchanged.
 		workspacetest.Git(t, repo, "update-ref", gitstore.BranchRef, beforeB)
 		workspacetest.CacheEqualsBranch(t, a.Workspace, nil)
-		record(t, a, say("a two"))
+		a.Record(t, workspacetest.Say("a two"))
 		workspacetest.CacheEqualsBranch(t, a.Workspace, nil)
 	})
 	t.Run("reset to another history with the same chain prefix", func(t *testing.T) {
@@ -206,16 +206,16 @@ func TestCacheRewrittenHistory(t *testing.T) {
 		if _, err := a.Init(ctx, ""); err != nil {
 			t.Fatal(err)
 		}
-		record(t, a, say("a one"))
+		a.Record(t, workspacetest.Say("a one"))
 		base := a.MustTip(t)
 		b := workspacetest.Open(t, repo, w.Home("b"))
-		record(t, b, say("b one"))
-		record(t, a, say("a two"))
+		b.Record(t, workspacetest.Say("b one"))
+		a.Record(t, workspacetest.Say("a two"))
 		workspacetest.CacheEqualsBranch(t, a.Workspace, nil)
 		// Another history from base: only a appends; b's record is gone.
 		workspacetest.Git(t, repo, "update-ref", gitstore.BranchRef, base)
-		record(t, a, say("a two, elsewhere"))
-		record(t, a, say("a three"))
+		a.Record(t, workspacetest.Say("a two, elsewhere"))
+		a.Record(t, workspacetest.Say("a three"))
 		workspacetest.CacheEqualsBranch(t, a.Workspace, nil)
 	})
 }
@@ -229,11 +229,11 @@ func TestCacheTamperedRecord(t *testing.T) {
 			if _, err := a.Init(ctx, ""); err != nil {
 				t.Fatal(err)
 			}
-			c1 := record(t, a, say("cp 1"))
+			c1 := a.Record(t, workspacetest.Say("cp 1"))
 			workspacetest.CacheEqualsBranch(t, a.Workspace, nil)
-			c2 := record(t, a, say("cp 2"))
-			c3 := record(t, a, say("cp 3"))
-			c4 := record(t, a, say("cp 4"))
+			c2 := a.Record(t, workspacetest.Say("cp 2"))
+			c3 := a.Record(t, workspacetest.Say("cp 3"))
+			c4 := a.Record(t, workspacetest.Say("cp 4"))
 			if when == "already cached" {
 				workspacetest.CacheEqualsBranch(t, a.Workspace, nil)
 			}
@@ -262,7 +262,7 @@ func TestCacheTamperedRecord(t *testing.T) {
 			}
 			// A later append by the device is not trusted either, and the
 			// failure is quarantined once.
-			c5 := record(t, a, say("cp 5"))
+			c5 := a.Record(t, workspacetest.Say("cp 5"))
 			bad[c5] = true
 			workspacetest.CacheEqualsBranch(t, a.Workspace, bad)
 			if q, _ := checkpoints.Quarantine(ctx, a.Workspace); len(q) != 1 {
@@ -352,19 +352,19 @@ func TestCacheAcrossSegments(t *testing.T) {
 	}
 	n := 0
 	for ; n < gitstore.SegmentLines-1; n++ {
-		record(t, a, say("cp %d", n))
+		a.Record(t, workspacetest.Say("cp %d", n))
 		if n == 0 || n == gitstore.SegmentLines/2 {
 			workspacetest.CacheEqualsBranch(t, a.Workspace, nil)
 		}
 	}
 	workspacetest.CacheEqualsBranch(t, a.Workspace, nil) // the head is the last line of segment 0
 	for ; n < gitstore.SegmentLines+2; n++ {
-		record(t, a, say("cp %d", n))
+		a.Record(t, workspacetest.Say("cp %d", n))
 	}
 	if got := workspacetest.CacheEqualsBranch(t, a.Workspace, nil); len(got) != n {
 		t.Fatalf("cache holds %d, want %d", len(got), n)
 	}
-	record(t, a, say("cp %d", n))
+	a.Record(t, workspacetest.Say("cp %d", n))
 	n++
 	if got := workspacetest.CacheEqualsBranch(t, a.Workspace, nil); len(got) != n {
 		t.Fatalf("cache holds %d, want %d", len(got), n)

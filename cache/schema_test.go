@@ -13,36 +13,12 @@ import (
 
 	"github.com/git-ctx/git-ctx/cache"
 	"github.com/git-ctx/git-ctx/formats/checkpoint"
+	"github.com/git-ctx/git-ctx/internal/ghylldbtest"
 )
 
 // seedTable is the seed document's CREATE TABLE and indexes, verbatim
 // (comments included).
-const seedTable = `
-CREATE TABLE checkpoints (
-    hash       TEXT PRIMARY KEY,
-    parent     TEXT NOT NULL,
-    device     TEXT NOT NULL,
-    author     TEXT NOT NULL,
-    ts         INTEGER NOT NULL,
-    repo       TEXT NOT NULL,
-    branch     TEXT NOT NULL,
-    session    TEXT NOT NULL,
-    turn       INTEGER NOT NULL,
-    model      TEXT NOT NULL,
-    summary    TEXT NOT NULL,
-    embedding  BLOB NOT NULL,       -- float32 array, binary
-    files      TEXT NOT NULL,        -- JSON array
-    tools      TEXT NOT NULL,        -- JSON array
-    injections TEXT,                 -- JSON array, nullable
-    sig        TEXT NOT NULL,
-    verified   INTEGER DEFAULT 1,   -- 0 = unverified remote
-    imported   INTEGER DEFAULT 0    -- unix timestamp of import
-);
-
-CREATE INDEX idx_checkpoints_session ON checkpoints(session);
-CREATE INDEX idx_checkpoints_device ON checkpoints(device);
-CREATE INDEX idx_checkpoints_repo ON checkpoints(repo);
-`
+const seedTable = ghylldbtest.SeedSchema
 
 type column struct {
 	Name    string

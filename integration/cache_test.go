@@ -1,14 +1,14 @@
 package integration
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/git-ctx/git-ctx/internal/testrepo"
 )
 
 // The cache's command behaviour is tested in process in cmd/git-ctx
@@ -22,24 +22,7 @@ func cacheLogEntries(t *testing.T, dir string, env []string, args ...string) []s
 	t.Helper()
 	r := gitCtx(t, dir, env, append([]string{"log", "--json"}, args...)...)
 	wantCode(t, "log --json", r, 0)
-	var list []json.RawMessage
-	if err := json.Unmarshal([]byte(r.stdout), &list); err != nil {
-		t.Fatalf("log --json: %v\n%s", err, r.stdout)
-	}
-	out := make([]string, len(list))
-	for i, e := range list {
-		out[i] = cacheCompact(t, []byte(e))
-	}
-	return out
-}
-
-func cacheCompact(t *testing.T, b []byte) string {
-	t.Helper()
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, b); err != nil {
-		t.Fatalf("compact %s: %v", b, err)
-	}
-	return buf.String()
+	return testrepo.LogEntries(t, r.stdout)
 }
 
 // cacheWantLogEqualsBranch: `git ctx log --json` lists exactly the
@@ -48,40 +31,7 @@ func cacheCompact(t *testing.T, b []byte) string {
 func cacheWantLogEqualsBranch(t *testing.T, dir string, env []string, unverified map[string]bool) int {
 	t.Helper()
 	st := status(t, dir, env)
-	prefix := "repos/" + st.RepoID + "/checkpoints/"
-	files := map[string]string{}
-	for _, p := range branchPaths(t, dir, env) {
-		if strings.HasPrefix(p, prefix) && strings.HasSuffix(p, ".json") {
-			files[strings.TrimSuffix(filepath.Base(p), ".json")] = p
-		}
-	}
-	entries := cacheLogEntries(t, dir, env)
-	if len(entries) != len(files) {
-		t.Fatalf("log lists %d checkpoints, the branch holds %d files", len(entries), len(files))
-	}
-	seen := map[string]bool{}
-	for _, e := range entries {
-		var h struct {
-			Hash string `json:"hash"`
-		}
-		if err := json.Unmarshal([]byte(e), &h); err != nil {
-			t.Fatal(err)
-		}
-		p, ok := files[h.Hash]
-		if !ok || seen[h.Hash] {
-			t.Fatalf("log entry %s: on the branch %v, listed twice %v", h.Hash, ok, seen[h.Hash])
-		}
-		seen[h.Hash] = true
-		file := cacheCompact(t, []byte(branchFile(t, dir, env, p)))
-		want := file[:len(file)-1] + fmt.Sprintf(`,"verified":%v}`, !unverified[h.Hash])
-		if e != want {
-			t.Errorf("log entry differs from the branch file %s (plus verified):\n log  %s\n want %s", p, e, want)
-		}
-	}
-	if st.Checkpoints != len(files) {
-		t.Errorf("status counts %d checkpoints, the branch holds %d", st.Checkpoints, len(files))
-	}
-	return len(files)
+	return testrepo.WantLogEqualsBranch(t, dir, env, st, cacheLogEntries(t, dir, env), unverified)
 }
 
 // TestCacheTwoProcesses30s: for 30 seconds one process after another
@@ -175,6 +125,6 @@ func TestCacheTwoProcesses30s(t *testing.T) {
 		t.Fatalf("branch holds %d checkpoints, %d were appended", n, appended)
 	}
 	if rep := verifyJSON(t, repo, env); !rep.OK {
-		t.Fatalf("verify:\n%s", rep.raw)
+		t.Fatalf("verify:\n%s", rep.Raw)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/git-ctx/git-ctx/internal/testrepo"
 )
 
 // TestConcurrentCheckpoints: 8 processes × 25 checkpoints, all started at
@@ -144,17 +146,11 @@ func tstConcurrentChain(t *testing.T, repo string, env []string, byHash map[stri
 	}
 }
 
+// wantFsckClean fails unless git fsck --strict finds nothing but dangling
+// objects.
 func wantFsckClean(t *testing.T, dir string, env []string) {
 	t.Helper()
-	r := execute(t, dir, env, nil, "git", "fsck", "--strict", "--no-progress")
-	if r.code != 0 {
-		t.Fatalf("git fsck --strict: %s", r)
-	}
-	for _, l := range strings.Split(r.stdout+r.stderr, "\n") {
-		if l != "" && !strings.HasPrefix(l, "dangling ") {
-			t.Fatalf("git fsck --strict reports %q", l)
-		}
-	}
+	testrepo.WantFsckClean(t, dir, env)
 }
 
 // TestConcurrentWithPlainGit: while git-ctx appends checkpoints, a plain git
@@ -275,7 +271,7 @@ func tstPlainVerify(t *testing.T, repo string, env []string, n int) {
 	t.Helper()
 	rep := verifyJSON(t, repo, env)
 	if rep.OK {
-		t.Fatalf("verify passed with plain/ on the branch:\n%s", rep.raw)
+		t.Fatalf("verify passed with plain/ on the branch:\n%s", rep.Raw)
 	}
 	if len(rep.Problems) != 1 || rep.Problems[0].Path != "plain" || !strings.Contains(rep.Problems[0].Reason, "not part of the ctx-v1 layout") {
 		t.Fatalf("verify problems: %+v", rep.Problems)

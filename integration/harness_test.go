@@ -5,24 +5,18 @@ package integration
 
 import (
 	"bytes"
-	"context"
-	"crypto/ed25519"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
-	"sort"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/git-ctx/git-ctx/internal/testrepo"
 )
 
 // Set by TestMain.
@@ -93,85 +87,36 @@ func moduleRoot() (string, error) {
 
 // ---- sandbox: an isolated HOME, git config and per-device GIT_CTX_HOMEs ----
 
+// sandbox is the shared testrepo.Sandbox with the binary's directory
+// first on PATH and strictErrors in every environment.
 type sandbox struct {
+	tr   *testrepo.Sandbox
 	root string
 }
 
 func newSandbox(t *testing.T) *sandbox {
 	t.Helper()
-	root := t.TempDir()
-	for _, d := range []string{"home", "xdg", "xdgdata"} {
-		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cfg := "[user]\n\tname = Test User\n\temail = test@example.org\n" +
-		"[init]\n\tdefaultBranch = main\n" +
-		"[commit]\n\tgpgsign = false\n" +
-		"[advice]\n\tdetachedHead = false\n"
-	if err := os.WriteFile(filepath.Join(root, "gitconfig"), []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return &sandbox{root: root}
-}
-
-// ctxHome is the GIT_CTX_HOME of the simulated device name (created by
-// git-ctx itself on first use, with the modes it wants).
-func (s *sandbox) ctxHome(device string) string {
-	return filepath.Join(s.root, "ctxhome-"+device)
-}
-
-// env is the complete environment of a command run as device name.
-func (s *sandbox) env(device string) []string {
-	return []string{
-		"HOME=" + filepath.Join(s.root, "home"),
-		"GIT_CTX_HOME=" + s.ctxHome(device),
-		"GIT_CONFIG_GLOBAL=" + filepath.Join(s.root, "gitconfig"),
-		"GIT_CONFIG_NOSYSTEM=1",
-		"XDG_CONFIG_HOME=" + filepath.Join(s.root, "xdg"),
-		"XDG_DATA_HOME=" + filepath.Join(s.root, "xdgdata"),
-		"PATH=" + binDir + string(os.PathListSeparator) + origPATH,
-		"LC_ALL=C",
-		"TZ=UTC",
-		"GIT_EDITOR=true",
-		"GIT_TERMINAL_PROMPT=0",
-		"GIT_CEILING_DIRECTORIES=" + s.root,
+	tr := testrepo.NewSandbox(t, binDir,
 		// An error that reaches the CLI without a fault kind exits 70
 		// ("error without a kind"): no test passes over one.
-		strictErrors,
-	}
+		strictErrors)
+	return &sandbox{tr: tr, root: tr.Root}
 }
+
+// ctxHome is the GIT_CTX_HOME of the simulated device name.
+func (s *sandbox) ctxHome(device string) string { return s.tr.CtxHome(device) }
+
+// env is the complete environment of a command run as device name.
+func (s *sandbox) env(device string) []string { return s.tr.Env(device) }
 
 // strictErrors is in the environment of every git-ctx the suite runs.
 const strictErrors = "GIT_CTX_STRICT_ERRORS=1"
 
 // dir makes a directory under the sandbox.
-func (s *sandbox) dir(t *testing.T, name string) string {
-	t.Helper()
-	p := filepath.Join(s.root, name)
-	if err := os.MkdirAll(p, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
+func (s *sandbox) dir(t *testing.T, name string) string { return s.tr.Dir(t, name) }
 
 // withEnv returns env with extra KEY=VALUE entries replacing or adding.
-func withEnv(env []string, extra ...string) []string {
-	out := append([]string(nil), env...)
-	for _, kv := range extra {
-		k, _, _ := strings.Cut(kv, "=")
-		replaced := false
-		for i, e := range out {
-			if strings.HasPrefix(e, k+"=") {
-				out[i], replaced = kv, true
-			}
-		}
-		if !replaced {
-			out = append(out, kv)
-		}
-	}
-	return out
-}
+func withEnv(env []string, extra ...string) []string { return testrepo.WithEnv(env, extra...) }
 
 // ---- running commands ----
 
@@ -208,21 +153,18 @@ func inpExec(limit time.Duration, dir string, env []string, stdin []byte, argv .
 		prog = binPath
 		env = withEnv(env, strictErrors)
 	}
-	c, cancel := context.WithTimeout(context.Background(), limit)
-	defer cancel()
-	cmd := exec.CommandContext(c, prog, argv[1:]...)
-	cmd.Dir = dir
-	cmd.Env = env
-	if stdin != nil {
-		cmd.Stdin = bytes.NewReader(stdin)
-	}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	res, err := inpResult(&stdout, &stderr, cmd.Run(), c.Err())
-	if err != nil {
-		return res, fmt.Errorf("run %q in %s: %w", argv, dir, err)
-	}
-	return res, nil
+	r, err := testrepo.Run(limit, dir, env, stdin, prog, argv[1:]...)
+	return fromRepo(r), err
+}
+
+// fromRepo is r with this package's field names.
+func fromRepo(r testrepo.Result) result {
+	return result{stdout: r.Stdout, stderr: r.Stderr, code: r.Code}
+}
+
+// toRepo is r as a testrepo.Result.
+func (r result) toRepo() testrepo.Result {
+	return testrepo.Result{Stdout: r.stdout, Stderr: r.stderr, Code: r.code}
 }
 
 // inpResult makes the result of a finished command from its output and the
@@ -230,29 +172,14 @@ func inpExec(limit time.Duration, dir string, env []string, stdin []byte, argv .
 // failure, or one while timedOut (the context's error) is set, is an error
 // that quotes the output.
 func inpResult(stdout, stderr *bytes.Buffer, err, timedOut error) (result, error) {
-	res := result{stdout: stdout.String(), stderr: stderr.String()}
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &ee) && timedOut == nil:
-		res.code = ee.ExitCode()
-	default:
-		return res, fmt.Errorf("%v (ctx %v)\n%s", err, timedOut, res)
-	}
-	return res, nil
+	r, err := testrepo.Finished(stdout, stderr, err, timedOut)
+	return fromRepo(r), err
 }
 
 // inpNULList splits NUL-terminated git output (-z) into its non-empty
 // entries, sorted.
 func inpNULList(out string) []string {
-	var list []string
-	for _, p := range strings.Split(out, "\x00") {
-		if p != "" {
-			list = append(list, p)
-		}
-	}
-	sort.Strings(list)
-	return list
+	return testrepo.NULList(out)
 }
 
 // run runs argv and returns stdout, stderr and the exit code.
@@ -305,9 +232,7 @@ func wantCode(t *testing.T, what string, r result, code int) {
 // wantOneLine fails unless s is exactly one non-empty line ending in "\n".
 func wantOneLine(t *testing.T, what, s string) {
 	t.Helper()
-	if !strings.HasSuffix(s, "\n") || strings.Count(s, "\n") != 1 || strings.TrimSpace(s) == "" {
-		t.Fatalf("%s: want one line on stderr, got %q", what, s)
-	}
+	testrepo.WantOneLine(t, what, s)
 }
 
 // ---- repositories ----
@@ -316,78 +241,30 @@ func wantOneLine(t *testing.T, what, s string) {
 // main.
 func newRepo(t *testing.T, s *sandbox, name string) string {
 	t.Helper()
-	dir := filepath.Join(s.root, name)
-	env := s.env("setup")
-	mustRun(t, s.root, env, "git", "init", "-q", "-b", "main", dir)
-	writeFile(t, filepath.Join(dir, "README.md"), "hello\n")
-	writeFile(t, filepath.Join(dir, "a.go"), "package a\n")
-	mustRun(t, dir, env, "git", "add", "-A")
-	mustRun(t, dir, env, "git", "commit", "-q", "-m", "initial commit")
-	return dir
+	return testrepo.NewRepo(t, s.tr, name)
 }
 
 // commitFiles writes files (path → content) and commits them with msg.
 func commitFiles(t *testing.T, dir string, env []string, msg string, files map[string]string) string {
 	t.Helper()
-	for p, c := range files {
-		writeFile(t, filepath.Join(dir, p), c)
-		mustRun(t, dir, env, "git", "add", "--", p)
-	}
-	mustRun(t, dir, env, "git", "commit", "-q", "-m", msg)
-	return gitOut(t, dir, env, "rev-parse", "HEAD")
+	return testrepo.CommitFiles(t, dir, env, msg, files)
 }
 
-func writeFile(t *testing.T, path, content string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
+func writeFile(t *testing.T, path, content string) { t.Helper(); testrepo.WriteFile(t, path, content) }
 
-func readFile(t *testing.T, path string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
+func readFile(t *testing.T, path string) []byte { t.Helper(); return testrepo.ReadFile(t, path) }
 
 // sha256Hex is the lowercase hex SHA-256 of s (how repo ids are made).
-func sha256Hex(s string) string {
-	sum := sha256.Sum256([]byte(s))
-	return hex.EncodeToString(sum[:])
-}
+func sha256Hex(s string) string { return testrepo.SHA256Hex(s) }
 
 // ---- checkpoints ----
 
 // record is a checkpoint as git-ctx prints it.
-type record struct {
-	V          int       `json:"v"`
-	Hash       string    `json:"hash"`
-	Parent     string    `json:"parent"`
-	Device     string    `json:"device"`
-	Author     string    `json:"author"`
-	TS         int64     `json:"ts"`
-	Repo       string    `json:"repo"`
-	Branch     string    `json:"branch"`
-	Session    string    `json:"session"`
-	Turn       int       `json:"turn"`
-	Model      string    `json:"model"`
-	Summary    string    `json:"summary"`
-	Emb        []float64 `json:"emb"`
-	Files      []string  `json:"files"`
-	Tools      []string  `json:"tools"`
-	Injections []string  `json:"injections"`
-	Sig        string    `json:"sig"`
-}
+type record = testrepo.Record
 
-const zeroHash = "0000000000000000000000000000000000000000000000000000000000000000"
+const zeroHash = testrepo.ZeroHash
 
-var hexHash = regexp.MustCompile(`^[0-9a-f]{64}$`)
+var hexHash = testrepo.HexHash
 
 // checkpoint runs `git ctx checkpoint --json ARGS` and returns the record.
 func checkpoint(t *testing.T, dir string, env []string, args ...string) record {
@@ -398,14 +275,7 @@ func checkpoint(t *testing.T, dir string, env []string, args ...string) record {
 
 func decodeRecord(t *testing.T, data []byte) record {
 	t.Helper()
-	var r record
-	if err := json.Unmarshal(data, &r); err != nil {
-		t.Fatalf("decode checkpoint: %v\n%s", err, data)
-	}
-	if !hexHash.MatchString(r.Hash) {
-		t.Fatalf("checkpoint hash %q is not 64 hex characters", r.Hash)
-	}
-	return r
+	return testrepo.DecodeRecord(t, data)
 }
 
 // inpCtxJSON runs `git ctx ARGS`, which must exit 0, and decodes its
@@ -427,20 +297,7 @@ func logJSON(t *testing.T, dir string, env []string, args ...string) []record {
 }
 
 // statusInfo is `git ctx status --json`.
-type statusInfo struct {
-	Initialized       bool   `json:"initialized"`
-	Branch            string `json:"branch"`
-	Tip               string `json:"tip"`
-	Layout            string `json:"layout"`
-	Device            string `json:"device"`
-	Fingerprint       string `json:"fingerprint"`
-	KeyPublished      bool   `json:"key_published"`
-	RepoID            string `json:"repo_id"`
-	Remote            string `json:"remote"`
-	Checkpoints       int    `json:"checkpoints"`
-	DeviceCheckpoints int    `json:"device_checkpoints"`
-	Devices           int    `json:"devices"`
-}
+type statusInfo = testrepo.StatusInfo
 
 // status runs `git ctx status --json`.
 func status(t *testing.T, dir string, env []string) statusInfo {
@@ -450,91 +307,47 @@ func status(t *testing.T, dir string, env []string) statusInfo {
 	return st
 }
 
-// verifyReport is the part of `git ctx verify --json` the tests read;
-// the rest is kept raw so assertions can search it.
-type verifyReport struct {
-	OK     bool   `json:"ok"`
-	Commit string `json:"commit"`
-	Layout string `json:"layout"`
-	Chains []struct {
-		Repo     string          `json:"repo"`
-		Device   string          `json:"device"`
-		Entries  int             `json:"entries"`
-		Verified int             `json:"verified"`
-		Failure  json.RawMessage `json:"failure"`
-	} `json:"chains"`
-	Problems []struct {
-		Path   string `json:"path"`
-		Reason string `json:"reason"`
-	} `json:"problems"`
-	raw string
-}
+// verifyReport is the part of `git ctx verify --json` the tests read.
+type verifyReport = testrepo.VerifyReport
 
 // verifyJSON runs `git ctx verify --json`, checks the exit code agrees with
 // ok, and returns the report.
 func verifyJSON(t *testing.T, dir string, env []string) verifyReport {
 	t.Helper()
-	r := gitCtx(t, dir, env, "verify", "--json")
-	var rep verifyReport
-	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
-		t.Fatalf("decode verify --json: %v\n%s", err, r)
-	}
-	rep.raw = r.stdout
-	if rep.OK != (r.code == 0) || (r.code != 0 && r.code != 1) {
-		t.Fatalf("verify --json: ok=%v but %s", rep.OK, r)
-	}
-	return rep
+	return testrepo.DecodeVerify(t, gitCtx(t, dir, env, "verify", "--json").toRepo())
 }
 
 // ---- the memory branch ----
 
-const memRef = "refs/heads/ghyll/memory"
+const memRef = testrepo.MemRef
 
 // branchPaths lists every file path on the memory branch.
 func branchPaths(t *testing.T, dir string, env []string) []string {
 	t.Helper()
-	return inpNULList(gitOut(t, dir, env, "ls-tree", "-r", "--name-only", "-z", memRef))
+	return testrepo.BranchPaths(t, dir, env)
 }
 
 // branchFile returns the exact bytes of path on the memory branch.
 func branchFile(t *testing.T, dir string, env []string, path string) string {
 	t.Helper()
-	return mustRun(t, dir, env, "git", "show", memRef+":"+path)
+	return testrepo.BranchFile(t, dir, env, path)
 }
 
 // ctxV1CheckpointPath / ghyllV1CheckpointPath are where a checkpoint lives.
 func ctxV1CheckpointPath(repoID, hash string) string {
-	return "repos/" + repoID + "/checkpoints/" + hash[0:2] + "/" + hash + ".json"
+	return testrepo.CtxV1CheckpointPath(repoID, hash)
 }
 
 func ghyllV1CheckpointPath(repoID, hash string) string {
-	return "repos/" + repoID + "/checkpoints/" + hash + ".json"
+	return testrepo.GhyllV1CheckpointPath(repoID, hash)
 }
 
 // chainLine is one line of a device chain.
-type chainLine struct {
-	Hash   string `json:"hash"`
-	Parent string `json:"parent"`
-	TS     int64  `json:"ts"`
-}
+type chainLine = testrepo.ChainLine
 
 func parseChain(t *testing.T, data string) []chainLine {
 	t.Helper()
-	var out []chainLine
-	if data == "" {
-		return nil
-	}
-	if !strings.HasSuffix(data, "\n") {
-		t.Fatalf("chain does not end in a newline: %q", data)
-	}
-	for _, l := range strings.Split(strings.TrimSuffix(data, "\n"), "\n") {
-		var e chainLine
-		if err := json.Unmarshal([]byte(l), &e); err != nil {
-			t.Fatalf("chain line %q: %v", l, err)
-		}
-		out = append(out, e)
-	}
-	return out
+	return testrepo.ParseChain(t, data)
 }
 
 // fileEdit is one change to the memory branch's tree made with plumbing.
@@ -544,66 +357,32 @@ type fileEdit struct {
 	remove  bool
 }
 
-// rewriteBranch commits edits on top of the memory branch using only git
-// plumbing (a temporary index via GIT_INDEX_FILE, hash-object, write-tree,
-// commit-tree) and moves the branch with a compare-and-swap update-ref.
-// The repository's own index is not involved. It returns the new commit.
+// repoEdits is edits as testrepo.FileEdits.
+func repoEdits(edits []fileEdit) []testrepo.FileEdit {
+	out := make([]testrepo.FileEdit, len(edits))
+	for i, e := range edits {
+		out[i] = testrepo.FileEdit{Path: e.path, Content: e.content, Remove: e.remove}
+	}
+	return out
+}
+
+// rewriteBranch commits edits on top of the memory branch with plumbing
+// and moves the branch with a compare-and-swap (testrepo.RewriteBranch).
 func rewriteBranch(t *testing.T, dir string, env []string, msg string, edits ...fileEdit) string {
 	t.Helper()
-	old := gitOut(t, dir, env, "rev-parse", memRef)
-	commit, ok := plumbingCommit(t, dir, env, old, msg, edits...)
-	if !ok {
-		t.Fatalf("plumbing commit on %s failed", memRef)
-	}
-	if _, _, code := run(t, dir, env, "git", "update-ref", memRef, commit, old); code != 0 {
-		t.Fatalf("update-ref %s %s %s failed", memRef, commit, old)
-	}
-	return commit
+	return testrepo.RewriteBranch(t, dir, env, msg, repoEdits(edits)...)
 }
 
 // plumbingCommit builds a commit whose parent is old and whose tree is
 // old's tree with edits applied. It never touches any ref.
 func plumbingCommit(t *testing.T, dir string, env []string, old, msg string, edits ...fileEdit) (string, bool) {
 	t.Helper()
-	idx, err := os.CreateTemp("", "ctx-it-index-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	idx.Close()
-	os.Remove(idx.Name()) // git wants to create it itself
-	defer os.Remove(idx.Name())
-	ienv := withEnv(env, "GIT_INDEX_FILE="+idx.Name())
-	mustRun(t, dir, ienv, "git", "read-tree", old)
-	for _, e := range edits {
-		if e.remove {
-			mustRun(t, dir, ienv, "git", "update-index", "--force-remove", "--", e.path)
-			continue
-		}
-		r := execute(t, dir, ienv, []byte(e.content), "git", "hash-object", "-w", "--stdin")
-		if r.code != 0 {
-			t.Fatalf("hash-object: %s", r)
-		}
-		blob := strings.TrimSpace(r.stdout)
-		mustRun(t, dir, ienv, "git", "update-index", "--add", "--cacheinfo", "100644,"+blob+","+e.path)
-	}
-	tree := gitOut(t, dir, ienv, "write-tree")
-	r := execute(t, dir, env, nil, "git", "commit-tree", tree, "-p", old, "-m", msg)
-	if r.code != 0 {
-		return "", false
-	}
-	return strings.TrimSpace(r.stdout), true
+	return testrepo.PlumbingCommit(t, dir, env, old, msg, repoEdits(edits)...)
 }
 
 // newPublicKeyPEM returns a fresh, valid ed25519 public key in the PEM form
 // device keys use.
-func newPublicKeyPEM(t *testing.T) string {
-	t.Helper()
-	pub, _, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(pem.EncodeToMemory(&pem.Block{Type: "ED25519 PUBLIC KEY", Bytes: pub}))
-}
+func newPublicKeyPEM(t *testing.T) string { t.Helper(); return testrepo.NewPublicKeyPEM(t) }
 
 // ---- HEAD / index / work tree snapshots ----
 
@@ -729,17 +508,4 @@ func wantUnchanged(t *testing.T, before, after repoState) {
 	if d := before.diff(after); len(d) > 0 {
 		t.Fatalf("git-ctx touched the checkout:\n%s", strings.Join(d, "\n"))
 	}
-}
-
-// equalStrings reports whether a and b hold the same strings in order.
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

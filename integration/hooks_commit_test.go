@@ -231,7 +231,7 @@ func tstCommitsRecorded(t *testing.T, repo string, env []string, want []string) 
 		}
 	}
 	if rep := verifyJSON(t, repo, env); !rep.OK {
-		t.Fatalf("verify after recording commits: %s", rep.raw)
+		t.Fatalf("verify after recording commits: %s", rep.Raw)
 	}
 	if last := hkHooksStatus(t, repo, env).LastRun; !strings.Contains(last, " post-commit ") || !strings.HasSuffix(last, " ok") {
 		t.Fatalf("hooks status last_run = %q, want the cherry-pick's post-commit run, ok", last)

@@ -1,28 +1,22 @@
 package integration
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/git-ctx/git-ctx/internal/testrepo"
 )
 
 // Secret-shaped test values are built at run time, so that this file holds
 // none a scanner would flag.
 
 // fakeHex is 64 lowercase hex characters derived from seed.
-func fakeHex(seed string) string {
-	sum := sha256.Sum256([]byte(seed))
-	return hex.EncodeToString(sum[:])
-}
+func fakeHex(seed string) string { return testrepo.FakeHex(seed) }
 
-func fakeGitHubToken(seed string) string { return "ghp_" + fakeHex(seed)[:36] }
+func fakeGitHubToken(seed string) string { return testrepo.FakeGitHubToken(seed) }
 
-func fakeAWSKey(seed string) string { return "AKIA" + strings.ToUpper(fakeHex(seed)[:16]) }
+func fakeAWSKey(seed string) string { return testrepo.FakeAWSKey(seed) }
 
 // fakePrivateKey is a PEM block and its base64 lines.
 func fakePrivateKey(seed string) (string, []string) {
@@ -43,56 +37,7 @@ func fakePassword(seed string) string {
 // of <git-common-dir>/ctx (the cache database among them).
 func wantNowhere(t *testing.T, repo string, env []string, secrets ...string) {
 	t.Helper()
-	var hay []string
-	hay = append(hay, mustRun(t, repo, env, "git", "log", "-p", "--format=raw", "--no-color", "--no-ext-diff", memRef))
-	tree := mustRun(t, repo, env, "git", "ls-tree", "-r", memRef)
-	var ids []string
-	for _, l := range strings.Split(strings.TrimSpace(tree), "\n") {
-		if f := strings.Fields(l); len(f) >= 3 && f[1] == "blob" {
-			ids = append(ids, f[2])
-		}
-	}
-	if len(ids) == 0 {
-		t.Fatal("no blobs on the memory branch")
-	}
-	r := execute(t, repo, env, []byte(strings.Join(ids, "\n")+"\n"), "git", "cat-file", "--batch")
-	if r.code != 0 {
-		t.Fatalf("cat-file --batch: %s", r)
-	}
-	hay = append(hay, r.stdout)
-	ctxDir := filepath.Join(hkCommonDir(t, repo, env), "ctx")
-	sawDB := false
-	err := filepath.WalkDir(ctxDir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() {
-			return err
-		}
-		if strings.HasPrefix(d.Name(), "cache.db") {
-			sawDB = true
-		}
-		b, err := os.ReadFile(p)
-		hay = append(hay, p+"\x00"+string(b))
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !sawDB {
-		t.Fatalf("no cache database under %s", ctxDir)
-	}
-	for _, sec := range secrets {
-		for _, h := range hay {
-			if strings.Contains(h, sec) {
-				where, _, _ := strings.Cut(h, "\x00")
-				if len(where) > 80 {
-					where = where[:80] + "…"
-				}
-				t.Fatalf("secret %q found (in %q)", sec, where)
-			}
-		}
-		if _, _, code := run(t, repo, env, "git", "grep", "-q", "-F", "-e", sec, memRef); code != 1 {
-			t.Fatalf("git grep %q %s: exit %d, want 1 (not found)", sec, memRef, code)
-		}
-	}
+	testrepo.WantNowhere(t, repo, env, secrets...)
 }
 
 // TestHooksSecretHygiene: secrets in commit messages, changed paths and an
@@ -156,7 +101,7 @@ func TestHooksSecretHygiene(t *testing.T) {
 		t.Fatalf("codex turn with a secret: session %q summary %q", list[2].Session, list[2].Summary)
 	}
 	if rep := verifyJSON(t, repo, env); !rep.OK {
-		t.Fatalf("verify: %s", rep.raw)
+		t.Fatalf("verify: %s", rep.Raw)
 	}
 	wantNowhere(t, repo, env, append([]string{token, token2, aws, aws2, password}, pemLines...)...)
 }

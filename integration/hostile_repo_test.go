@@ -104,7 +104,7 @@ func TestRepoReplayAttack(t *testing.T) {
 	// verify on the attacker's branch names both copies wrong_repo.
 	rep := verifyJSON(t, m, menv)
 	if rep.OK {
-		t.Fatalf("verify accepts the replayed records:\n%s", rep.raw)
+		t.Fatalf("verify accepts the replayed records:\n%s", rep.Raw)
 	}
 	for _, dir := range []string{idP, idQ} {
 		found := false
@@ -115,7 +115,7 @@ func TestRepoReplayAttack(t *testing.T) {
 			}
 		}
 		if !found {
-			t.Fatalf("verify does not fail A's chain in repos/%s with wrong_repo:\n%s", dir[:12], rep.raw)
+			t.Fatalf("verify does not fail A's chain in repos/%s with wrong_repo:\n%s", dir[:12], rep.Raw)
 		}
 	}
 

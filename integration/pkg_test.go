@@ -1,31 +1,22 @@
 package integration
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/git-ctx/git-ctx/internal/testrepo"
 )
 
 // snapFileResult is one object of `git ctx verify FILE --json`.
-type snapFileResult struct {
-	File   string `json:"file"`
-	Format string `json:"format"`
-	Valid  bool   `json:"valid"`
-	ID     string `json:"id"`
-	Error  string `json:"error"`
-}
+type snapFileResult = testrepo.FileResult
 
 // snapVerifyFile runs `git ctx verify FILE --json` on d.
 func snapVerifyFile(t *testing.T, d *syncDevice, file string) (snapFileResult, result) {
 	t.Helper()
 	r := d.ctx(t, "verify", file, "--json")
-	var res []snapFileResult
-	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil || len(res) != 1 {
-		t.Fatalf("verify %s --json: %v\n%s", file, err, r)
-	}
-	return res[0], r
+	return testrepo.DecodeVerifyFile(t, file, r.toRepo()), r
 }
 
 // pkgBuild builds a package in d's work tree and returns its path.

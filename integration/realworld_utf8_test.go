@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/git-ctx/git-ctx/internal/testrepo"
 )
 
 // unhSummaries maps each summary `log --json` lists to its entry's
@@ -26,15 +28,7 @@ func unhSummaries(t *testing.T, d *syncDevice) map[string]bool {
 // contains want.
 func unhWantSummary(t *testing.T, d *syncDevice, want string) {
 	t.Helper()
-	for s, v := range unhSummaries(t, d) {
-		if strings.Contains(s, want) {
-			if !v {
-				t.Fatalf("device %s: the record %q is not verified", d.name, s)
-			}
-			return
-		}
-	}
-	t.Fatalf("device %s: no record contains %q: %v", d.name, want, unhSummaries(t, d))
+	testrepo.WantVerifiedSummary(t, d.name, unhSummaries(t, d), want)
 }
 
 // TestUTF8RecordsVerify: text that is not valid UTF-8 (a Latin-1 byte in

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/git-ctx/git-ctx/internal/testrepo"
 )
 
 // syncRemote is a bare repository and the URL devices use to reach it.
@@ -40,18 +42,13 @@ func syncNewRemote(t *testing.T, s *sandbox, kind string) *syncRemote {
 // to it by plain git, so the remote has a default branch.
 func syncFirstDevice(t *testing.T, s *sandbox, r *syncRemote, name string) *syncDevice {
 	t.Helper()
-	d := newSyncDevice(s, name, newRepo(t, s, name))
-	d.git(t, "remote", "add", "origin", r.url)
-	d.git(t, "push", "-q", "origin", "main")
-	return d
+	return newSyncDevice(s, name, testrepo.NewOriginRepo(t, s.tr, name, r.url))
 }
 
 // syncCloneDevice clones r as a new device.
 func syncCloneDevice(t *testing.T, s *sandbox, r *syncRemote, name string) *syncDevice {
 	t.Helper()
-	dir := filepath.Join(s.root, name)
-	mustRun(t, s.root, s.env(name), "git", "clone", "-q", r.url, dir)
-	return newSyncDevice(s, name, dir)
+	return newSyncDevice(s, name, testrepo.Clone(t, s.tr, name, r.url))
 }
 
 // TestSyncBasicFlow: two devices exchange memory through each kind of
@@ -103,7 +100,7 @@ func TestSyncBasicFlow(t *testing.T) {
 				syncWantHashes(t, "log of "+d.name, d.hashes(t), all...)
 				rep := d.wantVerifies(t)
 				if len(rep.Chains) != 2 {
-					t.Fatalf("%s: verify reports %d chains, want 2:\n%s", d.name, len(rep.Chains), rep.raw)
+					t.Fatalf("%s: verify reports %d chains, want 2:\n%s", d.name, len(rep.Chains), rep.Raw)
 				}
 				for _, c := range rep.Chains {
 					if c.Entries != 2 || c.Verified != 2 {

@@ -19,6 +19,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/git-ctx/git-ctx/internal/testrepo"
 )
 
 // Helpers of the team-sync tests (sync_*_test.go): real remotes (a bare
@@ -38,14 +40,7 @@ func newSyncDevice(s *sandbox, name, dir string) *syncDevice {
 }
 
 // id is the device id git-ctx created for this device.
-func (d *syncDevice) id(t *testing.T) string {
-	t.Helper()
-	id := strings.TrimSpace(string(readFile(t, filepath.Join(d.s.ctxHome(d.name), "device-id"))))
-	if id == "" {
-		t.Fatalf("device %s has no device id", d.name)
-	}
-	return id
-}
+func (d *syncDevice) id(t *testing.T) string { t.Helper(); return d.s.tr.DeviceID(t, d.name) }
 
 func (d *syncDevice) ctx(t *testing.T, args ...string) result {
 	t.Helper()
@@ -68,26 +63,12 @@ func (d *syncDevice) git(t *testing.T, args ...string) string {
 }
 
 // tip is the device's memory branch tip ("" when there is none).
-func (d *syncDevice) tip(t *testing.T) string {
-	t.Helper()
-	out, _, code := run(t, d.dir, d.env, "git", "rev-parse", "--verify", "-q", memRef)
-	if code != 0 {
-		return ""
-	}
-	return strings.TrimSpace(out)
-}
+func (d *syncDevice) tip(t *testing.T) string { t.Helper(); return testrepo.Tip(t, d.dir, d.env) }
 
 // hashes is the set of checkpoint hashes `git ctx log --json` lists.
 func (d *syncDevice) hashes(t *testing.T) map[string]bool {
 	t.Helper()
-	out := map[string]bool{}
-	for _, r := range logJSON(t, d.dir, d.env) {
-		if out[r.Hash] {
-			t.Fatalf("device %s: log lists %s twice", d.name, r.Hash)
-		}
-		out[r.Hash] = true
-	}
-	return out
+	return testrepo.HashSet(t, d.name, logJSON(t, d.dir, d.env))
 }
 
 // wantVerifies fails unless `git ctx verify --json` passes on the device.
@@ -95,7 +76,7 @@ func (d *syncDevice) wantVerifies(t *testing.T) verifyReport {
 	t.Helper()
 	rep := verifyJSON(t, d.dir, d.env)
 	if !rep.OK {
-		t.Fatalf("device %s: verify fails:\n%s", d.name, rep.raw)
+		t.Fatalf("device %s: verify fails:\n%s", d.name, rep.Raw)
 	}
 	return rep
 }
@@ -113,11 +94,7 @@ func syncNewBare(t *testing.T, s *sandbox, path string) string {
 // syncBareTip is the remote's ghyll/memory ("" when absent).
 func syncBareTip(t *testing.T, s *sandbox, bare string) string {
 	t.Helper()
-	out, _, code := run(t, bare, s.env("setup"), "git", "rev-parse", "--verify", "-q", memRef)
-	if code != 0 {
-		return ""
-	}
-	return strings.TrimSpace(out)
+	return testrepo.Tip(t, bare, s.env("setup"))
 }
 
 // syncCopy copies a directory tree with cp -a (modes kept, so GIT_CTX_HOMEs
@@ -288,18 +265,13 @@ func syncStatusQuarantined(t *testing.T, d *syncDevice) int {
 
 // syncPulled matches the per-device line a pull prints for verified news.
 func syncPulled(device string, n int) string {
-	return fmt.Sprintf("%s: +%d checkpoints, verified", device, n)
+	return testrepo.Pulled(device, n)
 }
 
 // syncWantLine fails unless out holds a line equal to want.
 func syncWantLine(t *testing.T, what, out, want string) {
 	t.Helper()
-	for _, l := range strings.Split(out, "\n") {
-		if l == want {
-			return
-		}
-	}
-	t.Fatalf("%s: no line %q in output:\n%s", what, want, out)
+	testrepo.WantLine(t, what, out, want)
 }
 
 var syncPushedRE = regexp.MustCompile(`(?m)^Pushed ghyll/memory to (\S+) at ([0-9a-f]{12})$`)
@@ -325,34 +297,11 @@ func syncSorted(m map[string]bool) []string {
 // syncWantHashes fails unless got equals want (as sets).
 func syncWantHashes(t *testing.T, what string, got map[string]bool, want ...string) {
 	t.Helper()
-	w := map[string]bool{}
-	for _, h := range want {
-		w[h] = true
-	}
-	var missing, extra []string
-	for h := range w {
-		if !got[h] {
-			missing = append(missing, h[:12])
-		}
-	}
-	for h := range got {
-		if !w[h] {
-			extra = append(extra, h[:12])
-		}
-	}
-	if len(missing) > 0 || len(extra) > 0 {
-		sort.Strings(missing)
-		sort.Strings(extra)
-		t.Fatalf("%s: %d hashes, want %d; missing %v, unexpected %v", what, len(got), len(w), missing, extra)
-	}
+	testrepo.WantHashes(t, what, got, want...)
 }
 
 func syncHashesOf(cps ...record) []string {
-	out := make([]string, len(cps))
-	for i, c := range cps {
-		out[i] = c.Hash
-	}
-	return out
+	return testrepo.HashesOf(cps...)
 }
 
 // syncRunNoTTY runs argv in its own session (no controlling terminal, so

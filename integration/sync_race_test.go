@@ -162,7 +162,7 @@ func tstRaceAllVerified(t *testing.T, devs []*syncDevice, all []string, rounds i
 		syncWantHashes(t, "log of "+d.name, d.hashes(t), all...)
 		rep := d.wantVerifies(t)
 		if len(rep.Chains) != 3 {
-			t.Fatalf("%s: verify reports %d chains, want 3:\n%s", d.name, len(rep.Chains), rep.raw)
+			t.Fatalf("%s: verify reports %d chains, want 3:\n%s", d.name, len(rep.Chains), rep.Raw)
 		}
 		for _, c := range rep.Chains {
 			if c.Entries != rounds || c.Verified != rounds {

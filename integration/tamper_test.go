@@ -32,7 +32,7 @@ func newTamperFixture(t *testing.T, layout string) *tamperFixture {
 		f.chainPath = "repos/" + f.repoID + "/chains/" + f.device + "/00000000.jsonl"
 	}
 	if rep := verifyJSON(t, f.repo, f.env); !rep.OK {
-		t.Fatalf("untampered fixture does not verify:\n%s", rep.raw)
+		t.Fatalf("untampered fixture does not verify:\n%s", rep.Raw)
 	}
 	return f
 }
@@ -84,11 +84,11 @@ func (f *tamperFixture) wantFailure(t *testing.T, want ...string) {
 	wantOneLine(t, "verify stderr", r.stderr)
 	rep := verifyJSON(t, f.repo, f.env)
 	if rep.OK {
-		t.Fatalf("verify --json says ok on a tampered branch:\n%s", rep.raw)
+		t.Fatalf("verify --json says ok on a tampered branch:\n%s", rep.Raw)
 	}
 	for _, w := range want {
-		if !strings.Contains(rep.raw, w) && !strings.Contains(w, " ") {
-			t.Errorf("verify --json lacks %q:\n%s", w, rep.raw)
+		if !strings.Contains(rep.Raw, w) && !strings.Contains(w, " ") {
+			t.Errorf("verify --json lacks %q:\n%s", w, rep.Raw)
 		}
 	}
 }

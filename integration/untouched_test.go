@@ -3,6 +3,7 @@ package integration
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -133,7 +134,7 @@ func tstUntouchedSubdirectory(t *testing.T) {
 		t.Fatalf("log from the top after checkpoints from sub/dir: %d entries", len(got))
 	}
 	// --from-commit paths are repository paths, not relative to sub/dir.
-	if !equalStrings(cps[1].Files, []string{"sub/dir/x.go"}) {
+	if !slices.Equal(cps[1].Files, []string{"sub/dir/x.go"}) {
 		t.Fatalf("--from-commit from sub/dir: files %q", cps[1].Files)
 	}
 	if _, err := os.Stat(filepath.Join(sub, ".git")); err == nil {

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"crypto/ed25519"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
@@ -14,10 +12,13 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/git-ctx/git-ctx/internal/ghylldbtest"
+	"github.com/git-ctx/git-ctx/internal/testrepo"
 	_ "github.com/mattn/go-sqlite3"
 )
 
@@ -71,44 +72,11 @@ func (c *ghyllCP) seal(t *testing.T, key ed25519.PrivateKey) {
 	c.signedBy = key
 }
 
-const cacheSeedGhyllTable = `
-CREATE TABLE checkpoints (
-    hash       TEXT PRIMARY KEY,
-    parent     TEXT NOT NULL,
-    device     TEXT NOT NULL,
-    author     TEXT NOT NULL,
-    ts         INTEGER NOT NULL,
-    repo       TEXT NOT NULL,
-    branch     TEXT NOT NULL,
-    session    TEXT NOT NULL,
-    turn       INTEGER NOT NULL,
-    model      TEXT NOT NULL,
-    summary    TEXT NOT NULL,
-    embedding  BLOB NOT NULL,       -- float32 array, binary
-    files      TEXT NOT NULL,        -- JSON array
-    tools      TEXT NOT NULL,        -- JSON array
-    injections TEXT,                 -- JSON array, nullable
-    sig        TEXT NOT NULL,
-    verified   INTEGER DEFAULT 1,   -- 0 = unverified remote
-    imported   INTEGER DEFAULT 0    -- unix timestamp of import
-);
-CREATE INDEX idx_checkpoints_session ON checkpoints(session);
-CREATE INDEX idx_checkpoints_device ON checkpoints(device);
-CREATE INDEX idx_checkpoints_repo ON checkpoints(repo);
-`
-
 // cacheWriteGhyllDB writes rows into a new ghyll memory.db at path, the way
 // ghyll's store does (nil lists as '[]', empty embedding blob).
 func cacheWriteGhyllDB(t *testing.T, path string, rows ...*ghyllCP) {
 	t.Helper()
-	db, err := sql.Open("sqlite3", "file:"+path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.Exec(cacheSeedGhyllTable); err != nil {
-		t.Fatal(err)
-	}
+	var inserts []ghylldbtest.Insert
 	for _, r := range rows {
 		files := "[]"
 		if r.Files != nil {
@@ -119,12 +87,13 @@ func cacheWriteGhyllDB(t *testing.T, path string, rows ...*ghyllCP) {
 		if r.stored != "" {
 			summary = r.stored
 		}
-		if _, err := db.Exec(`INSERT INTO checkpoints (hash,parent,device,author,ts,repo,branch,session,turn,model,summary,embedding,files,tools,injections,sig)
+		inserts = append(inserts, ghylldbtest.Insert{
+			Query: `INSERT INTO checkpoints (hash,parent,device,author,ts,repo,branch,session,turn,model,summary,embedding,files,tools,injections,sig)
 			VALUES (?,?,?,?,?,'','',?,?,?,?,x'',?,'[]',NULL,?)`,
-			r.Hash, r.Parent, r.Device, r.Device, r.TS, r.Session, r.Turn, r.Model, summary, files, r.Sig); err != nil {
-			t.Fatal(err)
-		}
+			Args: []any{r.Hash, r.Parent, r.Device, r.Device, r.TS, r.Session, r.Turn, r.Model, summary, files, r.Sig},
+		})
 	}
+	ghylldbtest.Write(t, path, ghylldbtest.SeedSchema, inserts...)
 }
 
 // cacheWriteGhyllKey writes <dir>/<device>.pub.
@@ -150,25 +119,10 @@ func cacheLogEntries(t *testing.T, dir string, env []string, args ...string) []s
 	t.Helper()
 	r := gitCtx(t, dir, env, append([]string{"log", "--json"}, args...)...)
 	wantCode(t, "log --json", r, 0)
-	var list []json.RawMessage
-	if err := json.Unmarshal([]byte(r.stdout), &list); err != nil {
-		t.Fatalf("log --json: %v\n%s", err, r.stdout)
-	}
-	out := make([]string, len(list))
-	for i, e := range list {
-		out[i] = cacheCompact(t, []byte(e))
-	}
-	return out
+	return testrepo.LogEntries(t, r.stdout)
 }
 
-func cacheCompact(t *testing.T, b []byte) string {
-	t.Helper()
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, b); err != nil {
-		t.Fatalf("compact %s: %v", b, err)
-	}
-	return buf.String()
-}
+func cacheCompact(t *testing.T, b []byte) string { t.Helper(); return testrepo.Compact(t, b) }
 
 // cacheWantLogEqualsBranch: `git ctx log --json` lists exactly the
 // checkpoint files of this repository on the branch, each element being the
@@ -176,40 +130,7 @@ func cacheCompact(t *testing.T, b []byte) string {
 func cacheWantLogEqualsBranch(t *testing.T, dir string, env []string, unverified map[string]bool) int {
 	t.Helper()
 	st := cliStatus(t, dir, env)
-	prefix := "repos/" + st.RepoID + "/checkpoints/"
-	files := map[string]string{}
-	for _, p := range branchPaths(t, dir, env) {
-		if strings.HasPrefix(p, prefix) && strings.HasSuffix(p, ".json") {
-			files[strings.TrimSuffix(filepath.Base(p), ".json")] = p
-		}
-	}
-	entries := cacheLogEntries(t, dir, env)
-	if len(entries) != len(files) {
-		t.Fatalf("log lists %d checkpoints, the branch holds %d files", len(entries), len(files))
-	}
-	seen := map[string]bool{}
-	for _, e := range entries {
-		var h struct {
-			Hash string `json:"hash"`
-		}
-		if err := json.Unmarshal([]byte(e), &h); err != nil {
-			t.Fatal(err)
-		}
-		p, ok := files[h.Hash]
-		if !ok || seen[h.Hash] {
-			t.Fatalf("log entry %s: on the branch %v, listed twice %v", h.Hash, ok, seen[h.Hash])
-		}
-		seen[h.Hash] = true
-		file := cacheCompact(t, []byte(branchFile(t, dir, env, p)))
-		want := file[:len(file)-1] + fmt.Sprintf(`,"verified":%v}`, !unverified[h.Hash])
-		if e != want {
-			t.Errorf("log entry differs from the branch file %s (plus verified):\n log  %s\n want %s", p, e, want)
-		}
-	}
-	if st.Checkpoints != len(files) {
-		t.Errorf("status counts %d checkpoints, the branch holds %d", st.Checkpoints, len(files))
-	}
-	return len(files)
+	return testrepo.WantLogEqualsBranch(t, dir, env, st, cacheLogEntries(t, dir, env), unverified)
 }
 
 // cacheCheckpointPath finds the file of hash in repoID on the branch,
@@ -361,7 +282,7 @@ func cacheLogFilters(t *testing.T, f *cacheFixture, all []string) {
 	}
 	for _, c := range cases {
 		got := cacheHashes(t, cacheLogEntries(t, f.repo, f.env, c.args...))
-		if !equalStrings(got, c.want) {
+		if !slices.Equal(got, c.want) {
 			t.Errorf("log %q: got %v, want %v", c.args, cacheShort(got), cacheShort(c.want))
 		}
 	}
@@ -689,7 +610,7 @@ func cacheReindex(t *testing.T, f *cacheFixture) {
 	if !re.MatchString(r.stdout) || r.stderr != "" {
 		t.Errorf("reindex output: %s", r)
 	}
-	if after := cacheLogEntries(t, f.repo, f.env); !equalStrings(before, after) {
+	if after := cacheLogEntries(t, f.repo, f.env); !slices.Equal(before, after) {
 		t.Errorf("log changed across reindex")
 	}
 	cacheWantLogEqualsBranch(t, f.repo, f.env, nil)
@@ -714,7 +635,7 @@ func cacheReindex(t *testing.T, f *cacheFixture) {
 		t.Errorf("no notice when rebuilding a damaged cache: %q", r.stderr)
 	}
 	wantOneLine(t, "log stderr with a damaged cache", r.stderr)
-	if after := cacheLogEntries(t, f.repo, f.env); !equalStrings(before, after) {
+	if after := cacheLogEntries(t, f.repo, f.env); !slices.Equal(before, after) {
 		t.Errorf("log changed across the rebuild")
 	}
 }
@@ -772,7 +693,7 @@ func cacheImportGood(t *testing.T, s *sandbox, repo string, env []string, key ed
 		t.Errorf("import --json: %s", r.stdout)
 	}
 	if rep := verifyJSON(t, repo, env); !rep.OK || len(rep.Chains) != 1 || rep.Chains[0].Verified != 2 {
-		t.Errorf("verify after import:\n%s", rep.raw)
+		t.Errorf("verify after import:\n%s", rep.Raw)
 	}
 	log := logJSON(t, repo, env)
 	if len(log) != 2 || log[0].Summary != b.Summary || log[1].Summary != a.Summary || log[0].TS != b.TS || log[1].Files != nil {
@@ -832,7 +753,7 @@ func cacheImportSkipped(t *testing.T, s *sandbox, repo string, env []string, key
 	}
 	cacheWantLogEqualsBranch(t, repo, env, nil)
 	if rep := verifyJSON(t, repo, env); !rep.OK {
-		t.Errorf("verify after imports:\n%s", rep.raw)
+		t.Errorf("verify after imports:\n%s", rep.Raw)
 	}
 }
 

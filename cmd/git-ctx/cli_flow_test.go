@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -135,7 +136,7 @@ func newUserShow(t *testing.T, repo string, env []string, deviceID, wantRepoID, 
 	rec := decodeRecord(t, []byte(js))
 	if rec.Hash != hash || rec.Summary != summary || rec.Device != deviceID || rec.Parent != zeroHash ||
 		rec.V != 1 || rec.Turn != 1 || rec.Author != "test@example.org" || rec.Branch != "main" ||
-		!equalStrings(rec.Files, []string{"a.go"}) || !equalStrings(rec.Tools, []string{"edit"}) || rec.Sig == "" {
+		!slices.Equal(rec.Files, []string{"a.go"}) || !slices.Equal(rec.Tools, []string{"edit"}) || rec.Sig == "" {
 		t.Fatalf("record: %+v", rec)
 	}
 	// Upper-case prefixes resolve too.
@@ -197,18 +198,6 @@ func unusedPrefix(hashes []string, n int) string {
 		}
 	}
 	return ""
-}
-
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // TestNotInitialisedAndUsage covers the errors a new user meets before and
@@ -319,8 +308,8 @@ func TestCheckpointInputs(t *testing.T) {
 	rec := decodeRecord(t, []byte(r.stdout))
 	shown := decodeRecord(t, []byte(mustCtx(t, repo, env, "show", "--json", rec.Hash)))
 	for _, got := range []record{rec, shown} {
-		if got.Summary != "m" || got.Turn != 4 || !equalStrings(got.Files, []string{"a"}) ||
-			!equalStrings(got.Tools, []string{"t"}) || got.Session != "s" || got.Model != "x" {
+		if got.Summary != "m" || got.Turn != 4 || !slices.Equal(got.Files, []string{"a"}) ||
+			!slices.Equal(got.Tools, []string{"t"}) || got.Session != "s" || got.Model != "x" {
 			t.Fatalf("--stdin record: %+v", got)
 		}
 	}
@@ -361,8 +350,8 @@ func TestCheckpointInputs(t *testing.T) {
 	commitFiles(t, repo, env, "Add feature X", map[string]string{"b.go": "package b\n", "c/d.go": "package d\n"})
 	rec = cliCheckpoint(t, repo, env, "--from-commit", "HEAD", "--tool", "commit")
 	head := strings.TrimSpace(gitOut(t, repo, env, "rev-parse", "HEAD"))
-	if rec.Summary != "Add feature X\n\nCommit: "+head || !equalStrings(rec.Files, []string{"b.go", "c/d.go"}) ||
-		!equalStrings(rec.Tools, []string{"commit"}) {
+	if rec.Summary != "Add feature X\n\nCommit: "+head || !slices.Equal(rec.Files, []string{"b.go", "c/d.go"}) ||
+		!slices.Equal(rec.Tools, []string{"commit"}) {
 		t.Fatalf("--from-commit record: summary %q files %q tools %q", rec.Summary, rec.Files, rec.Tools)
 	}
 	wantCode(t, "--from-commit of a bad revision", gitCtx(t, repo, env, "checkpoint", "--from-commit", "no-such-rev"), 1)

@@ -115,7 +115,7 @@ func identityDeviceOverride(t *testing.T) {
 	}
 	rep := verifyJSON(t, repo, env)
 	if !rep.OK || len(rep.Chains) != 2 {
-		t.Fatalf("verify with two devices:\n%s", rep.raw)
+		t.Fatalf("verify with two devices:\n%s", rep.Raw)
 	}
 
 	// An unsafe id is refused before anything is written.
@@ -176,7 +176,7 @@ func TestDeviceKeyConflict(t *testing.T) {
 	}
 	rep := verifyJSON(t, repoB, envB)
 	if !rep.OK {
-		t.Fatalf("verify in B:\n%s", rep.raw)
+		t.Fatalf("verify in B:\n%s", rep.Raw)
 	}
 	devices := map[string]bool{}
 	for _, c := range rep.Chains {

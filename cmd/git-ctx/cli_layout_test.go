@@ -2,14 +2,11 @@ package main
 
 import (
 	"fmt"
-	"regexp"
-	"strconv"
 	"strings"
 	"testing"
-)
 
-// chainLineRE is the canonical form of a chain line.
-var chainLineRE = regexp.MustCompile(`^\{"hash":"[0-9a-f]{64}","parent":"[0-9a-f]{64}","ts":[0-9]+\}$`)
+	"github.com/git-ctx/git-ctx/internal/testrepo"
+)
 
 // TestLayoutGhyllV1 round-trips the seed's layout.
 func TestLayoutGhyllV1(t *testing.T) {
@@ -65,64 +62,18 @@ func TestLayoutGhyllV1(t *testing.T) {
 }
 
 // wantPaths fails unless got (sorted) is exactly want.
-func wantPaths(t *testing.T, got, want []string) {
-	t.Helper()
-	w := map[string]bool{}
-	for _, p := range want {
-		w[p] = true
-	}
-	g := map[string]bool{}
-	for _, p := range got {
-		g[p] = true
-		if !w[p] {
-			t.Errorf("unexpected path on the branch: %s", p)
-		}
-	}
-	for _, p := range want {
-		if !g[p] {
-			t.Errorf("missing path on the branch: %s", p)
-		}
-	}
-	if len(got) != len(want) {
-		t.Errorf("branch has %d paths, want %d", len(got), len(want))
-	}
-	if t.Failed() {
-		t.FailNow()
-	}
-}
+func wantPaths(t *testing.T, got, want []string) { t.Helper(); testrepo.WantPaths(t, got, want) }
 
 // wantChain checks the chain text names cps in order, linked from the
 // genesis, in the canonical line form.
 func wantChain(t *testing.T, chain string, cps []record) {
 	t.Helper()
-	lines := parseChain(t, chain)
-	if len(lines) != len(cps) {
-		t.Fatalf("chain has %d lines, want %d", len(lines), len(cps))
-	}
-	for i, l := range strings.Split(strings.TrimSuffix(chain, "\n"), "\n") {
-		if !chainLineRE.MatchString(l) {
-			t.Fatalf("chain line %d not canonical: %q", i+1, l)
-		}
-	}
-	prev := zeroHash
-	for i, e := range lines {
-		if e.Hash != cps[i].Hash || e.Parent != prev || e.Parent != cps[i].Parent || e.TS != cps[i].TS {
-			t.Fatalf("chain line %d: %+v, checkpoint %s parent %s ts %d", i+1, e, cps[i].Hash, cps[i].Parent, cps[i].TS)
-		}
-		prev = e.Hash
-	}
+	testrepo.WantChain(t, chain, cps)
 }
 
 // wantCommitSubjects checks the newest len(cps) commits of the branch are
 // "ctx: checkpoint <hash12> by <device> (turn N): <summary>".
 func wantCommitSubjects(t *testing.T, repo string, env []string, cps []record, device string) {
 	t.Helper()
-	subjects := strings.Split(gitOut(t, repo, env, "log", "--format=%s", "-n", strconv.Itoa(len(cps)), memRef), "\n")
-	for i, s := range subjects {
-		cp := cps[len(cps)-1-i]
-		want := fmt.Sprintf("ctx: checkpoint %s by %s (turn %d): %s", cp.Hash[:12], device, cp.Turn, cp.Summary)
-		if s != want {
-			t.Fatalf("commit subject %q, want %q", s, want)
-		}
-	}
+	testrepo.WantCommitSubjects(t, repo, env, cps, device)
 }

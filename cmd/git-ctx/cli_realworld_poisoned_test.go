@@ -10,6 +10,7 @@ import (
 
 	ckpt "github.com/git-ctx/git-ctx/formats/checkpoint"
 	"github.com/git-ctx/git-ctx/identity"
+	"github.com/git-ctx/git-ctx/internal/testrepo"
 )
 
 // unhChainPath is a device's first chain segment in the ctx-v1 layout.
@@ -40,15 +41,7 @@ func unhSummaries(t *testing.T, d *syncDevice) map[string]bool {
 // contains want.
 func unhWantSummary(t *testing.T, d *syncDevice, want string) {
 	t.Helper()
-	for s, v := range unhSummaries(t, d) {
-		if strings.Contains(s, want) {
-			if !v {
-				t.Fatalf("device %s: the record %q is not verified", d.name, s)
-			}
-			return
-		}
-	}
-	t.Fatalf("device %s: no record contains %q: %v", d.name, want, unhSummaries(t, d))
+	testrepo.WantVerifiedSummary(t, d.name, unhSummaries(t, d), want)
 }
 
 // unhAppendPoisoned appends to d's chain, with plumbing, a record as older

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/git-ctx/git-ctx/internal/testrepo"
 )
 
 // snapEntry is one element of `git ctx snapshot list --json`.
@@ -20,13 +22,7 @@ type snapEntry struct {
 	Device      string  `json:"device"`
 }
 
-type snapFileResult struct {
-	File   string `json:"file"`
-	Format string `json:"format"`
-	Valid  bool   `json:"valid"`
-	ID     string `json:"id"`
-	Error  string `json:"error"`
-}
+type snapFileResult = testrepo.FileResult
 
 func snapCreate(t *testing.T, d *syncDevice) snapEntry {
 	t.Helper()
@@ -51,11 +47,7 @@ func snapList(t *testing.T, d *syncDevice, args ...string) []snapEntry {
 func snapVerifyFile(t *testing.T, d *syncDevice, file string) (snapFileResult, result) {
 	t.Helper()
 	r := d.ctx(t, "verify", file, "--json")
-	var res []snapFileResult
-	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil || len(res) != 1 {
-		t.Fatalf("verify %s --json: %v\n%s", file, err, r)
-	}
-	return res[0], r
+	return testrepo.DecodeVerifyFile(t, file, r.toRepo()), r
 }
 
 // TestSnapshotFlow: create, list, show, verify, publish and restore on one
@@ -325,9 +317,9 @@ func snapFlowPull(t *testing.T, f *snapFlow) {
 			Verified int    `json:"verified"`
 		} `json:"timelines"`
 	}
-	json.Unmarshal([]byte(rep.raw), &full)
+	json.Unmarshal([]byte(rep.Raw), &full)
 	if len(full.Timelines) != 2 {
-		t.Fatalf("verify reports timelines: %s", rep.raw)
+		t.Fatalf("verify reports timelines: %s", rep.Raw)
 	}
 	if r := a.ctx(t, "verify"); r.code != 0 || !strings.Contains(r.stdout, "OK   device "+idB+": 2 snapshots") {
 		t.Fatalf("verify text: %s", r)

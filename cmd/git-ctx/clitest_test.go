@@ -24,24 +24,15 @@ package main
 // runIn (exitcodes_test.go).
 
 import (
-	"bytes"
-	"context"
-	"crypto/ed25519"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-	"encoding/pem"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
-	"sort"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/git-ctx/git-ctx/internal/testrepo"
 )
 
 // cliCmdTimeout bounds every git command a test runs (run itself is bounded
@@ -50,9 +41,11 @@ const cliCmdTimeout = 2 * time.Minute
 
 // ---- sandbox: an isolated HOME, git config and per-device GIT_CTX_HOMEs ----
 
+// sandbox is the shared testrepo.Sandbox with bin (see newSandbox) first
+// on PATH.
 type sandbox struct {
+	tr   *testrepo.Sandbox
 	root string
-	bin  string // on PATH: a git-ctx that refuses to run (see newSandbox)
 }
 
 // newSandbox makes the test's root directory. It also puts on PATH a
@@ -62,83 +55,29 @@ type sandbox struct {
 // running some other build.
 func newSandbox(t *testing.T) *sandbox {
 	t.Helper()
-	root := t.TempDir()
+	tr := testrepo.NewSandbox(t, "")
 	// Never reached by a call (each sets its whole environment), but makes
 	// t.Parallel panic and keeps a stray direct call away from the real home.
-	t.Setenv("GIT_CTX_HOME", filepath.Join(root, "ctxhome-unset"))
-	for _, d := range []string{"home", "xdg", "xdgdata", "bin"} {
-		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cfg := "[user]\n\tname = Test User\n\temail = test@example.org\n" +
-		"[init]\n\tdefaultBranch = main\n" +
-		"[commit]\n\tgpgsign = false\n" +
-		"[advice]\n\tdetachedHead = false\n"
-	if err := os.WriteFile(filepath.Join(root, "gitconfig"), []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	t.Setenv("GIT_CTX_HOME", filepath.Join(tr.Root, "ctxhome-unset"))
+	tr.Bin = tr.Dir(t, "bin")
 	stub := "#!/bin/sh\necho 'git-ctx: the in-process tests run the CLI in process, not this stub' >&2\nexit 125\n"
-	if err := os.WriteFile(filepath.Join(root, "bin", "git-ctx"), []byte(stub), 0o755); err != nil {
+	if err := os.WriteFile(filepath.Join(tr.Bin, "git-ctx"), []byte(stub), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	return &sandbox{root: root, bin: filepath.Join(root, "bin")}
+	return &sandbox{tr: tr, root: tr.Root}
 }
 
-// ctxHome is the GIT_CTX_HOME of the simulated device name (created by
-// git-ctx itself on first use, with the modes it wants).
-func (s *sandbox) ctxHome(device string) string {
-	return filepath.Join(s.root, "ctxhome-"+device)
-}
+// ctxHome is the GIT_CTX_HOME of the simulated device name.
+func (s *sandbox) ctxHome(device string) string { return s.tr.CtxHome(device) }
 
 // env is the complete environment of a command run as device name.
-func (s *sandbox) env(device string) []string {
-	return []string{
-		"HOME=" + filepath.Join(s.root, "home"),
-		"GIT_CTX_HOME=" + s.ctxHome(device),
-		"GIT_CONFIG_GLOBAL=" + filepath.Join(s.root, "gitconfig"),
-		"GIT_CONFIG_NOSYSTEM=1",
-		"XDG_CONFIG_HOME=" + filepath.Join(s.root, "xdg"),
-		"XDG_DATA_HOME=" + filepath.Join(s.root, "xdgdata"),
-		"PATH=" + s.bin + string(os.PathListSeparator) + cliOrigPATH,
-		"LC_ALL=C",
-		"TZ=UTC",
-		"GIT_EDITOR=true",
-		"GIT_TERMINAL_PROMPT=0",
-		"GIT_CEILING_DIRECTORIES=" + s.root,
-	}
-}
-
-// cliOrigPATH is the PATH the tests started with (for git).
-var cliOrigPATH = os.Getenv("PATH")
+func (s *sandbox) env(device string) []string { return s.tr.Env(device) }
 
 // dir makes a directory under the sandbox.
-func (s *sandbox) dir(t *testing.T, name string) string {
-	t.Helper()
-	p := filepath.Join(s.root, name)
-	if err := os.MkdirAll(p, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
+func (s *sandbox) dir(t *testing.T, name string) string { return s.tr.Dir(t, name) }
 
 // withEnv returns env with extra KEY=VALUE entries replacing or adding.
-func withEnv(env []string, extra ...string) []string {
-	out := append([]string(nil), env...)
-	for _, kv := range extra {
-		k, _, _ := strings.Cut(kv, "=")
-		replaced := false
-		for i, e := range out {
-			if strings.HasPrefix(e, k+"=") {
-				out[i], replaced = kv, true
-			}
-		}
-		if !replaced {
-			out = append(out, kv)
-		}
-	}
-	return out
-}
+func withEnv(env []string, extra ...string) []string { return testrepo.WithEnv(env, extra...) }
 
 // ---- running commands ----
 
@@ -160,27 +99,21 @@ func execute(t *testing.T, dir string, env []string, stdin []byte, argv ...strin
 	if args, env2, ok := cliArgs(env, argv); ok {
 		return cliInProcess(t, dir, env2, stdin, args)
 	}
-	c, cancel := context.WithTimeout(context.Background(), cliCmdTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(c, argv[0], argv[1:]...)
-	cmd.Dir = dir
-	cmd.Env = env
-	if stdin != nil {
-		cmd.Stdin = bytes.NewReader(stdin)
+	r, err := testrepo.Run(cliCmdTimeout, dir, env, stdin, argv[0], argv[1:]...)
+	if err != nil {
+		t.Fatal(err)
 	}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	res := result{stdout: stdout.String(), stderr: stderr.String()}
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &ee) && c.Err() == nil:
-		res.code = ee.ExitCode()
-	default:
-		t.Fatalf("run %q in %s: %v (ctx %v)\n%s", argv, dir, err, c.Err(), res)
-	}
-	return res
+	return fromRepo(r)
+}
+
+// fromRepo is r with this package's field names.
+func fromRepo(r testrepo.Result) result {
+	return result{stdout: r.Stdout, stderr: r.Stderr, code: r.Code}
+}
+
+// toRepo is r as a testrepo.Result.
+func (r result) toRepo() testrepo.Result {
+	return testrepo.Result{Stdout: r.stdout, Stderr: r.stderr, Code: r.code}
 }
 
 // cliArgs recognises a git-ctx command line: it returns the CLI's arguments
@@ -289,9 +222,7 @@ func wantCode(t *testing.T, what string, r result, code int) {
 // wantOneLine fails unless s is exactly one non-empty line ending in "\n".
 func wantOneLine(t *testing.T, what, s string) {
 	t.Helper()
-	if !strings.HasSuffix(s, "\n") || strings.Count(s, "\n") != 1 || strings.TrimSpace(s) == "" {
-		t.Fatalf("%s: want one line on stderr, got %q", what, s)
-	}
+	testrepo.WantOneLine(t, what, s)
 }
 
 // ---- repositories ----
@@ -300,93 +231,37 @@ func wantOneLine(t *testing.T, what, s string) {
 // main.
 func newRepo(t *testing.T, s *sandbox, name string) string {
 	t.Helper()
-	dir := filepath.Join(s.root, name)
-	env := s.env("setup")
-	mustRun(t, s.root, env, "git", "init", "-q", "-b", "main", dir)
-	writeFile(t, filepath.Join(dir, "README.md"), "hello\n")
-	writeFile(t, filepath.Join(dir, "a.go"), "package a\n")
-	mustRun(t, dir, env, "git", "add", "-A")
-	mustRun(t, dir, env, "git", "commit", "-q", "-m", "initial commit")
-	return dir
+	return testrepo.NewRepo(t, s.tr, name)
 }
 
 // commitFiles writes files (path → content) and commits them with msg.
 func commitFiles(t *testing.T, dir string, env []string, msg string, files map[string]string) string {
 	t.Helper()
-	for p, c := range files {
-		writeFile(t, filepath.Join(dir, p), c)
-		mustRun(t, dir, env, "git", "add", "--", p)
-	}
-	mustRun(t, dir, env, "git", "commit", "-q", "-m", msg)
-	return gitOut(t, dir, env, "rev-parse", "HEAD")
+	return testrepo.CommitFiles(t, dir, env, msg, files)
 }
 
-func writeFile(t *testing.T, path, content string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
+func writeFile(t *testing.T, path, content string) { t.Helper(); testrepo.WriteFile(t, path, content) }
 
-func readFile(t *testing.T, path string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
+func readFile(t *testing.T, path string) []byte { t.Helper(); return testrepo.ReadFile(t, path) }
 
 // sha256Hex is the lowercase hex SHA-256 of s (how repo ids are made).
-func sha256Hex(s string) string {
-	sum := sha256.Sum256([]byte(s))
-	return hex.EncodeToString(sum[:])
-}
+func sha256Hex(s string) string { return testrepo.SHA256Hex(s) }
 
 // wantFsckClean fails unless git fsck --strict finds nothing but dangling
 // objects.
 func wantFsckClean(t *testing.T, dir string, env []string) {
 	t.Helper()
-	r := execute(t, dir, env, nil, "git", "fsck", "--strict", "--no-progress")
-	if r.code != 0 {
-		t.Fatalf("git fsck --strict: %s", r)
-	}
-	for _, l := range strings.Split(r.stdout+r.stderr, "\n") {
-		if l != "" && !strings.HasPrefix(l, "dangling ") {
-			t.Fatalf("git fsck --strict reports %q", l)
-		}
-	}
+	testrepo.WantFsckClean(t, dir, env)
 }
 
 // ---- checkpoints ----
 
 // record is a checkpoint as git-ctx prints it.
-type record struct {
-	V          int       `json:"v"`
-	Hash       string    `json:"hash"`
-	Parent     string    `json:"parent"`
-	Device     string    `json:"device"`
-	Author     string    `json:"author"`
-	TS         int64     `json:"ts"`
-	Repo       string    `json:"repo"`
-	Branch     string    `json:"branch"`
-	Session    string    `json:"session"`
-	Turn       int       `json:"turn"`
-	Model      string    `json:"model"`
-	Summary    string    `json:"summary"`
-	Emb        []float64 `json:"emb"`
-	Files      []string  `json:"files"`
-	Tools      []string  `json:"tools"`
-	Injections []string  `json:"injections"`
-	Sig        string    `json:"sig"`
-}
+type record = testrepo.Record
 
-const zeroHash = "0000000000000000000000000000000000000000000000000000000000000000"
+const zeroHash = testrepo.ZeroHash
 
-var hexHash = regexp.MustCompile(`^[0-9a-f]{64}$`)
+var hexHash = testrepo.HexHash
 
 // cliCheckpoint runs `git ctx checkpoint --json ARGS` and returns the record.
 func cliCheckpoint(t *testing.T, dir string, env []string, args ...string) record {
@@ -397,14 +272,7 @@ func cliCheckpoint(t *testing.T, dir string, env []string, args ...string) recor
 
 func decodeRecord(t *testing.T, data []byte) record {
 	t.Helper()
-	var r record
-	if err := json.Unmarshal(data, &r); err != nil {
-		t.Fatalf("decode checkpoint: %v\n%s", err, data)
-	}
-	if !hexHash.MatchString(r.Hash) {
-		t.Fatalf("checkpoint hash %q is not 64 hex characters", r.Hash)
-	}
-	return r
+	return testrepo.DecodeRecord(t, data)
 }
 
 // logJSON runs `git ctx log --json ARGS`.
@@ -419,20 +287,7 @@ func logJSON(t *testing.T, dir string, env []string, args ...string) []record {
 }
 
 // statusInfo is `git ctx status --json`.
-type statusInfo struct {
-	Initialized       bool   `json:"initialized"`
-	Branch            string `json:"branch"`
-	Tip               string `json:"tip"`
-	Layout            string `json:"layout"`
-	Device            string `json:"device"`
-	Fingerprint       string `json:"fingerprint"`
-	KeyPublished      bool   `json:"key_published"`
-	RepoID            string `json:"repo_id"`
-	Remote            string `json:"remote"`
-	Checkpoints       int    `json:"checkpoints"`
-	DeviceCheckpoints int    `json:"device_checkpoints"`
-	Devices           int    `json:"devices"`
-}
+type statusInfo = testrepo.StatusInfo
 
 // cliStatus runs `git ctx status --json`.
 func cliStatus(t *testing.T, dir string, env []string) statusInfo {
@@ -445,73 +300,39 @@ func cliStatus(t *testing.T, dir string, env []string) statusInfo {
 	return st
 }
 
-// verifyReport is the part of `git ctx verify --json` the tests read;
-// the rest is kept raw so assertions can search it.
-type verifyReport struct {
-	OK     bool   `json:"ok"`
-	Commit string `json:"commit"`
-	Layout string `json:"layout"`
-	Chains []struct {
-		Repo     string          `json:"repo"`
-		Device   string          `json:"device"`
-		Entries  int             `json:"entries"`
-		Verified int             `json:"verified"`
-		Failure  json.RawMessage `json:"failure"`
-	} `json:"chains"`
-	Problems []struct {
-		Path   string `json:"path"`
-		Reason string `json:"reason"`
-	} `json:"problems"`
-	raw string
-}
+// verifyReport is the part of `git ctx verify --json` the tests read.
+type verifyReport = testrepo.VerifyReport
 
 // verifyJSON runs `git ctx verify --json`, checks the exit code agrees with
 // ok, and returns the report.
 func verifyJSON(t *testing.T, dir string, env []string) verifyReport {
 	t.Helper()
-	r := gitCtx(t, dir, env, "verify", "--json")
-	var rep verifyReport
-	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
-		t.Fatalf("decode verify --json: %v\n%s", err, r)
-	}
-	rep.raw = r.stdout
-	if rep.OK != (r.code == 0) || (r.code != 0 && r.code != 1) {
-		t.Fatalf("verify --json: ok=%v but %s", rep.OK, r)
-	}
-	return rep
+	return testrepo.DecodeVerify(t, gitCtx(t, dir, env, "verify", "--json").toRepo())
 }
 
 // ---- the memory branch ----
 
-const memRef = "refs/heads/ghyll/memory"
+const memRef = testrepo.MemRef
 
 // branchPaths lists every file path on the memory branch.
 func branchPaths(t *testing.T, dir string, env []string) []string {
 	t.Helper()
-	out := gitOut(t, dir, env, "ls-tree", "-r", "--name-only", "-z", memRef)
-	var paths []string
-	for _, p := range strings.Split(out, "\x00") {
-		if p != "" {
-			paths = append(paths, p)
-		}
-	}
-	sort.Strings(paths)
-	return paths
+	return testrepo.BranchPaths(t, dir, env)
 }
 
 // branchFile returns the exact bytes of path on the memory branch.
 func branchFile(t *testing.T, dir string, env []string, path string) string {
 	t.Helper()
-	return mustRun(t, dir, env, "git", "show", memRef+":"+path)
+	return testrepo.BranchFile(t, dir, env, path)
 }
 
 // ctxV1CheckpointPath / ghyllV1CheckpointPath are where a checkpoint lives.
 func ctxV1CheckpointPath(repoID, hash string) string {
-	return "repos/" + repoID + "/checkpoints/" + hash[0:2] + "/" + hash + ".json"
+	return testrepo.CtxV1CheckpointPath(repoID, hash)
 }
 
 func ghyllV1CheckpointPath(repoID, hash string) string {
-	return "repos/" + repoID + "/checkpoints/" + hash + ".json"
+	return testrepo.GhyllV1CheckpointPath(repoID, hash)
 }
 
 // fileEdit is one change to the memory branch's tree made with plumbing.
@@ -521,60 +342,25 @@ type fileEdit struct {
 	remove  bool
 }
 
-// rewriteBranch commits edits on top of the memory branch using only git
-// plumbing (a temporary index via GIT_INDEX_FILE, hash-object, write-tree,
-// commit-tree) and moves the branch with a compare-and-swap update-ref.
-// The repository's own index is not involved. It returns the new commit.
-func rewriteBranch(t *testing.T, dir string, env []string, msg string, edits ...fileEdit) string {
-	t.Helper()
-	old := gitOut(t, dir, env, "rev-parse", memRef)
-	commit, ok := plumbingCommit(t, dir, env, old, msg, edits...)
-	if !ok {
-		t.Fatalf("plumbing commit on %s failed", memRef)
+// repoEdits is edits as testrepo.FileEdits.
+func repoEdits(edits []fileEdit) []testrepo.FileEdit {
+	out := make([]testrepo.FileEdit, len(edits))
+	for i, e := range edits {
+		out[i] = testrepo.FileEdit{Path: e.path, Content: e.content, Remove: e.remove}
 	}
-	if _, _, code := runArgv(t, dir, env, "git", "update-ref", memRef, commit, old); code != 0 {
-		t.Fatalf("update-ref %s %s %s failed", memRef, commit, old)
-	}
-	return commit
+	return out
 }
 
-// plumbingCommit builds a commit whose parent is old and whose tree is
-// old's tree with edits applied. It never touches any ref.
-func plumbingCommit(t *testing.T, dir string, env []string, old, msg string, edits ...fileEdit) (string, bool) {
+// rewriteBranch commits edits on top of the memory branch with plumbing
+// and moves the branch with a compare-and-swap (testrepo.RewriteBranch).
+func rewriteBranch(t *testing.T, dir string, env []string, msg string, edits ...fileEdit) string {
 	t.Helper()
-	idx := filepath.Join(t.TempDir(), "index") // git creates it itself
-	ienv := withEnv(env, "GIT_INDEX_FILE="+idx)
-	mustRun(t, dir, ienv, "git", "read-tree", old)
-	for _, e := range edits {
-		if e.remove {
-			mustRun(t, dir, ienv, "git", "update-index", "--force-remove", "--", e.path)
-			continue
-		}
-		r := execute(t, dir, ienv, []byte(e.content), "git", "hash-object", "-w", "--stdin")
-		if r.code != 0 {
-			t.Fatalf("hash-object: %s", r)
-		}
-		blob := strings.TrimSpace(r.stdout)
-		mustRun(t, dir, ienv, "git", "update-index", "--add", "--cacheinfo", "100644,"+blob+","+e.path)
-	}
-	tree := gitOut(t, dir, ienv, "write-tree")
-	r := execute(t, dir, env, nil, "git", "commit-tree", tree, "-p", old, "-m", msg)
-	if r.code != 0 {
-		return "", false
-	}
-	return strings.TrimSpace(r.stdout), true
+	return testrepo.RewriteBranch(t, dir, env, msg, repoEdits(edits)...)
 }
 
 // newPublicKeyPEM returns a fresh, valid ed25519 public key in the PEM form
 // device keys use.
-func newPublicKeyPEM(t *testing.T) string {
-	t.Helper()
-	pub, _, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(pem.EncodeToMemory(&pem.Block{Type: "ED25519 PUBLIC KEY", Bytes: pub}))
-}
+func newPublicKeyPEM(t *testing.T) string { t.Helper(); return testrepo.NewPublicKeyPEM(t) }
 
 // ---- devices and remotes ----
 
@@ -591,14 +377,7 @@ func newSyncDevice(s *sandbox, name, dir string) *syncDevice {
 }
 
 // id is the device id git-ctx created for this device.
-func (d *syncDevice) id(t *testing.T) string {
-	t.Helper()
-	id := strings.TrimSpace(string(readFile(t, filepath.Join(d.s.ctxHome(d.name), "device-id"))))
-	if id == "" {
-		t.Fatalf("device %s has no device id", d.name)
-	}
-	return id
-}
+func (d *syncDevice) id(t *testing.T) string { t.Helper(); return d.s.tr.DeviceID(t, d.name) }
 
 func (d *syncDevice) ctx(t *testing.T, args ...string) result {
 	t.Helper()
@@ -621,26 +400,12 @@ func (d *syncDevice) git(t *testing.T, args ...string) string {
 }
 
 // tip is the device's memory branch tip ("" when there is none).
-func (d *syncDevice) tip(t *testing.T) string {
-	t.Helper()
-	out, _, code := runArgv(t, d.dir, d.env, "git", "rev-parse", "--verify", "-q", memRef)
-	if code != 0 {
-		return ""
-	}
-	return strings.TrimSpace(out)
-}
+func (d *syncDevice) tip(t *testing.T) string { t.Helper(); return testrepo.Tip(t, d.dir, d.env) }
 
 // hashes is the set of checkpoint hashes `git ctx log --json` lists.
 func (d *syncDevice) hashes(t *testing.T) map[string]bool {
 	t.Helper()
-	out := map[string]bool{}
-	for _, r := range logJSON(t, d.dir, d.env) {
-		if out[r.Hash] {
-			t.Fatalf("device %s: log lists %s twice", d.name, r.Hash)
-		}
-		out[r.Hash] = true
-	}
-	return out
+	return testrepo.HashSet(t, d.name, logJSON(t, d.dir, d.env))
 }
 
 // wantVerifies fails unless `git ctx verify --json` passes on the device.
@@ -648,7 +413,7 @@ func (d *syncDevice) wantVerifies(t *testing.T) verifyReport {
 	t.Helper()
 	rep := verifyJSON(t, d.dir, d.env)
 	if !rep.OK {
-		t.Fatalf("device %s: verify fails:\n%s", d.name, rep.raw)
+		t.Fatalf("device %s: verify fails:\n%s", d.name, rep.Raw)
 	}
 	return rep
 }
@@ -674,8 +439,7 @@ func syncNewRemote(t *testing.T, s *sandbox, kind string) *syncRemote {
 // its path.
 func repoidRemote(t *testing.T, s *sandbox, name string) *syncRemote {
 	t.Helper()
-	bare := filepath.Join(s.dir(t, "srv"), name+".git")
-	mustRun(t, s.root, s.env("setup"), "git", "init", "-q", "--bare", "-b", "main", bare)
+	bare := testrepo.NewBareRemote(t, s.tr, name)
 	return &syncRemote{bare: bare, url: bare}
 }
 
@@ -683,92 +447,41 @@ func repoidRemote(t *testing.T, s *sandbox, name string) *syncRemote {
 // to it by plain git, so the remote has a default branch.
 func syncFirstDevice(t *testing.T, s *sandbox, r *syncRemote, name string) *syncDevice {
 	t.Helper()
-	d := newSyncDevice(s, name, newRepo(t, s, name))
-	d.git(t, "remote", "add", "origin", r.url)
-	d.git(t, "push", "-q", "origin", "main")
-	return d
+	return newSyncDevice(s, name, testrepo.NewOriginRepo(t, s.tr, name, r.url))
 }
 
 // syncCloneDevice clones r as a new device.
 func syncCloneDevice(t *testing.T, s *sandbox, r *syncRemote, name string) *syncDevice {
 	t.Helper()
-	dir := filepath.Join(s.root, name)
-	mustRun(t, s.root, s.env(name), "git", "clone", "-q", r.url, dir)
-	return newSyncDevice(s, name, dir)
+	return newSyncDevice(s, name, testrepo.Clone(t, s.tr, name, r.url))
 }
 
 // syncWantHashes fails unless got equals want (as sets).
 func syncWantHashes(t *testing.T, what string, got map[string]bool, want ...string) {
 	t.Helper()
-	w := map[string]bool{}
-	for _, h := range want {
-		w[h] = true
-	}
-	var missing, extra []string
-	for h := range w {
-		if !got[h] {
-			missing = append(missing, h[:12])
-		}
-	}
-	for h := range got {
-		if !w[h] {
-			extra = append(extra, h[:12])
-		}
-	}
-	if len(missing) > 0 || len(extra) > 0 {
-		sort.Strings(missing)
-		sort.Strings(extra)
-		t.Fatalf("%s: %d hashes, want %d; missing %v, unexpected %v", what, len(got), len(w), missing, extra)
-	}
+	testrepo.WantHashes(t, what, got, want...)
 }
 
 // syncHashesOf is the hashes of cps, in order.
 func syncHashesOf(cps ...record) []string {
-	out := make([]string, len(cps))
-	for i, c := range cps {
-		out[i] = c.Hash
-	}
-	return out
+	return testrepo.HashesOf(cps...)
 }
 
 // chainLine is one line of a device chain.
-type chainLine struct {
-	Hash   string `json:"hash"`
-	Parent string `json:"parent"`
-	TS     int64  `json:"ts"`
-}
+type chainLine = testrepo.ChainLine
 
 func parseChain(t *testing.T, data string) []chainLine {
 	t.Helper()
-	var out []chainLine
-	if data == "" {
-		return nil
-	}
-	if !strings.HasSuffix(data, "\n") {
-		t.Fatalf("chain does not end in a newline: %q", data)
-	}
-	for _, l := range strings.Split(strings.TrimSuffix(data, "\n"), "\n") {
-		var e chainLine
-		if err := json.Unmarshal([]byte(l), &e); err != nil {
-			t.Fatalf("chain line %q: %v", l, err)
-		}
-		out = append(out, e)
-	}
-	return out
+	return testrepo.ParseChain(t, data)
 }
 
 // syncPulled matches the per-device line a pull prints for verified news.
 func syncPulled(device string, n int) string {
-	return fmt.Sprintf("%s: +%d checkpoints, verified", device, n)
+	return testrepo.Pulled(device, n)
 }
 
 // syncWantLine fails unless out holds a line equal to want.
 func syncWantLine(t *testing.T, what, out, want string) {
 	t.Helper()
-	for _, l := range strings.Split(out, "\n") {
-		if l == want {
-			return
-		}
-	}
-	t.Fatalf("%s: no line %q in output:\n%s", what, want, out)
+	testrepo.WantLine(t, what, out, want)
 }

@@ -3,7 +3,6 @@ package checkpoints_test
 import (
 	"bytes"
 	"crypto/ed25519"
-	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -16,36 +15,10 @@ import (
 	"github.com/git-ctx/git-ctx/chain"
 	"github.com/git-ctx/git-ctx/formats/checkpoint"
 	"github.com/git-ctx/git-ctx/internal/checkpoints"
+	"github.com/git-ctx/git-ctx/internal/ghylldbtest"
 	"github.com/git-ctx/git-ctx/internal/workspace"
 	"github.com/git-ctx/git-ctx/internal/workspace/workspacetest"
 )
-
-// seedTable is the seed document's ghyll memory.db schema, verbatim.
-const seedTable = `
-CREATE TABLE checkpoints (
-    hash       TEXT PRIMARY KEY,
-    parent     TEXT NOT NULL,
-    device     TEXT NOT NULL,
-    author     TEXT NOT NULL,
-    ts         INTEGER NOT NULL,
-    repo       TEXT NOT NULL,
-    branch     TEXT NOT NULL,
-    session    TEXT NOT NULL,
-    turn       INTEGER NOT NULL,
-    model      TEXT NOT NULL,
-    summary    TEXT NOT NULL,
-    embedding  BLOB NOT NULL,       -- float32 array, binary
-    files      TEXT NOT NULL,        -- JSON array
-    tools      TEXT NOT NULL,        -- JSON array
-    injections TEXT,                 -- JSON array, nullable
-    sig        TEXT NOT NULL,
-    verified   INTEGER DEFAULT 1,   -- 0 = unverified remote
-    imported   INTEGER DEFAULT 0    -- unix timestamp of import
-);
-CREATE INDEX idx_checkpoints_session ON checkpoints(session);
-CREATE INDEX idx_checkpoints_device ON checkpoints(device);
-CREATE INDEX idx_checkpoints_repo ON checkpoints(repo);
-`
 
 // ghyllV2Table adds the columns ghyll's code has (plan_mode, resumed_from).
 const ghyllV2Table = `
@@ -92,14 +65,7 @@ func ghyllSign(t *testing.T, c checkpoint.Checkpoint, rule checkpoint.Rule, key 
 // the embedding as float32 little-endian (empty blob for none).
 func writeGhyllDB(t *testing.T, path, schema string, rows []ghyllRow) {
 	t.Helper()
-	db, err := sql.Open("sqlite3", "file:"+path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.Exec(schema); err != nil {
-		t.Fatal(err)
-	}
+	var inserts []ghylldbtest.Insert
 	v2 := strings.Contains(schema, "plan_mode")
 	for _, r := range rows {
 		c := r.cp
@@ -131,10 +97,9 @@ func writeGhyllDB(t *testing.T, path, schema string, rows []ghyllRow) {
 			args = append(args, boolInt(c.PlanMode), resumed)
 			q = `INSERT INTO checkpoints (hash,parent,device,author,ts,repo,branch,session,turn,model,summary,embedding,files,tools,injections,sig,plan_mode,resumed_from) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
 		}
-		if _, err := db.Exec(q, args...); err != nil {
-			t.Fatal(err)
-		}
+		inserts = append(inserts, ghylldbtest.Insert{Query: q, Args: args})
 	}
+	ghylldbtest.Write(t, path, schema, inserts...)
 }
 
 func boolInt(b bool) int {
@@ -161,7 +126,7 @@ func TestImportGhyllDB(t *testing.T) {
 	if _, err := a.Init(ctx, ""); err != nil {
 		t.Fatal(err)
 	}
-	before := record(t, a, say("recorded here before the import"))
+	before := a.Record(t, workspacetest.Say("recorded here before the import"))
 	fx := newGhyllImportFixture(t, w.Root)
 	good, dbPath, keys := fx.good, fx.dbPath, fx.keys
 
@@ -271,7 +236,7 @@ func newGhyllImportFixture(t *testing.T, root string) ghyllImportFixture {
 	dbPath := filepath.Join(root, "memory.db")
 	keys := filepath.Join(root, "ghyll-keys")
 	writeKey(t, keys, dev, alice.Public().(ed25519.PublicKey))
-	writeGhyllDB(t, dbPath, seedTable, []ghyllRow{
+	writeGhyllDB(t, dbPath, ghylldbtest.SeedSchema, []ghyllRow{
 		{cp: r1}, {cp: r2}, {cp: r3}, {cp: r4}, {cp: r5}, {cp: r6},
 		{cp: badSummary, storedSummary: "turn 10, edited"}, {cp: noKey}, {cp: badSig},
 	})

@@ -2,7 +2,8 @@
 // through a workspace.Workspace (the checkpoint, snapshot and package
 // capabilities, the cache refresh): an isolated HOME, git configuration and
 // per-device GIT_CTX_HOME, real repositories made with the real git, a
-// Workspace per simulated device, and checks that the cache mirrors the
+// Workspace per simulated device, checkpoints recorded through
+// internal/checkpoints, and checks that the cache mirrors the
 // branch exactly. It is imported by tests only; it runs git and writes
 // only under the test's temporary directories.
 package workspacetest
@@ -11,6 +12,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,6 +26,7 @@ import (
 
 	"github.com/git-ctx/git-ctx/cache"
 	"github.com/git-ctx/git-ctx/gitstore"
+	"github.com/git-ctx/git-ctx/internal/checkpoints"
 	"github.com/git-ctx/git-ctx/internal/workspace"
 )
 
@@ -120,6 +123,21 @@ type Dev struct {
 	*workspace.Workspace
 	Notes *Notices // every notice of the workspace
 	Dir   string
+}
+
+// Record appends one checkpoint by d and returns its hash.
+func (d *Dev) Record(t *testing.T, in checkpoints.RecordInput) string {
+	t.Helper()
+	cp, err := checkpoints.Record(context.Background(), d.Workspace, in)
+	if err != nil {
+		t.Fatalf("Record %q: %v", in.Summary, err)
+	}
+	return cp.Hash
+}
+
+// Say is a checkpoint input whose summary is the formatted s.
+func Say(s string, args ...any) checkpoints.RecordInput {
+	return checkpoints.RecordInput{Summary: fmt.Sprintf(s, args...)}
 }
 
 // Open opens the repository at dir as the device whose GIT_CTX_HOME is home.

@@ -1,0 +1,67 @@
+// Package ghylldbtest exists for tests only: it writes ghyll memory.db
+// files (ghyll's SQLite store, which `git ctx import-ghyll` and the cache
+// read) with the seed document's schema or one a test gives, so that the
+// tests of cache, internal/checkpoints and cmd/git-ctx do not each carry a
+// copy of the schema and the writer.
+package ghylldbtest
+
+import (
+	"database/sql"
+	"testing"
+
+	_ "github.com/mattn/go-sqlite3" // the "sqlite3" driver
+)
+
+// SeedSchema is the seed document's CREATE TABLE and indexes of ghyll's
+// memory.db, verbatim (comments included).
+const SeedSchema = `
+CREATE TABLE checkpoints (
+    hash       TEXT PRIMARY KEY,
+    parent     TEXT NOT NULL,
+    device     TEXT NOT NULL,
+    author     TEXT NOT NULL,
+    ts         INTEGER NOT NULL,
+    repo       TEXT NOT NULL,
+    branch     TEXT NOT NULL,
+    session    TEXT NOT NULL,
+    turn       INTEGER NOT NULL,
+    model      TEXT NOT NULL,
+    summary    TEXT NOT NULL,
+    embedding  BLOB NOT NULL,       -- float32 array, binary
+    files      TEXT NOT NULL,        -- JSON array
+    tools      TEXT NOT NULL,        -- JSON array
+    injections TEXT,                 -- JSON array, nullable
+    sig        TEXT NOT NULL,
+    verified   INTEGER DEFAULT 1,   -- 0 = unverified remote
+    imported   INTEGER DEFAULT 0    -- unix timestamp of import
+);
+
+CREATE INDEX idx_checkpoints_session ON checkpoints(session);
+CREATE INDEX idx_checkpoints_device ON checkpoints(device);
+CREATE INDEX idx_checkpoints_repo ON checkpoints(repo);
+`
+
+// Insert is one statement run after the schema, with its arguments.
+type Insert struct {
+	Query string
+	Args  []any
+}
+
+// Write creates the database at path, runs schema and then every insert
+// in order; any failure fails the test.
+func Write(t testing.TB, path, schema string, inserts ...Insert) {
+	t.Helper()
+	db, err := sql.Open("sqlite3", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(schema); err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range inserts {
+		if _, err := db.Exec(in.Query, in.Args...); err != nil {
+			t.Fatalf("%s: %v", in.Query, err)
+		}
+	}
+}
