@@ -14,7 +14,7 @@
 // A package declares the errors its callers branch on as kinded sentinels
 // (Sentinel), so the kind is fixed where the error is defined:
 //
-//	var ErrConflict = fault.Sentinel(fault.Conflict, "memory branch moved concurrently")
+//	var ErrBranchMoved = fault.Sentinel(fault.Conflict, "memory branch moved concurrently")
 //
 // and errors.Is keeps working on them through any wrapping. New and Wrap
 // give a kind to an error made on the spot. When an error holds several
