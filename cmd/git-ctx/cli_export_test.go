@@ -31,13 +31,15 @@ const exportRepoID = "golden-repo"
 // written with plumbing: a–c under ghyll's rule (v 2; a is vector A with
 // nil lists, b has empty lists and an emb its hash does not cover, c has
 // every optional member), d under git-ctx's rule (v 1, emb in the hash),
-// and e under ghyll's rule but edited after signing (unverified).
+// e under ghyll's rule but edited after signing (unverified), and f, an
+// authentic record after it (unverified too: it links to e).
 type exportFixture struct {
 	s                *sandbox
 	repo             string
 	env              []string
 	key              ed25519.PrivateKey
-	a, b, c, d, bad  *checkpoint.Checkpoint
+	a, b, c, d       *checkpoint.Checkpoint
+	bad, after       *checkpoint.Checkpoint
 	verifiable, seed []*checkpoint.Checkpoint
 }
 
@@ -82,11 +84,12 @@ func newExportFixture(t *testing.T) *exportFixture {
 	f.d = d
 	f.bad = ghyll(base(f.d.Hash, 9, "turn 9"))
 	f.bad.Summary = "turn 9, edited after signing"
+	f.after = ghyll(base(f.bad.Hash, 10, "turn 10"))
 	f.verifiable, f.seed = []*checkpoint.Checkpoint{f.a, f.b, f.c}, []*checkpoint.Checkpoint{f.d}
 
 	edits := []fileEdit{{path: "devices/alice-laptop.pub", content: string(checkpoint.EncodePublicKey(f.key.Public().(ed25519.PublicKey)))}}
 	var chain strings.Builder
-	for _, cp := range []*checkpoint.Checkpoint{f.a, f.b, f.c, f.d, f.bad} {
+	for _, cp := range []*checkpoint.Checkpoint{f.a, f.b, f.c, f.d, f.bad, f.after} {
 		file, err := cp.MarshalFile()
 		if err != nil {
 			t.Fatal(err)
@@ -203,8 +206,8 @@ func TestExportGhyllGolden(t *testing.T) {
 		t.Errorf("export stderr lacks the note:\n%s", r.stderr)
 	}
 	got := exportDump(t, out)
-	if strings.Contains(got, f.bad.Hash) {
-		t.Errorf("the unverified record was exported:\n%s", got)
+	if strings.Contains(got, f.bad.Hash) || strings.Contains(got, f.after.Hash) {
+		t.Errorf("an unverified record was exported:\n%s", got)
 	}
 	golden := filepath.Join("testdata", "export_ghyll.golden")
 	if os.Getenv("UPDATE_GOLDEN") != "" {
