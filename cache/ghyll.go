@@ -26,7 +26,7 @@ func ReadGhyllDB(ctx context.Context, path string) ([]GhyllRow, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, err
 	}
-	db, err := sql.Open("sqlite3", "file:"+path+"?mode=ro&_busy_timeout=5000")
+	db, err := sql.Open("sqlite3", "file:"+uriPath(path)+"?mode=ro&_busy_timeout=5000")
 	if err != nil {
 		return nil, err
 	}

@@ -34,13 +34,12 @@ const exportRepoID = "golden-repo"
 // e under ghyll's rule but edited after signing (unverified), and f, an
 // authentic record after it (unverified too: it links to e).
 type exportFixture struct {
-	s                *sandbox
-	repo             string
-	env              []string
-	key              ed25519.PrivateKey
-	a, b, c, d       *checkpoint.Checkpoint
-	bad, after       *checkpoint.Checkpoint
-	verifiable, seed []*checkpoint.Checkpoint
+	s          *sandbox
+	repo       string
+	env        []string
+	key        ed25519.PrivateKey
+	a, b, c, d *checkpoint.Checkpoint
+	bad, after *checkpoint.Checkpoint
 }
 
 func newExportFixture(t *testing.T) *exportFixture {
@@ -85,7 +84,6 @@ func newExportFixture(t *testing.T) *exportFixture {
 	f.bad = ghyll(base(f.d.Hash, 9, "turn 9"))
 	f.bad.Summary = "turn 9, edited after signing"
 	f.after = ghyll(base(f.bad.Hash, 10, "turn 10"))
-	f.verifiable, f.seed = []*checkpoint.Checkpoint{f.a, f.b, f.c}, []*checkpoint.Checkpoint{f.d}
 
 	edits := []fileEdit{{path: "devices/alice-laptop.pub", content: string(checkpoint.EncodePublicKey(f.key.Public().(ed25519.PublicKey)))}}
 	var chain strings.Builder
