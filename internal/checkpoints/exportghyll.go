@@ -114,7 +114,10 @@ func ExportGhyllDB(ctx context.Context, w *workspace.Workspace, path string, opt
 	if err := cache.WriteGhyllDB(ctx, built, rows); err != nil {
 		return nil, fault.Wrap(fault.Failed, fmt.Errorf("export: build the database: %w", err))
 	}
-	return res, publishExport(built, path, opt.Replace)
+	if err := publishExport(built, path, opt.Replace); err != nil {
+		return nil, err
+	}
+	return res, nil
 }
 
 // checkExportPath refuses, before any work, a path whose directory is
