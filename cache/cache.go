@@ -15,6 +15,9 @@
 // (internal/workspace, the capabilities, cmd): those reach it through
 // workspace.Workspace.Cache. It never writes the branch and holds no terminal
 // I/O (notices and progress go to the caller's functions).
+//
+// ghyll.go reads a ghyll memory.db (ReadGhyllDB, for the import) and writes
+// a new one in ghyll's code schema (WriteGhyllDB, for the export).
 package cache
 
 import (

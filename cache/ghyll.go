@@ -26,7 +26,7 @@ func ReadGhyllDB(ctx context.Context, path string) ([]GhyllRow, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, err
 	}
-	db, err := sql.Open("sqlite3", "file:"+path+"?mode=ro&_busy_timeout=5000")
+	db, err := sql.Open("sqlite3", "file:"+uriPath(path)+"?mode=ro&_busy_timeout=5000")
 	if err != nil {
 		return nil, err
 	}
@@ -131,4 +131,117 @@ func (d *DB) ImportedFrom(ctx context.Context, repoID string) (map[string]bool, 
 		}
 	}
 	return out, rows.Err()
+}
+
+// GhyllCodeSchema is the table and indexes of ghyll's code (memory/store.go,
+// reference/checkpoint-format.md §9.2): the seed's columns with plan_mode
+// and resumed_from after model, in ghyll's column order, types and defaults.
+// ghyll has no column for the version.
+const GhyllCodeSchema = `CREATE TABLE checkpoints (
+    hash         TEXT PRIMARY KEY,
+    parent       TEXT NOT NULL,
+    device       TEXT NOT NULL,
+    author       TEXT NOT NULL,
+    ts           INTEGER NOT NULL,
+    repo         TEXT NOT NULL DEFAULT '',
+    branch       TEXT NOT NULL DEFAULT '',
+    session      TEXT NOT NULL,
+    turn         INTEGER NOT NULL,
+    model        TEXT NOT NULL,
+    plan_mode    INTEGER DEFAULT 0,
+    resumed_from TEXT,
+    summary      TEXT NOT NULL,
+    embedding    BLOB NOT NULL DEFAULT x'',
+    files        TEXT NOT NULL DEFAULT '[]',
+    tools        TEXT NOT NULL DEFAULT '[]',
+    injections   TEXT,
+    sig          TEXT NOT NULL,
+    verified     INTEGER DEFAULT 1,
+    imported     INTEGER DEFAULT 0
+);
+CREATE INDEX idx_checkpoints_session ON checkpoints(session);
+CREATE INDEX idx_checkpoints_device ON checkpoints(device);
+CREATE INDEX idx_checkpoints_repo ON checkpoints(repo);
+`
+
+// WriteGhyllDB creates a new database at path (which must not exist) with
+// GhyllCodeSchema and inserts cps in order, in one transaction. Columns
+// hold what ghyll's store reads back into the same record: files and tools
+// as JSON text, nil as `null` and empty as `[]` (ghyll's reader decodes
+// `null` to nil, so the distinction its own writer loses survives);
+// injections NULL when empty; resumed_from as `{"session":…,"hash":…}` or
+// NULL; plan_mode 0 or 1; the embedding as float32 little-endian (empty
+// for none). verified and imported keep ghyll's defaults.
+func WriteGhyllDB(ctx context.Context, path string, cps []*checkpoint.Checkpoint) error {
+	if _, err := os.Lstat(path); err == nil {
+		return fmt.Errorf("%s: %w", path, os.ErrExist)
+	}
+	db, err := sql.Open("sqlite3", "file:"+uriPath(path)+"?_journal_mode=DELETE&_synchronous=FULL&_txlock=exclusive")
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, GhyllCodeSchema); err != nil {
+		return fmt.Errorf("%s: schema: %w", path, err)
+	}
+	st, err := tx.PrepareContext(ctx, `INSERT INTO checkpoints (hash, parent, device, author, ts, repo, branch,
+		session, turn, model, plan_mode, resumed_from, summary, embedding, files, tools, injections, sig)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	for _, c := range cps {
+		args, err := ghyllColumns(c)
+		if err != nil {
+			return fmt.Errorf("checkpoint %s: %w", c.Hash, err)
+		}
+		if _, err := st.ExecContext(ctx, args...); err != nil {
+			return fmt.Errorf("%s: checkpoint %s: %w", path, c.Hash, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return db.Close()
+}
+
+// ghyllColumns is c as the insert's arguments (see WriteGhyllDB).
+func ghyllColumns(c *checkpoint.Checkpoint) ([]any, error) {
+	files, err := json.Marshal(c.FilesTouched)
+	if err != nil {
+		return nil, err
+	}
+	tools, err := json.Marshal(c.ToolsUsed)
+	if err != nil {
+		return nil, err
+	}
+	var injections, resumed any
+	if len(c.InjectionSig) > 0 {
+		b, err := json.Marshal(c.InjectionSig)
+		if err != nil {
+			return nil, err
+		}
+		injections = string(b)
+	}
+	if c.ResumedFrom != nil {
+		b, err := json.Marshal(c.ResumedFrom)
+		if err != nil {
+			return nil, err
+		}
+		resumed = string(b)
+	}
+	return []any{c.Hash, c.ParentHash, c.DeviceID, c.AuthorID, c.Timestamp, c.RepoRemote, c.Branch,
+		c.SessionID, c.Turn, c.ActiveModel, boolInt(c.PlanMode), resumed, c.Summary, EncodeEmbedding(c.Embedding),
+		string(files), string(tools), injections, c.Signature}, nil
+}
+
+// uriPath escapes what an SQLite URI filename would read as syntax.
+func uriPath(p string) string {
+	return strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(p)
 }

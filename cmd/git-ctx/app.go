@@ -37,7 +37,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		Commands: []*cli.Command{
 			cmdInit(), cmdStatus(), cmdCheckpoint(), cmdLog(), cmdShow(), cmdSearch(), cmdSimilar(),
 			cmdVerify(), cmdPull(), cmdPush(), cmdSync(), cmdDevices(), cmdReview(),
-			cmdHooks(), cmdHook(), cmdDoctor(), cmdReindex(), cmdImport(), cmdAdopt(), cmdSnapshot(), cmdSession(), cmdVersion(),
+			cmdHooks(), cmdHook(), cmdDoctor(), cmdReindex(), cmdImport(), cmdExport(), cmdAdopt(), cmdSnapshot(), cmdSession(), cmdVersion(),
 			cmdPkg(),
 			cmdMan(), cmdCompletion(),
 		},

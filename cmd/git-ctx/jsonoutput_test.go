@@ -167,6 +167,7 @@ func TestJSONContract(t *testing.T) {
 		{command: "review", section: "review"},
 		{command: "reindex", section: "reindex"},
 		{command: "import", section: "import", args: []string{"--ghyll-db", f.ghyllDB, "--ghyll-keys", f.root}, codes: []int{1}},
+		{command: "export", section: "export", args: []string{"--ghyll-db", filepath.Join(f.root, "export.db")}},
 		{command: "doctor", section: "doctor", codes: []int{0, 1}},
 		{command: "version", section: "version"},
 		{command: "hooks install", section: "hooks install"},

@@ -3,7 +3,8 @@
 // the next turn of a session, appended through gitstore), verifying the
 // memory branch (Verify) and this device's own chain (OwnChainFailure), the
 // status summary, the queries over the cache (log, quarantine, show, search,
-// similar) and the import of a ghyll memory.db.
+// similar), and the import of a ghyll memory.db and the export of this
+// repository's verified checkpoints into a new one (ghyll's code schema).
 //
 // It acts through a *workspace.Workspace and reads records through the
 // cache (workspace.Workspace.Cache, which refreshes it from the branch); it
@@ -11,5 +12,5 @@
 // through gitstore's appends, or do terminal I/O.
 //
 // Imports: internal/workspace, cache, chain, gitstore, gitrepo, redact,
-// formats/checkpoint (all below it).
+// formats/checkpoint, internal/atomicfile, internal/fault (all below it).
 package checkpoints

@@ -219,3 +219,25 @@ type Version struct {
 	Go      string `json:"go"`
 	Version string `json:"version"`
 }
+
+// Export is `export --json`.
+type Export struct {
+	Path       string `json:"path"`
+	Exported   int    `json:"exported"`
+	Verifiable int    `json:"ghyll_verifiable"`
+	Mismatch   int    `json:"ghyll_hash_mismatch"`
+	LeftOut    int    `json:"left_out"`
+	EmbLeftOut int    `json:"emb_left_out"`
+	Note       string `json:"note"`
+}
+
+// NewExport builds Export from an export's result; Note explains
+// ghyll_hash_mismatch, and is "" when that is 0.
+func NewExport(r *checkpoints.ExportResult) Export {
+	e := Export{Path: r.Path, Exported: r.Exported, Verifiable: r.Verifiable, Mismatch: r.Mismatch,
+		LeftOut: r.LeftOut, EmbLeftOut: r.EmbLeftOut}
+	if r.Mismatch > 0 {
+		e.Note = checkpoints.GhyllMismatchNote
+	}
+	return e
+}
