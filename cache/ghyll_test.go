@@ -53,12 +53,8 @@ func makeGhyllDB(t *testing.T, path, schema string, inserts ...string) {
 }
 
 func TestReadGhyllDBSeedSchema(t *testing.T) {
-	dir := isolate(t)
+	path := filepath.Join(isolateMade(t), "memory.db")
 	ctx := testCtx(t)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, "memory.db")
 	h1, h2, h3 := strings.Repeat("1", 64), strings.Repeat("2", 64), strings.Repeat("3", 64)
 	sig := strings.Repeat("ab", 64)
 	makeGhyllDB(t, path, seedTable,
@@ -127,12 +123,8 @@ func checkGhyllSeedRows(t *testing.T, rows []cache.GhyllRow, h1, sig string) {
 }
 
 func TestReadGhyllDBV2Schema(t *testing.T) {
-	dir := isolate(t)
+	path := filepath.Join(isolateMade(t), "memory.db")
 	ctx := testCtx(t)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, "memory.db")
 	h1, h2 := strings.Repeat("4", 64), strings.Repeat("5", 64)
 	sig := strings.Repeat("cd", 64)
 	makeGhyllDB(t, path, ghyllV2Table,
@@ -161,11 +153,8 @@ func TestReadGhyllDBV2Schema(t *testing.T) {
 }
 
 func TestReadGhyllDBRefusesOtherFiles(t *testing.T) {
-	dir := isolate(t)
+	dir := isolateMade(t)
 	ctx := testCtx(t)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	if _, err := cache.ReadGhyllDB(ctx, filepath.Join(dir, "absent.db")); err == nil {
 		t.Errorf("missing file: no error")
 	}
