@@ -13,36 +13,6 @@ import (
 	"github.com/git-ctx/git-ctx/internal/ghylldbtest"
 )
 
-// ghyllV2Table is ghyll's implemented schema (plan_mode, resumed_from and
-// the defaults of its code).
-const ghyllV2Table = `
-CREATE TABLE IF NOT EXISTS checkpoints (
-    hash TEXT PRIMARY KEY,
-    parent TEXT NOT NULL,
-    device TEXT NOT NULL,
-    author TEXT NOT NULL,
-    ts INTEGER NOT NULL,
-    repo TEXT NOT NULL,
-    branch TEXT NOT NULL DEFAULT '',
-    session TEXT NOT NULL,
-    turn INTEGER NOT NULL,
-    model TEXT NOT NULL,
-    plan_mode INTEGER NOT NULL DEFAULT 0,
-    resumed_from TEXT,
-    summary TEXT NOT NULL,
-    embedding BLOB NOT NULL DEFAULT x'',
-    files TEXT NOT NULL DEFAULT '[]',
-    tools TEXT NOT NULL DEFAULT '[]',
-    injections TEXT,
-    sig TEXT NOT NULL,
-    verified INTEGER DEFAULT 1,
-    imported INTEGER DEFAULT 0
-);
-CREATE INDEX IF NOT EXISTS idx_checkpoints_session ON checkpoints(session);
-CREATE INDEX IF NOT EXISTS idx_checkpoints_device ON checkpoints(device);
-CREATE INDEX IF NOT EXISTS idx_checkpoints_repo ON checkpoints(repo);
-`
-
 func makeGhyllDB(t *testing.T, path, schema string, inserts ...string) {
 	t.Helper()
 	var list []ghylldbtest.Insert
@@ -127,7 +97,7 @@ func TestReadGhyllDBV2Schema(t *testing.T) {
 	ctx := testCtx(t)
 	h1, h2 := strings.Repeat("4", 64), strings.Repeat("5", 64)
 	sig := strings.Repeat("cd", 64)
-	makeGhyllDB(t, path, ghyllV2Table,
+	makeGhyllDB(t, path, ghylldbtest.V2Schema,
 		`INSERT INTO checkpoints (hash,parent,device,author,ts,repo,session,turn,model,plan_mode,resumed_from,summary,sig)
 		 VALUES ('`+h1+`','`+checkpoint.ZeroHash+`','bob','bob',1712345678123456789,'','bob-2',1,'glm5',1,
 		 '{"session":"bob-1","hash":"`+strings.Repeat("a", 64)+`"}','resumed','`+sig+`')`,

@@ -20,18 +20,6 @@ import (
 	"github.com/git-ctx/git-ctx/internal/workspace/workspacetest"
 )
 
-// ghyllV2Table adds the columns ghyll's code has (plan_mode, resumed_from).
-const ghyllV2Table = `
-CREATE TABLE checkpoints (
-    hash TEXT PRIMARY KEY, parent TEXT NOT NULL, device TEXT NOT NULL, author TEXT NOT NULL,
-    ts INTEGER NOT NULL, repo TEXT NOT NULL, branch TEXT NOT NULL DEFAULT '', session TEXT NOT NULL,
-    turn INTEGER NOT NULL, model TEXT NOT NULL, plan_mode INTEGER NOT NULL DEFAULT 0, resumed_from TEXT,
-    summary TEXT NOT NULL, embedding BLOB NOT NULL DEFAULT x'', files TEXT NOT NULL DEFAULT '[]',
-    tools TEXT NOT NULL DEFAULT '[]', injections TEXT, sig TEXT NOT NULL,
-    verified INTEGER DEFAULT 1, imported INTEGER DEFAULT 0
-);
-`
-
 // vectorKey is the key of the reference test vectors (seed 0x01 … 0x20).
 func vectorKey() ed25519.PrivateKey {
 	seed := make([]byte, ed25519.SeedSize)
@@ -337,7 +325,7 @@ func TestImportGhyllDBV2Columns(t *testing.T) {
 	dbPath := filepath.Join(w.Root, "memory.db")
 	keys := filepath.Join(w.Root, "keys")
 	writeKey(t, keys, "alice-laptop", alice.Public().(ed25519.PublicKey))
-	writeGhyllDB(t, dbPath, ghyllV2Table, []ghyllRow{{cp: r}})
+	writeGhyllDB(t, dbPath, ghylldbtest.V2Schema, []ghyllRow{{cp: r}})
 	res, err := checkpoints.ImportGhyllDB(ctx, a.Workspace, dbPath, keys)
 	if err != nil {
 		t.Fatal(err)
