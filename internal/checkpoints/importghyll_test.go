@@ -107,13 +107,21 @@ func writeKey(t *testing.T, dir, device string, pub ed25519.PublicKey) {
 	}
 }
 
-func TestImportGhyllDB(t *testing.T) {
+// importingDevice is where the tests import to: device a of a fresh world's
+// repository, its memory branch created.
+func importingDevice(t *testing.T) (*workspacetest.World, *workspacetest.Dev) {
+	t.Helper()
 	w := workspacetest.NewWorld(t)
-	ctx := workspacetest.Ctx(t)
 	a := workspacetest.Open(t, w.NewRepo(t, "repo"), w.Home("a"))
-	if _, err := a.Init(ctx, ""); err != nil {
+	if _, err := a.Init(workspacetest.Ctx(t), ""); err != nil {
 		t.Fatal(err)
 	}
+	return w, a
+}
+
+func TestImportGhyllDB(t *testing.T) {
+	w, a := importingDevice(t)
+	ctx := workspacetest.Ctx(t)
 	before := a.Record(t, workspacetest.Say("recorded here before the import"))
 	fx := newGhyllImportFixture(t, w.Root)
 	good, dbPath, keys := fx.good, fx.dbPath, fx.keys
@@ -304,12 +312,8 @@ func (fx ghyllImportFixture) wantImportedRecords(t *testing.T, a *workspacetest.
 
 // TestImportGhyllDBV2Columns: plan_mode and resumed_from come across.
 func TestImportGhyllDBV2Columns(t *testing.T) {
-	w := workspacetest.NewWorld(t)
+	w, a := importingDevice(t)
 	ctx := workspacetest.Ctx(t)
-	a := workspacetest.Open(t, w.NewRepo(t, "repo"), w.Home("a"))
-	if _, err := a.Init(ctx, ""); err != nil {
-		t.Fatal(err)
-	}
 	alice := vectorKey()
 	c := checkpoint.Checkpoint{Version: 2, ParentHash: checkpoint.ZeroHash, DeviceID: "alice-laptop", AuthorID: "alice-laptop",
 		Timestamp: 1712345678123456789, RepoRemote: "git@github.com:example/repo.git", Branch: "main",
