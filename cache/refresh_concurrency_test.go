@@ -50,7 +50,7 @@ func TestCacheConcurrentAppendAndQuery(t *testing.T) {
 	}
 	appended := 1
 	until(func() error {
-		i := appended - 1
+		i := appended - 1 // appended counts "steady start" too
 		in := checkpoints.RecordInput{Summary: fmt.Sprintf("steady append %d", i), Files: []string{fmt.Sprintf("f%d.go", i%7)},
 			Embedding: []float32{float32(i), 1, 0}}
 		if _, err := checkpoints.Record(ctx, writer.Workspace, in); err != nil {
