@@ -13,36 +13,6 @@ import (
 	"github.com/git-ctx/git-ctx/internal/ghylldbtest"
 )
 
-// ghyllV2Table is ghyll's implemented schema (plan_mode, resumed_from and
-// the defaults of its code).
-const ghyllV2Table = `
-CREATE TABLE IF NOT EXISTS checkpoints (
-    hash TEXT PRIMARY KEY,
-    parent TEXT NOT NULL,
-    device TEXT NOT NULL,
-    author TEXT NOT NULL,
-    ts INTEGER NOT NULL,
-    repo TEXT NOT NULL,
-    branch TEXT NOT NULL DEFAULT '',
-    session TEXT NOT NULL,
-    turn INTEGER NOT NULL,
-    model TEXT NOT NULL,
-    plan_mode INTEGER NOT NULL DEFAULT 0,
-    resumed_from TEXT,
-    summary TEXT NOT NULL,
-    embedding BLOB NOT NULL DEFAULT x'',
-    files TEXT NOT NULL DEFAULT '[]',
-    tools TEXT NOT NULL DEFAULT '[]',
-    injections TEXT,
-    sig TEXT NOT NULL,
-    verified INTEGER DEFAULT 1,
-    imported INTEGER DEFAULT 0
-);
-CREATE INDEX IF NOT EXISTS idx_checkpoints_session ON checkpoints(session);
-CREATE INDEX IF NOT EXISTS idx_checkpoints_device ON checkpoints(device);
-CREATE INDEX IF NOT EXISTS idx_checkpoints_repo ON checkpoints(repo);
-`
-
 func makeGhyllDB(t *testing.T, path, schema string, inserts ...string) {
 	t.Helper()
 	var list []ghylldbtest.Insert
@@ -53,12 +23,8 @@ func makeGhyllDB(t *testing.T, path, schema string, inserts ...string) {
 }
 
 func TestReadGhyllDBSeedSchema(t *testing.T) {
-	dir := isolate(t)
+	path := filepath.Join(isolateMade(t), "memory.db")
 	ctx := testCtx(t)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, "memory.db")
 	h1, h2, h3 := strings.Repeat("1", 64), strings.Repeat("2", 64), strings.Repeat("3", 64)
 	sig := strings.Repeat("ab", 64)
 	makeGhyllDB(t, path, seedTable,
@@ -127,15 +93,11 @@ func checkGhyllSeedRows(t *testing.T, rows []cache.GhyllRow, h1, sig string) {
 }
 
 func TestReadGhyllDBV2Schema(t *testing.T) {
-	dir := isolate(t)
+	path := filepath.Join(isolateMade(t), "memory.db")
 	ctx := testCtx(t)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, "memory.db")
 	h1, h2 := strings.Repeat("4", 64), strings.Repeat("5", 64)
 	sig := strings.Repeat("cd", 64)
-	makeGhyllDB(t, path, ghyllV2Table,
+	makeGhyllDB(t, path, ghylldbtest.V2Schema,
 		`INSERT INTO checkpoints (hash,parent,device,author,ts,repo,session,turn,model,plan_mode,resumed_from,summary,sig)
 		 VALUES ('`+h1+`','`+checkpoint.ZeroHash+`','bob','bob',1712345678123456789,'','bob-2',1,'glm5',1,
 		 '{"session":"bob-1","hash":"`+strings.Repeat("a", 64)+`"}','resumed','`+sig+`')`,
@@ -161,11 +123,8 @@ func TestReadGhyllDBV2Schema(t *testing.T) {
 }
 
 func TestReadGhyllDBRefusesOtherFiles(t *testing.T) {
-	dir := isolate(t)
+	dir := isolateMade(t)
 	ctx := testCtx(t)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	if _, err := cache.ReadGhyllDB(ctx, filepath.Join(dir, "absent.db")); err == nil {
 		t.Errorf("missing file: no error")
 	}

@@ -12,6 +12,8 @@ import (
 
 	"github.com/git-ctx/git-ctx/cache"
 	"github.com/git-ctx/git-ctx/formats/checkpoint"
+	"github.com/git-ctx/git-ctx/gitstore"
+	"github.com/git-ctx/git-ctx/internal/workspace/workspacetest"
 )
 
 // isolate gives the test its own HOME, GIT_CTX_HOME and git configuration
@@ -35,6 +37,16 @@ func isolate(t *testing.T) string {
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(root, "xdg"))
 	t.Setenv("XDG_DATA_HOME", filepath.Join(root, "xdgdata"))
 	return filepath.Join(root, "ctx")
+}
+
+// isolateMade is isolate with the cache directory made.
+func isolateMade(t *testing.T) string {
+	t.Helper()
+	dir := isolate(t)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 func testCtx(t *testing.T) context.Context {
@@ -112,4 +124,18 @@ func hashes(es []*cache.Entry) []string {
 		out[i] = e.Hash
 	}
 	return out
+}
+
+// initDev is the start of the refresh tests: a world, its repository
+// "repo" and device a (home "a") that has created the memory branch in
+// layout ("" for the default).
+func initDev(t *testing.T, layout gitstore.Layout) (*workspacetest.World, string, *workspacetest.Dev) {
+	t.Helper()
+	w := workspacetest.NewWorld(t)
+	repo := w.NewRepo(t, "repo")
+	a := workspacetest.Open(t, repo, w.Home("a"))
+	if _, err := a.Init(workspacetest.Ctx(t), layout); err != nil {
+		t.Fatal(err)
+	}
+	return w, repo, a
 }

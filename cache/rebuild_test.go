@@ -177,10 +177,7 @@ func TestOpenReportsDamage(t *testing.T) {
 		}
 	})
 	t.Run("garbage", func(t *testing.T) {
-		dir := isolate(t)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
+		dir := isolateMade(t)
 		junk := make([]byte, 8192)
 		for i := range junk {
 			junk[i] = byte(i*7 + 3)
@@ -207,30 +204,23 @@ func TestOpenReportsDamage(t *testing.T) {
 		}
 		db.Close()
 	})
-	t.Run("other schema version", func(t *testing.T) {
-		dir := isolate(t)
-		build(t, dir).Close()
-		r := raw(t, dir)
-		if _, err := r.Exec(`UPDATE meta SET value = '999' WHERE key = 'schema'`); err != nil {
-			t.Fatal(err)
-		}
-		r.Close()
-		if _, err := cache.Open(ctx, dir); !errors.Is(err, cache.ErrNeedRebuild) {
-			t.Fatalf("Open of another schema: %v", err)
-		}
-	})
-	t.Run("sqlite file without the schema", func(t *testing.T) {
-		dir := isolate(t)
-		build(t, dir).Close()
-		r := raw(t, dir)
-		if _, err := r.Exec(`DROP TABLE meta`); err != nil {
-			t.Fatal(err)
-		}
-		r.Close()
-		if _, err := cache.Open(ctx, dir); !errors.Is(err, cache.ErrNeedRebuild) {
-			t.Fatalf("Open without meta: %v", err)
-		}
-	})
+	for _, tc := range []struct{ name, stmt string }{
+		{"other schema version", `UPDATE meta SET value = '999' WHERE key = 'schema'`},
+		{"sqlite file without the schema", `DROP TABLE meta`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := isolate(t)
+			build(t, dir).Close()
+			r := raw(t, dir)
+			if _, err := r.Exec(tc.stmt); err != nil {
+				t.Fatal(err)
+			}
+			r.Close()
+			if _, err := cache.Open(ctx, dir); !errors.Is(err, cache.ErrNeedRebuild) {
+				t.Fatalf("Open after %s: %v", tc.stmt, err)
+			}
+		})
+	}
 	t.Run("failed fill keeps the old file", func(t *testing.T) {
 		dir := isolate(t)
 		keep := cp(fakeHash("cc", 0), "dev", 1)

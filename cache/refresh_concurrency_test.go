@@ -19,13 +19,8 @@ import (
 // in integration/cache_test.go.)
 func TestCacheConcurrentAppendAndQuery(t *testing.T) {
 	const runFor = 5 * time.Second
-	w := workspacetest.NewWorld(t)
+	w, repo, writer := initDev(t, "")
 	ctx := workspacetest.Ctx(t)
-	repo := w.NewRepo(t, "repo")
-	writer := workspacetest.Open(t, repo, w.Home("a"))
-	if _, err := writer.Init(ctx, ""); err != nil {
-		t.Fatal(err)
-	}
 	writer.Record(t, workspacetest.Say("steady start"))
 	reader := workspacetest.Open(t, repo, w.Home("a"))
 	reindexer := workspacetest.Open(t, repo, w.Home("a"))
@@ -39,49 +34,52 @@ func TestCacheConcurrentAppendAndQuery(t *testing.T) {
 		default:
 		}
 	}
+	// until runs step over and over in its own goroutine, to the deadline
+	// or step's first error.
+	until := func(step func() error) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(deadline) {
+				if err := step(); err != nil {
+					fail(err)
+					return
+				}
+			}
+		}()
+	}
 	appended := 1
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for i := 0; time.Now().Before(deadline); i++ {
-			in := checkpoints.RecordInput{Summary: fmt.Sprintf("steady append %d", i), Files: []string{fmt.Sprintf("f%d.go", i%7)},
-				Embedding: []float32{float32(i), 1, 0}}
-			if _, err := checkpoints.Record(ctx, writer.Workspace, in); err != nil {
-				fail(fmt.Errorf("append %d: %w", i, err))
-				return
-			}
-			appended++
+	until(func() error {
+		i := appended - 1 // appended counts "steady start" too
+		in := checkpoints.RecordInput{Summary: fmt.Sprintf("steady append %d", i), Files: []string{fmt.Sprintf("f%d.go", i%7)},
+			Embedding: []float32{float32(i), 1, 0}}
+		if _, err := checkpoints.Record(ctx, writer.Workspace, in); err != nil {
+			return fmt.Errorf("append %d: %w", i, err)
 		}
-	}()
+		appended++
+		return nil
+	})
 	var reads int
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for time.Now().Before(deadline) {
-			if err := readRound(ctx, reader.Workspace); err != nil {
-				fail(err)
-				return
-			}
-			reads++
+	until(func() error {
+		if err := readRound(ctx, reader.Workspace); err != nil {
+			return err
 		}
-	}()
+		reads++
+		return nil
+	})
 	var reindexes int
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for time.Now().Before(deadline) {
-			if err := reindexer.Reindex(ctx); err != nil {
-				fail(fmt.Errorf("reindex: %w", err))
-				return
-			}
-			reindexes++
-			select {
-			case <-time.After(250 * time.Millisecond):
-			case <-ctx.Done():
-				return
-			}
+	until(func() error {
+		if err := reindexer.Reindex(ctx); err != nil {
+			return fmt.Errorf("reindex: %w", err)
 		}
-	}()
+		reindexes++
+		select {
+		case <-time.After(250 * time.Millisecond):
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	})
 	wg.Wait()
 	close(errs)
 	for err := range errs {

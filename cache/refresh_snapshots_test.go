@@ -15,13 +15,8 @@ import (
 // snapshot file edited in place on the branch makes its entry unverified
 // and quarantined after the rebuild that edit triggers.
 func TestSnapshotsIndexedInCache(t *testing.T) {
-	w := workspacetest.NewWorld(t)
-	dir := w.NewRepo(t, "repo")
-	d := workspacetest.Open(t, dir, w.Home("a"))
+	_, dir, d := initDev(t, "")
 	ctx := context.Background()
-	if _, err := d.Init(ctx, ""); err != nil {
-		t.Fatal(err)
-	}
 	d.Record(t, checkpoints.RecordInput{Summary: "first decision", Files: []string{"a.go"}})
 	var ids []string
 	for i := 0; i < 3; i++ {

@@ -21,13 +21,8 @@ func TestCacheEqualsBranch(t *testing.T) {
 }
 
 func testCacheEqualsBranch(t *testing.T, layout gitstore.Layout) {
-	w := workspacetest.NewWorld(t)
+	w, repo, a := initDev(t, layout)
 	ctx := workspacetest.Ctx(t)
-	repo := w.NewRepo(t, "repo")
-	a := workspacetest.Open(t, repo, w.Home("a"))
-	if _, err := a.Init(ctx, layout); err != nil {
-		t.Fatal(err)
-	}
 	// Before any checkpoint: an empty cache equals an empty branch.
 	workspacetest.CacheEqualsBranch(t, a.Workspace, nil)
 
@@ -140,12 +135,7 @@ func testCacheEqualsBranch(t *testing.T, layout gitstore.Layout) {
 
 func TestCacheRewrittenHistory(t *testing.T) {
 	t.Run("reset then different appends", func(t *testing.T) {
-		w := workspacetest.NewWorld(t)
-		ctx := workspacetest.Ctx(t)
-		a := workspacetest.Open(t, w.NewRepo(t, "repo"), w.Home("a"))
-		if _, err := a.Init(ctx, ""); err != nil {
-			t.Fatal(err)
-		}
+		_, _, a := initDev(t, "")
 		a.Record(t, workspacetest.Say("one"))
 		afterOne := a.MustTip(t)
 		a.Record(t, workspacetest.Say("two"))
@@ -163,12 +153,7 @@ func TestCacheRewrittenHistory(t *testing.T) {
 		}
 	})
 	t.Run("reset without appends", func(t *testing.T) {
-		w := workspacetest.NewWorld(t)
-		ctx := workspacetest.Ctx(t)
-		a := workspacetest.Open(t, w.NewRepo(t, "repo"), w.Home("a"))
-		if _, err := a.Init(ctx, ""); err != nil {
-			t.Fatal(err)
-		}
+		_, _, a := initDev(t, "")
 		a.Record(t, workspacetest.Say("one"))
 		afterOne := a.MustTip(t)
 		a.Record(t, workspacetest.Say("two"))
@@ -178,18 +163,17 @@ func TestCacheRewrittenHistory(t *testing.T) {
 			t.Fatalf("cache holds %d checkpoints, want 1", len(got))
 		}
 	})
-	t.Run("another device's chain disappears", func(t *testing.T) {
-		w := workspacetest.NewWorld(t)
-		ctx := workspacetest.Ctx(t)
-		repo := w.NewRepo(t, "repo")
-		a := workspacetest.Open(t, repo, w.Home("a"))
-		if _, err := a.Init(ctx, ""); err != nil {
-			t.Fatal(err)
-		}
+	// aThenB: device a records "a one", then a second device b on the same
+	// repository "b one"; returns the repository, a and the tip between.
+	aThenB := func(t *testing.T) (string, *workspacetest.Dev, string) {
+		w, repo, a := initDev(t, "")
 		a.Record(t, workspacetest.Say("a one"))
-		beforeB := a.MustTip(t)
-		b := workspacetest.Open(t, repo, w.Home("b"))
-		b.Record(t, workspacetest.Say("b one"))
+		tip := a.MustTip(t)
+		workspacetest.Open(t, repo, w.Home("b")).Record(t, workspacetest.Say("b one"))
+		return repo, a, tip
+	}
+	t.Run("another device's chain disappears", func(t *testing.T) {
+		repo, a, beforeB := aThenB(t)
 		workspacetest.CacheEqualsBranch(t, a.Workspace, nil)
 		// The branch goes back to before b's first checkpoint: b's chain
 		// and key are gone, a's chain is unchanged.
@@ -199,17 +183,7 @@ func TestCacheRewrittenHistory(t *testing.T) {
 		workspacetest.CacheEqualsBranch(t, a.Workspace, nil)
 	})
 	t.Run("reset to another history with the same chain prefix", func(t *testing.T) {
-		w := workspacetest.NewWorld(t)
-		ctx := workspacetest.Ctx(t)
-		repo := w.NewRepo(t, "repo")
-		a := workspacetest.Open(t, repo, w.Home("a"))
-		if _, err := a.Init(ctx, ""); err != nil {
-			t.Fatal(err)
-		}
-		a.Record(t, workspacetest.Say("a one"))
-		base := a.MustTip(t)
-		b := workspacetest.Open(t, repo, w.Home("b"))
-		b.Record(t, workspacetest.Say("b one"))
+		repo, a, base := aThenB(t)
 		a.Record(t, workspacetest.Say("a two"))
 		workspacetest.CacheEqualsBranch(t, a.Workspace, nil)
 		// Another history from base: only a appends; b's record is gone.
@@ -223,12 +197,8 @@ func TestCacheRewrittenHistory(t *testing.T) {
 func TestCacheTamperedRecord(t *testing.T) {
 	for _, when := range []string{"not yet cached", "already cached"} {
 		t.Run(when, func(t *testing.T) {
-			w := workspacetest.NewWorld(t)
+			_, _, a := initDev(t, "")
 			ctx := workspacetest.Ctx(t)
-			a := workspacetest.Open(t, w.NewRepo(t, "repo"), w.Home("a"))
-			if _, err := a.Init(ctx, ""); err != nil {
-				t.Fatal(err)
-			}
 			c1 := a.Record(t, workspacetest.Say("cp 1"))
 			workspacetest.CacheEqualsBranch(t, a.Workspace, nil)
 			c2 := a.Record(t, workspacetest.Say("cp 2"))
@@ -344,12 +314,7 @@ func execCache(t *testing.T, m *workspace.Workspace, q string) {
 // TestCacheAcrossSegments: incremental refreshes that start inside one
 // ctx-v1 chain segment and end in the next.
 func TestCacheAcrossSegments(t *testing.T) {
-	w := workspacetest.NewWorld(t)
-	ctx := workspacetest.Ctx(t)
-	a := workspacetest.Open(t, w.NewRepo(t, "repo"), w.Home("a"))
-	if _, err := a.Init(ctx, gitstore.LayoutCtxV1); err != nil {
-		t.Fatal(err)
-	}
+	_, _, a := initDev(t, gitstore.LayoutCtxV1)
 	n := 0
 	for ; n < gitstore.SegmentLines-1; n++ {
 		a.Record(t, workspacetest.Say("cp %d", n))

@@ -72,14 +72,20 @@ func (t *memTree) ChainFrom(repo, dev string, start int) ([]checkpoint.ChainEntr
 	return all[min(start, len(all)):], nil
 }
 
-func (t *memTree) CheckpointFile(repo, hash string) ([]byte, error) {
-	if err := t.refuse(repo + "/" + hash); err != nil {
+// file is m's file at key (repository/name), unless refuse says no;
+// ErrMissing when there is none.
+func (t *memTree) file(m map[string][]byte, key string) ([]byte, error) {
+	if err := t.refuse(key); err != nil {
 		return nil, err
 	}
-	if b, ok := t.checkpoints[repo+"/"+hash]; ok {
+	if b, ok := m[key]; ok {
 		return b, nil
 	}
 	return nil, ErrMissing
+}
+
+func (t *memTree) CheckpointFile(repo, hash string) ([]byte, error) {
+	return t.file(t.checkpoints, repo+"/"+hash)
 }
 
 func (t *memTree) TimelineLines(repo, dev string) ([]snapshot.TimelineLine, error) {
@@ -90,13 +96,7 @@ func (t *memTree) TimelineLines(repo, dev string) ([]snapshot.TimelineLine, erro
 }
 
 func (t *memTree) SnapshotFile(repo, id string) ([]byte, error) {
-	if err := t.refuse(repo + "/" + id); err != nil {
-		return nil, err
-	}
-	if b, ok := t.snapshots[repo+"/"+id]; ok {
-		return b, nil
-	}
-	return nil, ErrMissing
+	return t.file(t.snapshots, repo+"/"+id)
 }
 
 const testRepo = "custom-id"
@@ -297,6 +297,15 @@ func TestVerifyNew(t *testing.T) {
 	}
 }
 
+// continued is what the pull's rule (Continue, ContinueTimeline) decides
+// for a fetched chain or timeline: the shared prefix, the entries taken, a
+// fork, and the reason of the first entry not taken.
+type continued struct {
+	shared, taken int
+	fork          bool
+	reason        Reason
+}
+
 // TestContinue: the pull's rule for a fetched chain.
 func TestContinue(t *testing.T) {
 	tr, cps := chainWorld(t, 4, nil)
@@ -314,28 +323,26 @@ func TestContinue(t *testing.T) {
 		name          string
 		local, remote []checkpoint.ChainEntry
 		key           ed25519.PublicKey
-		shared, taken int
-		fork          bool
-		reason        Reason
+		want          continued
 	}{
-		{"nothing new", all, all[:2], key, 2, 0, false, ""},
-		{"extends ours", all[:1], all, key, 1, 3, false, ""},
-		{"first pull", nil, all, key, 0, 4, false, ""},
-		{"fork", forked, all, key, 2, 0, true, ""},
-		{"rewrite not signed by the device", forked, all, otherKey.Public().(ed25519.PublicKey), 2, 0, false, BadSignature},
-		{"extension with a dropped entry", all[:1], append(all[:2:2], all[3]), key, 1, 1, false, BrokenChain},
+		{"nothing new", all, all[:2], key, continued{2, 0, false, ""}},
+		{"extends ours", all[:1], all, key, continued{1, 3, false, ""}},
+		{"first pull", nil, all, key, continued{0, 4, false, ""}},
+		{"fork", forked, all, key, continued{2, 0, true, ""}},
+		{"rewrite not signed by the device", forked, all, otherKey.Public().(ed25519.PublicKey), continued{2, 0, false, BadSignature}},
+		{"extension with a dropped entry", all[:1], append(all[:2:2], all[3]), key, continued{1, 1, false, BrokenChain}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			got := Continue(Compare{Device: "dev", Repo: testRepo, Key: c.key, Local: c.local, Remote: c.remote, Load: load})
-			var reason Reason
+			have := continued{shared: got.Shared, taken: got.Result.Verified, fork: got.Fork}
 			if got.Result.Failure != nil {
-				reason = got.Result.Failure.Reason
+				have.reason = got.Result.Failure.Reason
 			}
-			if got.Shared != c.shared || got.Result.Verified != c.taken || got.Fork != c.fork || reason != c.reason {
-				t.Fatalf("got shared %d, taken %d, fork %v, reason %q; want %d, %d, %v, %q", got.Shared, got.Result.Verified, got.Fork, reason, c.shared, c.taken, c.fork, c.reason)
+			if have != c.want {
+				t.Fatalf("got %+v; want %+v", have, c.want)
 			}
-			if c.fork && got.Local != forked[2].Hash {
+			if c.want.fork && got.Local != forked[2].Hash {
 				t.Fatalf("fork names local %s", got.Local)
 			}
 		})
@@ -409,6 +416,19 @@ func legacyLine(t *testing.T, e snapshot.TimelineEntry) snapshot.TimelineLine {
 	return l
 }
 
+// secondSnapshotSignedBy is a TestTimelineReasons set-up: the timeline's
+// second snapshot is replaced by one signed with key (nil: unsigned), the
+// device's timeline lines signed again over it.
+func secondSnapshotSignedBy(key ed25519.PrivateKey) func(*testing.T, *memTree, []*snapshot.Snapshot) {
+	return func(t *testing.T, tr *memTree, snaps []*snapshot.Snapshot) {
+		s := testSnap(t, 1, key)
+		tr.snapshots[testRepo+"/"+s.SnapshotID] = snapFile(t, s)
+		l := tr.timelines[testRepo+"/dev"]
+		l[1] = signLine(t, devKey, "dev", l[:1], s.TimelineEntry())
+		l[2] = signLine(t, devKey, "dev", l[:2], snaps[2].TimelineEntry())
+	}
+}
+
 // TestTimelineReasons: every timeline reason is reached by a minimal
 // hand-made tree through Tree (VerifyTimeline, as `git ctx verify` reads a
 // timeline), at the expected entry.
@@ -456,20 +476,8 @@ func TestTimelineReasons(t *testing.T) {
 				t.Fatal("the edit did not apply")
 			}
 		}, BadID, 1},
-		{"snapshot unsigned", func(t *testing.T, tr *memTree, snaps []*snapshot.Snapshot) {
-			s := testSnap(t, 1, nil)
-			tr.snapshots[testRepo+"/"+s.SnapshotID] = snapFile(t, s)
-			l := tr.timelines[testRepo+"/dev"]
-			l[1] = signLine(t, devKey, "dev", l[:1], s.TimelineEntry())
-			l[2] = signLine(t, devKey, "dev", l[:2], snaps[2].TimelineEntry())
-		}, Unsigned, 1},
-		{"snapshot signed by a stranger", func(t *testing.T, tr *memTree, snaps []*snapshot.Snapshot) {
-			s := testSnap(t, 1, stranger)
-			tr.snapshots[testRepo+"/"+s.SnapshotID] = snapFile(t, s)
-			l := tr.timelines[testRepo+"/dev"]
-			l[1] = signLine(t, devKey, "dev", l[:1], s.TimelineEntry())
-			l[2] = signLine(t, devKey, "dev", l[:2], snaps[2].TimelineEntry())
-		}, UnknownSigner, 1},
+		{"snapshot unsigned", secondSnapshotSignedBy(nil), Unsigned, 1},
+		{"snapshot signed by a stranger", secondSnapshotSignedBy(stranger), UnknownSigner, 1},
 		{"entry fields edited", func(t *testing.T, tr *memTree, snaps []*snapshot.Snapshot) {
 			e := snaps[2].TimelineEntry()
 			e.TokensSaved++
@@ -531,19 +539,17 @@ func TestContinueTimeline(t *testing.T) {
 	tr.snapshots[testRepo+"/"+other.SnapshotID] = snapFile(t, other)
 	diverged := []snapshot.TimelineLine{lines[0], signLine(t, devKey, "dev", lines[:1], other.TimelineEntry())}
 	cases := []struct {
-		name             string
-		local, remote    []snapshot.TimelineLine
-		key              ed25519.PublicKey
-		shared, accepted int
-		fork             bool
-		reason           Reason
+		name          string
+		local, remote []snapshot.TimelineLine
+		key           ed25519.PublicKey
+		want          continued // taken: the lines accepted
 	}{
-		{"nothing new", lines, lines[:2], key, 2, 2, false, ""},
-		{"extends ours", lines[:1], lines, key, 1, 3, false, ""},
-		{"fork", diverged, lines, key, 1, 1, true, ""},
-		{"no key", nil, lines, nil, 0, 0, false, UnknownKey},
-		{"legacy line nobody vouches for", nil, legacy, key, 0, 0, false, UnsignedTimelineEntry},
-		{"line moved", nil, []snapshot.TimelineLine{lines[1]}, key, 0, 0, false, MisplacedTimelineEntry},
+		{"nothing new", lines, lines[:2], key, continued{2, 2, false, ""}},
+		{"extends ours", lines[:1], lines, key, continued{1, 3, false, ""}},
+		{"fork", diverged, lines, key, continued{1, 1, true, ""}},
+		{"no key", nil, lines, nil, continued{0, 0, false, UnknownKey}},
+		{"legacy line nobody vouches for", nil, legacy, key, continued{0, 0, false, UnsignedTimelineEntry}},
+		{"line moved", nil, []snapshot.TimelineLine{lines[1]}, key, continued{0, 0, false, MisplacedTimelineEntry}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -552,12 +558,12 @@ func TestContinueTimeline(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var reason Reason
+			have := continued{shared: got.Shared, taken: got.Accepted, fork: got.Fork}
 			if got.Failure != nil {
-				reason = got.Failure.Reason
+				have.reason = got.Failure.Reason
 			}
-			if got.Shared != c.shared || got.Accepted != c.accepted || got.Fork != c.fork || reason != c.reason {
-				t.Fatalf("got %+v; want shared %d, accepted %d, fork %v, reason %q", got, c.shared, c.accepted, c.fork, c.reason)
+			if have != c.want {
+				t.Fatalf("got %+v (%+v); want %+v", have, got, c.want)
 			}
 		})
 	}

@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
-
 	"github.com/git-ctx/git-ctx/formats/ctxpkg"
 )
 
@@ -76,13 +74,8 @@ func TestCheckPackagePath(t *testing.T) {
 func TestPublishPackageBothLayouts(t *testing.T) {
 	for _, layout := range []Layout{LayoutCtxV1, LayoutGhyllV1} {
 		t.Run(string(layout), func(t *testing.T) {
-			isolate(t)
-			s, dir := newStore(t)
+			s, dir, d := initStore(t, "dev-a", InitOptions{Layout: layout})
 			ctx := context.Background()
-			d := device(t, "dev-a", 1)
-			if _, err := s.Init(ctx, InitOptions{Layout: layout, Device: d}); err != nil {
-				t.Fatal(err)
-			}
 			data := testPackage(t, "@team/auth", "1.0.0", "task", &d)
 			res, err := s.PublishPackage(ctx, PublishRequest{RepoID: repoID, Device: d, Data: data})
 			if err != nil || res.Existed || res.Commit.IsZero() {
@@ -119,24 +112,17 @@ func TestPublishPackageBothLayouts(t *testing.T) {
 			if err != nil || len(good) != 1 || len(badPaths) != 0 || good[0].Name != "@team/auth" || good[0].Version != "1.0.0" {
 				t.Fatalf("walk: %+v %v %v", good, badPaths, err)
 			}
-			rep, err := v.Verify()
-			if err != nil || !rep.OK || len(rep.Packages) != 1 || !rep.Packages[0].Signed {
-				t.Fatalf("verify: %+v %v", rep, err)
+			if rep := mustVerify(t, v); !rep.OK || len(rep.Packages) != 1 || !rep.Packages[0].Signed {
+				t.Fatalf("verify: %+v", rep)
 			}
 		})
 	}
 }
 
 func TestVerifyCatchesPackageDamage(t *testing.T) {
-	isolate(t)
-	s, _ := newStore(t)
-	ctx := context.Background()
-	d := device(t, "dev-a", 1)
-	if _, err := s.Init(ctx, InitOptions{Device: d}); err != nil {
-		t.Fatal(err)
-	}
+	s, _, d := initStore(t, "dev-a", InitOptions{})
 	data := testPackage(t, "auth", "1.0.0", "task", &d)
-	if _, err := s.PublishPackage(ctx, PublishRequest{RepoID: repoID, Device: d, Data: data}); err != nil {
+	if _, err := s.PublishPackage(context.Background(), PublishRequest{RepoID: repoID, Device: d, Data: data}); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -150,20 +136,10 @@ func TestVerifyCatchesPackageDamage(t *testing.T) {
 		{"stray", map[string][]byte{PackageDir(repoID) + "/auth/README": []byte("hi")}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tip, _ := s.Tip()
-			v, _ := s.ViewAt(tip)
-			tree, err := s.treeWith(v.Root, tc.files)
-			if err != nil {
-				t.Fatal(err)
-			}
-			c, err := s.writeCommit(tree, []plumbing.Hash{tip}, Author{}.signature(time.Now()), "tamper\n")
-			if err != nil {
-				t.Fatal(err)
-			}
-			v, _ = s.ViewAt(c)
-			rep, err := v.Verify()
-			if err != nil || rep.OK {
-				t.Fatalf("verify passed: %+v %v", rep, err)
+			base, _ := s.View()
+			rep := mustVerify(t, editView(t, s, base, tc.files, "tamper\n"))
+			if rep.OK {
+				t.Fatalf("verify passed: %+v", rep)
 			}
 			if tc.reason == "" {
 				if len(rep.Problems) != 1 {

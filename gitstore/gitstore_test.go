@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -23,59 +22,6 @@ import (
 	"github.com/git-ctx/git-ctx/formats/checkpoint"
 	"github.com/git-ctx/git-ctx/gitrepo"
 )
-
-// isolate points git at an empty global config so the user's never leaks in.
-func isolate(t testing.TB) {
-	t.Helper()
-	home := t.TempDir()
-	cfg := filepath.Join(home, "gitconfig")
-	os.WriteFile(cfg, []byte("[user]\n\tname = T\n\temail = t@example.org\n"), 0o644)
-	t.Setenv("HOME", home)
-	t.Setenv("GIT_CONFIG_GLOBAL", cfg)
-	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
-}
-
-func git(t testing.TB, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-	return strings.TrimSpace(string(out))
-}
-
-func newStore(t testing.TB) (*Store, string) {
-	t.Helper()
-	dir := t.TempDir()
-	git(t, dir, "init", "-q", "-b", "main")
-	git(t, dir, "commit", "-q", "--allow-empty", "-m", "root")
-	r, err := gitrepo.Open(context.Background(), dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := Open(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s, dir
-}
-
-func device(t testing.TB, id string, seed byte) Device {
-	t.Helper()
-	return Device{ID: id, Key: ed25519.NewKeyFromSeed(bytes.Repeat([]byte{seed}, 32))}
-}
-
-const repoID = "1111111111111111111111111111111111111111111111111111111111111111"
-
-func drafts(n int, prefix string) []Draft {
-	out := make([]Draft, n)
-	for i := range out {
-		out[i] = Draft{Summary: fmt.Sprintf("%s %d", prefix, i), SessionID: "s", Turn: i + 1}
-	}
-	return out
-}
 
 func TestInitAndAppendBothLayouts(t *testing.T) {
 	isolate(t)
@@ -174,13 +120,9 @@ func checkLayoutPaths(t *testing.T, dir string, layout Layout, sample string) {
 }
 
 func TestAppendRewritesOnlyChangedPaths(t *testing.T) {
-	isolate(t)
-	s, _ := newStore(t)
+	s, _, a := initStore(t, "dev-a", InitOptions{})
 	ctx := context.Background()
-	a, b := device(t, "dev-a", 1), device(t, "dev-b", 2)
-	if _, err := s.Init(ctx, InitOptions{Device: a}); err != nil {
-		t.Fatal(err)
-	}
+	b := device(t, "dev-b", 2)
 	for _, d := range []Device{a, b} {
 		if _, err := s.Append(ctx, AppendRequest{RepoID: repoID, Device: d, Drafts: drafts(3, d.ID)}); err != nil {
 			t.Fatal(err)
@@ -245,14 +187,8 @@ func TestEditTreeMatchesGit(t *testing.T) {
 // without the tree writer's check) is a verify problem at its path, and a
 // device id breaking the read rule or colliding by case is one too.
 func TestVerifyReportsUnsafeNames(t *testing.T) {
-	isolate(t)
-	s, _ := newStore(t)
-	ctx := context.Background()
-	d := device(t, "d", 1)
-	if _, err := s.Init(ctx, InitOptions{Device: d}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Append(ctx, AppendRequest{RepoID: repoID, Device: d, Drafts: drafts(1, "x")}); err != nil {
+	s, _, d := initStore(t, "d", InitOptions{})
+	if _, err := s.Append(context.Background(), AppendRequest{RepoID: repoID, Device: d, Drafts: drafts(1, "x")}); err != nil {
 		t.Fatal(err)
 	}
 	good, _ := s.View()
@@ -284,15 +220,7 @@ func TestVerifyReportsUnsafeNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, _ := s.writeCommit(tree, nil, Author{}.signature(time.Now()), "tamper")
-	v, err := s.ViewAt(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := v.Verify()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := mustVerify(t, commitView(t, s, tree, "tamper"))
 	// "D" and "d" collide; whichever is listed second is reported.
 	want := map[string]string{".GIT": "unsafe path", "devices/d.pub": "only in letter case", "devices/a b.pub": "bad device id"}
 	for _, p := range rep.Problems {
@@ -307,12 +235,8 @@ func TestVerifyReportsUnsafeNames(t *testing.T) {
 }
 
 func TestKeyConflict(t *testing.T) {
-	isolate(t)
-	s, _ := newStore(t)
+	s, _, _ := initStore(t, "same", InitOptions{})
 	ctx := context.Background()
-	if _, err := s.Init(ctx, InitOptions{Device: device(t, "same", 1)}); err != nil {
-		t.Fatal(err)
-	}
 	_, err := s.Init(ctx, InitOptions{Device: device(t, "same", 2)})
 	if !errors.Is(err, ErrKeyConflict) || !strings.Contains(err.Error(), "ctx.device") {
 		t.Fatalf("init: %v", err)
@@ -328,13 +252,8 @@ func TestKeyConflict(t *testing.T) {
 // which readers refuse as a case variant of a known key) is refused before
 // anything is written; text with invalid UTF-8 is made valid and verifies.
 func TestAppendRefusesRecordThatWouldNotVerify(t *testing.T) {
-	isolate(t)
-	s, _ := newStore(t)
+	s, _, d := initStore(t, "d", InitOptions{})
 	ctx := context.Background()
-	d := device(t, "d", 1)
-	if _, err := s.Init(ctx, InitOptions{Device: d}); err != nil {
-		t.Fatal(err)
-	}
 	before, _ := s.Tip()
 	bad := drafts(1, "x")
 	bad[0].Extra = []checkpoint.Member{{Key: "Summary", Value: []byte(`"forged"`)}}
@@ -351,8 +270,8 @@ func TestAppendRefusesRecordThatWouldNotVerify(t *testing.T) {
 		t.Fatal(err)
 	}
 	v, _ := s.View()
-	if rep, err := v.Verify(); err != nil || !rep.OK || !strings.Contains(res.Checkpoints[0].Summary, "\uFFFD") {
-		t.Fatalf("a record from Latin-1 text: %+v %v %q", rep, err, res.Checkpoints[0].Summary)
+	if rep := mustVerify(t, v); !rep.OK || !strings.Contains(res.Checkpoints[0].Summary, "\uFFFD") {
+		t.Fatalf("a record from Latin-1 text: %+v %q", rep, res.Checkpoints[0].Summary)
 	}
 }
 
@@ -369,18 +288,14 @@ func TestNotInitialized(t *testing.T) {
 }
 
 func TestCASRefusesMovedRef(t *testing.T) {
-	isolate(t)
-	s, dir := newStore(t)
+	s, dir, _ := initStore(t, "d", InitOptions{})
 	ctx := context.Background()
-	res, err := s.Init(ctx, InitOptions{Device: device(t, "d", 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	initTip, _ := s.Tip()
 	head := plumbing.NewHash(git(t, dir, "rev-parse", "HEAD"))
 	if err := s.casRef(ctx, head, head, "test"); !errors.Is(err, ErrBranchMoved) {
 		t.Fatalf("stale old value accepted: %v", err)
 	}
-	if tip, _ := s.Tip(); tip != res.Tip {
+	if tip, _ := s.Tip(); tip != initTip {
 		t.Fatal("ref moved")
 	}
 	if err := s.casRef(ctx, plumbing.ZeroHash, head, "test"); !errors.Is(err, ErrBranchMoved) {
@@ -391,13 +306,8 @@ func TestCASRefusesMovedRef(t *testing.T) {
 // Goroutines with separate Stores contend like separate processes: every
 // append lands on one linear chain.
 func TestConcurrentAppends(t *testing.T) {
-	isolate(t)
-	s, dir := newStore(t)
+	s, dir, d := initStore(t, "d", InitOptions{})
 	ctx := context.Background()
-	d := device(t, "d", 1)
-	if _, err := s.Init(ctx, InitOptions{Device: d}); err != nil {
-		t.Fatal(err)
-	}
 	var wg sync.WaitGroup
 	errs := make(chan error, 64)
 	for w := 0; w < 6; w++ {
@@ -423,41 +333,21 @@ func TestConcurrentAppends(t *testing.T) {
 		t.Fatal(err)
 	}
 	v, _ := s.View()
-	rep, err := v.Verify()
-	if err != nil || !rep.OK || rep.Verified() != 48 {
-		t.Fatalf("%+v %v", rep, err)
+	if rep := mustVerify(t, v); !rep.OK || rep.Verified() != 48 {
+		t.Fatalf("%+v", rep)
 	}
 }
 
 func TestVerifyFindsDamage(t *testing.T) {
-	isolate(t)
-	s, dir := newStore(t)
-	ctx := context.Background()
-	d := device(t, "d", 1)
-	if _, err := s.Init(ctx, InitOptions{Device: d}); err != nil {
-		t.Fatal(err)
-	}
-	res, err := s.Append(ctx, AppendRequest{RepoID: repoID, Device: d, Drafts: drafts(3, "x")})
+	s, _, d := initStore(t, "d", InitOptions{})
+	res, err := s.Append(context.Background(), AppendRequest{RepoID: repoID, Device: d, Drafts: drafts(3, "x")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	good, _ := s.View()
 	second := res.Checkpoints[1]
 	edit := func(files map[string][]byte) *Report {
-		tree, err := s.treeWith(good.Root, files)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, _ := s.writeCommit(tree, nil, Author{}.signature(time.Now()), "tamper")
-		v, err := s.ViewAt(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rep, err := v.Verify()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return rep
+		return mustVerify(t, editView(t, s, good, files, "tamper"))
 	}
 	raw, _ := good.CheckpointFile(repoID, second.Hash)
 	edited := bytes.Replace(raw, []byte(`"x 1"`), []byte(`"x 9"`), 1)
@@ -474,19 +364,13 @@ func TestVerifyFindsDamage(t *testing.T) {
 	if rep.OK || len(rep.Problems) != 1 || rep.Problems[0].Path != "stray.txt" {
 		t.Fatalf("stray file: %+v", rep.Problems)
 	}
-	_ = dir
 }
 
 // The ref may live only in packed-refs (after git gc); appends still move it
 // with a compare-and-swap, git sees the result, and the reflog records it.
 func TestPackedRefAndReflog(t *testing.T) {
-	isolate(t)
-	s, dir := newStore(t)
+	s, dir, d := initStore(t, "d", InitOptions{})
 	ctx := context.Background()
-	d := device(t, "d", 1)
-	if _, err := s.Init(ctx, InitOptions{Device: d}); err != nil {
-		t.Fatal(err)
-	}
 	git(t, dir, "pack-refs", "--all")
 	if _, err := os.Stat(s.refPath()); !os.IsNotExist(err) {
 		t.Fatal("ref still loose after pack-refs")
@@ -508,14 +392,9 @@ func TestPackedRefAndReflog(t *testing.T) {
 // A ref lock held by another writer makes us wait, then fail with git's
 // advice instead of overwriting; nothing moves.
 func TestForeignRefLock(t *testing.T) {
-	isolate(t)
-	s, _ := newStore(t)
+	s, _, d := initStore(t, "d", InitOptions{})
 	ctx := context.Background()
-	d := device(t, "d", 1)
-	res, err := s.Init(ctx, InitOptions{Device: d})
-	if err != nil {
-		t.Fatal(err)
-	}
+	initTip, _ := s.Tip()
 	if err := os.WriteFile(s.refPath()+".lock", []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -524,7 +403,7 @@ func TestForeignRefLock(t *testing.T) {
 	if _, err := s.Append(cctx, AppendRequest{RepoID: repoID, Device: d, Drafts: drafts(1, "x")}); err == nil {
 		t.Fatal("appended through a foreign lock")
 	}
-	if tip, _ := s.Tip(); tip != res.Tip {
+	if tip, _ := s.Tip(); tip != initTip {
 		t.Fatal("ref moved")
 	}
 	os.Remove(s.refPath() + ".lock")
@@ -588,13 +467,8 @@ func TestIsAncestorMatchesGit(t *testing.T) {
 // crash tests (integration/crash_test.go); before, every later write waited
 // 5 s and failed until someone removed the file by hand.
 func TestStaleRefLockRecovered(t *testing.T) {
-	isolate(t)
-	s, _ := newStore(t)
+	s, _, d := initStore(t, "d", InitOptions{})
 	ctx := context.Background()
-	d := device(t, "d", 1)
-	if _, err := s.Init(ctx, InitOptions{Device: d}); err != nil {
-		t.Fatal(err)
-	}
 	lock := s.refPath() + ".lock"
 	if err := os.WriteFile(lock, nil, 0o644); err != nil {
 		t.Fatal(err)

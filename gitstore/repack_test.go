@@ -5,8 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-
-	"github.com/git-ctx/git-ctx/gitrepo"
 )
 
 // looseCount counts the loose object files of the repository at dir.
@@ -78,18 +76,4 @@ func TestPackEveryBoundsLooseObjects(t *testing.T) {
 			}
 		})
 	}
-}
-
-// reopen opens the store of dir afresh (configuration read again).
-func reopen(t *testing.T, dir string) *Store {
-	t.Helper()
-	r, err := gitrepo.Open(context.Background(), dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := Open(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"strings"
 	"testing"
-	"time"
 )
 
 func TestParseRepoFile(t *testing.T) {
@@ -34,13 +33,8 @@ func TestParseRepoFile(t *testing.T) {
 // another directory this repository's, and verify fails the chains of any
 // directory that is neither.
 func TestRepoFileAndAdoption(t *testing.T) {
-	isolate(t)
-	s, _ := newStore(t)
+	s, _, d := initStore(t, "d", InitOptions{RepoID: repoID})
 	ctx := context.Background()
-	d := device(t, "d", 1)
-	if _, err := s.Init(ctx, InitOptions{Device: d, RepoID: repoID}); err != nil {
-		t.Fatal(err)
-	}
 	const other = "2222222222222222222222222222222222222222222222222222222222222222"
 	for _, id := range []string{repoID, other} {
 		if _, err := s.Append(ctx, AppendRequest{RepoID: id, Device: d, Drafts: drafts(2, id[:4])}); err != nil {
@@ -51,10 +45,7 @@ func TestRepoFileAndAdoption(t *testing.T) {
 	if ids, err := v.RepoIDs(); err != nil || ids.ID != repoID || len(ids.Adoptions) != 0 {
 		t.Fatalf("RepoIDs after init: %+v %v", ids, err)
 	}
-	rep, err := v.Verify()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := mustVerify(t, v)
 	if rep.OK || len(rep.Chains) != 2 {
 		t.Fatalf("verify accepts a directory that is not this repository's: %+v", rep)
 	}
@@ -77,18 +68,13 @@ func TestRepoFileAndAdoption(t *testing.T) {
 	if err != nil || id != repoID || !allowed[other] || len(allowed) != 2 {
 		t.Fatalf("AllowedRepos: %v %s %v", allowed, id, err)
 	}
-	if rep, err := v.Verify(); err != nil || !rep.OK {
-		t.Fatalf("verify after adoption: %+v %v", rep, err)
+	if rep := mustVerify(t, v); !rep.OK {
+		t.Fatalf("verify after adoption: %+v", rep)
 	}
 	// An adoption line signed by another key does not count.
 	ids, _ := v.RepoIDs()
 	ids.Adoptions[0].Device = "nobody"
-	tree, err := s.treeWith(v.Root, map[string][]byte{RepoFile: ids.Marshal()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, _ := s.writeCommit(tree, nil, Author{}.signature(time.Now()), "forged adoption")
-	forged, _ := s.ViewAt(c)
+	forged := editView(t, s, v, map[string][]byte{RepoFile: ids.Marshal()}, "forged adoption")
 	if allowed, _, _ := forged.AllowedRepos(""); allowed[other] {
 		t.Fatal("an adoption by a device without a key counts")
 	}

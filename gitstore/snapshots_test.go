@@ -6,9 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/git-ctx/git-ctx/formats/snapshot"
 )
@@ -35,14 +32,18 @@ func testSnapshot(t *testing.T, n int, parent *snapshot.TimelineEntry, key Devic
 	return s
 }
 
+// signedSnapshotRequest appends test snapshot n, signed by d, on d's
+// timeline.
+func signedSnapshotRequest(t *testing.T, d Device, n int) SnapshotRequest {
+	return SnapshotRequest{RepoID: repoID, Device: d,
+		Build: func(head *snapshot.TimelineEntry) (*snapshot.Snapshot, error) {
+			return testSnapshot(t, n, head, d, true), nil
+		}}
+}
+
 func TestAppendSnapshot(t *testing.T) {
-	isolate(t)
-	s, dir := newStore(t)
+	s, dir, d := initStore(t, "dev-a", InitOptions{Layout: LayoutCtxV1})
 	ctx := context.Background()
-	d := device(t, "dev-a", 1)
-	if _, err := s.Init(ctx, InitOptions{Layout: LayoutCtxV1, Device: d}); err != nil {
-		t.Fatal(err)
-	}
 	ids := appendSnapshotChain(t, ctx, s, d)
 	v := checkSnapshotTimeline(t, s, dir, ids)
 	last := checkStoredSnapshot(t, v, dir, ids)
@@ -153,60 +154,31 @@ func checkSnapshotImported(t *testing.T, ctx context.Context, s *Store, last *sn
 	if devs, _ := v.TimelineDevices(repoID); len(devs) != 2 {
 		t.Fatalf("timeline devices %v", devs)
 	}
-	rep, err := v.Verify()
-	if err != nil || !rep.OK || len(rep.Timelines) != 2 || rep.Timelines[0].Verified != n {
-		t.Fatalf("verify: %+v %v", rep, err)
+	if rep := mustVerify(t, v); !rep.OK || len(rep.Timelines) != 2 || rep.Timelines[0].Verified != n {
+		t.Fatalf("verify: %+v", rep)
 	}
 }
 
 func TestAppendSnapshotGhyllV1(t *testing.T) {
-	isolate(t)
-	s, _ := newStore(t)
-	ctx := context.Background()
-	d := device(t, "dev-a", 1)
-	if _, err := s.Init(ctx, InitOptions{Layout: LayoutGhyllV1, Device: d}); err != nil {
-		t.Fatal(err)
-	}
-	_, err := s.AppendSnapshot(ctx, SnapshotRequest{RepoID: repoID, Device: d,
-		Build: func(head *snapshot.TimelineEntry) (*snapshot.Snapshot, error) {
-			return testSnapshot(t, 0, head, d, true), nil
-		}})
+	s, _, d := initStore(t, "dev-a", InitOptions{Layout: LayoutGhyllV1})
+	_, err := s.AppendSnapshot(context.Background(), signedSnapshotRequest(t, d, 0))
 	if !errors.Is(err, ErrSnapshotLayout) {
 		t.Fatalf("ghyll-v1: %v", err)
 	}
 }
 
 func TestVerifyCatchesSnapshotTampering(t *testing.T) {
-	isolate(t)
-	s, dir := newStore(t)
-	ctx := context.Background()
-	d := device(t, "dev-a", 1)
-	if _, err := s.Init(ctx, InitOptions{Layout: LayoutCtxV1, Device: d}); err != nil {
-		t.Fatal(err)
-	}
-	res, err := s.AppendSnapshot(ctx, SnapshotRequest{RepoID: repoID, Device: d,
-		Build: func(head *snapshot.TimelineEntry) (*snapshot.Snapshot, error) {
-			return testSnapshot(t, 3, head, d, true), nil
-		}})
+	s, dir, d := initStore(t, "dev-a", InitOptions{Layout: LayoutCtxV1})
+	res, err := s.AppendSnapshot(context.Background(), signedSnapshotRequest(t, d, 3))
 	if err != nil {
 		t.Fatal(err)
 	}
 	raw := git(t, dir, "show", BranchRef+":"+res.Path)
 	bad := strings.Replace(raw, `"tokens_saved": 3`, `"tokens_saved": 4`, 1)
-	tip, _ := s.Tip()
-	v, _ := s.ViewAt(tip)
-	tree, err := s.treeWith(v.Root, map[string][]byte{res.Path: []byte(bad)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := s.writeCommit(tree, []plumbing.Hash{tip}, Author{}.signature(time.Now()), "tamper\n")
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, _ = s.ViewAt(c)
-	rep, err := v.Verify()
-	if err != nil || rep.OK || len(rep.Timelines) != 1 || rep.Timelines[0].Failure == nil || rep.Timelines[0].Failure.Reason != "bad_id" {
-		t.Fatalf("verify of a tampered snapshot: %+v %v", rep.Timelines, err)
+	base, _ := s.View()
+	v := editView(t, s, base, map[string][]byte{res.Path: []byte(bad)}, "tamper\n")
+	if rep := mustVerify(t, v); rep.OK || len(rep.Timelines) != 1 || rep.Timelines[0].Failure == nil || rep.Timelines[0].Failure.Reason != "bad_id" {
+		t.Fatalf("verify of a tampered snapshot: %+v", rep.Timelines)
 	}
 }
 
@@ -215,17 +187,8 @@ func TestVerifyCatchesSnapshotTampering(t *testing.T) {
 // timeline, not a second import. Found by the tamper corpus
 // (integration/tamper_corpus_test.go): pull merged such a timeline.
 func TestVerifyRefusesReplayedTimelineEntry(t *testing.T) {
-	isolate(t)
-	s, dir := newStore(t)
-	ctx := context.Background()
-	d := device(t, "dev-a", 1)
-	if _, err := s.Init(ctx, InitOptions{Layout: LayoutCtxV1, Device: d}); err != nil {
-		t.Fatal(err)
-	}
-	res, err := s.AppendSnapshot(ctx, SnapshotRequest{RepoID: repoID, Device: d,
-		Build: func(head *snapshot.TimelineEntry) (*snapshot.Snapshot, error) {
-			return testSnapshot(t, 3, head, d, true), nil
-		}})
+	s, dir, d := initStore(t, "dev-a", InitOptions{Layout: LayoutCtxV1})
+	res, err := s.AppendSnapshot(context.Background(), signedSnapshotRequest(t, d, 3))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,23 +197,13 @@ func TestVerifyRefusesReplayedTimelineEntry(t *testing.T) {
 	if strings.Count(line, "\n") != 1 {
 		t.Fatalf("setup: timeline %q", line)
 	}
-	tip, _ := s.Tip()
-	v, _ := s.ViewAt(tip)
-	tree, err := s.treeWith(v.Root, map[string][]byte{seg: []byte(line + line)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := s.writeCommit(tree, []plumbing.Hash{tip}, Author{}.signature(time.Now()), "replay\n")
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, _ = s.ViewAt(c)
+	base, _ := s.View()
+	v := editView(t, s, base, map[string][]byte{seg: []byte(line + line)}, "replay\n")
 	if _, err := v.Timeline(repoID, d.ID); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("timeline with a repeated entry: %v, want ErrCorrupt", err)
 	}
-	rep, err := v.Verify()
-	if err != nil || rep.OK || len(rep.Timelines) != 1 || rep.Timelines[0].Failure == nil ||
+	if rep := mustVerify(t, v); rep.OK || len(rep.Timelines) != 1 || rep.Timelines[0].Failure == nil ||
 		rep.Timelines[0].Failure.Reason != "malformed_timeline" {
-		t.Fatalf("verify of a replayed timeline entry (snapshot %s): %+v %v", res.Path, rep.Timelines, err)
+		t.Fatalf("verify of a replayed timeline entry (snapshot %s): %+v", res.Path, rep.Timelines)
 	}
 }

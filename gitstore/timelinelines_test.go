@@ -3,9 +3,6 @@ package gitstore
 import (
 	"context"
 	"testing"
-	"time"
-
-	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/git-ctx/git-ctx/chain"
 	"github.com/git-ctx/git-ctx/formats/snapshot"
@@ -17,26 +14,17 @@ import (
 // unsigned lines after signed ones, and accepts (labelled) a legacy
 // unsigned timeline and a legacy prefix a later signed line vouches for.
 func TestVerifyTimelineLineSignatures(t *testing.T) {
-	isolate(t)
-	s, _ := newStore(t)
-	ctx := context.Background()
-	a, b := device(t, "dev-a", 1), device(t, "dev-b", 2)
-	if _, err := s.Init(ctx, InitOptions{Layout: LayoutCtxV1, Device: a}); err != nil {
-		t.Fatal(err)
-	}
+	s, _, a := initStore(t, "dev-a", InitOptions{Layout: LayoutCtxV1})
+	b := device(t, "dev-b", 2)
 	add := func(d Device, n int) *snapshot.Snapshot {
-		res, err := s.AppendSnapshot(ctx, SnapshotRequest{RepoID: repoID, Device: d,
-			Build: func(head *snapshot.TimelineEntry) (*snapshot.Snapshot, error) {
-				return testSnapshot(t, n, head, d, true), nil
-			}})
+		res, err := s.AppendSnapshot(context.Background(), signedSnapshotRequest(t, d, n))
 		if err != nil {
 			t.Fatal(err)
 		}
 		return res.Snapshot
 	}
 	a1, b1, a2 := add(a, 1), add(b, 2), add(a, 3)
-	tip, _ := s.Tip()
-	v, _ := s.ViewAt(tip)
+	v, _ := s.View()
 	la, err := v.TimelineLines(repoID, a.ID)
 	if err != nil || len(la) != 2 || !la[0].LineSigned() || !la[1].LineSigned() || la[0].Seq != 0 || la[1].Seq != 1 {
 		t.Fatalf("a's timeline: %+v %v", la, err)
@@ -66,19 +54,7 @@ func TestVerifyTimelineLineSignatures(t *testing.T) {
 	// verifyWith replaces device dev's timeline by lines and verifies.
 	verifyWith := func(dev string, lines ...snapshot.TimelineLine) TimelineReport {
 		t.Helper()
-		tree, err := s.treeWith(v.Root, map[string][]byte{TimelineSegmentPath(repoID, dev, 0): MarshalTimeline(lines)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := s.writeCommit(tree, []plumbing.Hash{tip}, Author{}.signature(time.Now()), "tampered\n")
-		if err != nil {
-			t.Fatal(err)
-		}
-		tv, _ := s.ViewAt(c)
-		rep, err := tv.Verify()
-		if err != nil {
-			t.Fatal(err)
-		}
+		rep := mustVerify(t, editView(t, s, v, map[string][]byte{TimelineSegmentPath(repoID, dev, 0): MarshalTimeline(lines)}, "tampered\n"))
 		for _, tr := range rep.Timelines {
 			if tr.Device == dev {
 				if (tr.Failure == nil) != rep.OK {
@@ -133,13 +109,8 @@ func checkTimelineReport(t *testing.T, name string, tr TimelineReport, reason ch
 // written before lines were signed appends a signed line whose prev chains
 // over the legacy lines: the whole timeline is then vouched for.
 func TestAppendSnapshotVouchesForLegacyLines(t *testing.T) {
-	isolate(t)
-	s, _ := newStore(t)
+	s, _, a := initStore(t, "dev-a", InitOptions{Layout: LayoutCtxV1})
 	ctx := context.Background()
-	a := device(t, "dev-a", 1)
-	if _, err := s.Init(ctx, InitOptions{Layout: LayoutCtxV1, Device: a}); err != nil {
-		t.Fatal(err)
-	}
 	var legacy []snapshot.TimelineLine
 	var head *snapshot.TimelineEntry
 	files := map[string][]byte{}
@@ -159,39 +130,24 @@ func TestAppendSnapshotVouchesForLegacyLines(t *testing.T) {
 		head = &e
 	}
 	files[TimelineSegmentPath(repoID, a.ID, 0)] = MarshalTimeline(legacy)
-	tip, _ := s.Tip()
-	v, _ := s.ViewAt(tip)
-	tree, err := s.treeWith(v.Root, files)
-	if err != nil {
+	base, _ := s.View()
+	v := editView(t, s, base, files, "legacy timeline\n")
+	if err := s.casRef(ctx, base.Commit, v.Commit, "legacy"); err != nil {
 		t.Fatal(err)
 	}
-	c, err := s.writeCommit(tree, []plumbing.Hash{tip}, Author{}.signature(time.Now()), "legacy timeline\n")
-	if err != nil {
+	if rep := mustVerify(t, v); !rep.OK || len(rep.Timelines) != 1 || rep.Timelines[0].Unsigned != 2 {
+		t.Fatalf("legacy timeline: %+v", rep.Timelines)
+	}
+	if _, err := s.AppendSnapshot(ctx, signedSnapshotRequest(t, a, 5)); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.casRef(ctx, tip, c, "legacy"); err != nil {
-		t.Fatal(err)
-	}
-	v, _ = s.ViewAt(c)
-	rep, err := v.Verify()
-	if err != nil || !rep.OK || len(rep.Timelines) != 1 || rep.Timelines[0].Unsigned != 2 {
-		t.Fatalf("legacy timeline: %+v %v", rep.Timelines, err)
-	}
-	if _, err := s.AppendSnapshot(ctx, SnapshotRequest{RepoID: repoID, Device: a,
-		Build: func(h *snapshot.TimelineEntry) (*snapshot.Snapshot, error) {
-			return testSnapshot(t, 5, h, a, true), nil
-		}}); err != nil {
-		t.Fatal(err)
-	}
-	tip, _ = s.Tip()
-	v, _ = s.ViewAt(tip)
+	v, _ = s.View()
 	lines, err := v.TimelineLines(repoID, a.ID)
 	if err != nil || len(lines) != 3 || lines[0].LineSigned() || !lines[2].LineSigned() || lines[2].Seq != 2 {
 		t.Fatalf("timeline after the append: %+v %v", lines, err)
 	}
-	rep, err = v.Verify()
-	if err != nil || !rep.OK || rep.Timelines[0].Unsigned != 0 || rep.Timelines[0].Verified != 3 {
-		t.Fatalf("after a signed append: %+v %v", rep.Timelines, err)
+	if rep := mustVerify(t, v); !rep.OK || rep.Timelines[0].Unsigned != 0 || rep.Timelines[0].Verified != 3 {
+		t.Fatalf("after a signed append: %+v", rep.Timelines)
 	}
 	if auth := chain.CheckTimelineLines(repoID, a.ID, lines, a.public()); auth.Attested != 3 || auth.Good != 3 {
 		t.Fatalf("line auth: %+v", auth)

@@ -296,17 +296,23 @@ func TestValidDeviceID(t *testing.T) {
 		{"x.jsonl", `".jsonl"`},
 	}
 	for _, tc := range invalid {
-		err := ValidDeviceID(tc.id)
-		if !errors.Is(err, ErrInvalidID) {
-			t.Errorf("ValidDeviceID(%q) = %v, want ErrInvalidID", tc.id, err)
-			continue
-		}
-		if !strings.Contains(err.Error(), tc.reason) {
-			t.Errorf("ValidDeviceID(%q) = %q, want it to mention %q", tc.id, err, tc.reason)
-		}
-		if strings.Contains(err.Error(), "\n") {
-			t.Errorf("ValidDeviceID(%q): multi-line error %q", tc.id, err)
-		}
+		wantInvalidID(t, "ValidDeviceID", ValidDeviceID(tc.id), tc.id, tc.reason)
+	}
+}
+
+// wantInvalidID: err, what the validator fname said of id, is a one-line
+// ErrInvalidID naming reason.
+func wantInvalidID(t *testing.T, fname string, err error, id, reason string) {
+	t.Helper()
+	if !errors.Is(err, ErrInvalidID) {
+		t.Errorf("%s(%q) = %v, want ErrInvalidID", fname, id, err)
+		return
+	}
+	if !strings.Contains(err.Error(), reason) {
+		t.Errorf("%s(%q) = %q, want it to mention %q", fname, id, err, reason)
+	}
+	if strings.ContainsAny(err.Error(), "\n\t") {
+		t.Errorf("%s(%q): error %q holds a control character", fname, id, err)
 	}
 }
 
@@ -314,55 +320,25 @@ func TestLoadInsecure(t *testing.T) {
 	skipModeBits(t)
 	tests := []struct {
 		name    string
-		setup   func(home, keyPath string) error // after a first successful Load
-		path    func(home, keyPath string) string
+		path    string      // "key", "home" or "keys" (the home's keys/)
+		mode    os.FileMode // chmod'ed after a first successful Load
 		wantMsg []string
 	}{
-		{
-			name:    "key 0644",
-			setup:   func(_, k string) error { return os.Chmod(k, 0o644) },
-			path:    func(_, k string) string { return k },
-			wantMsg: []string{"chmod 600", "readable by others", "mode 0644"},
-		},
-		{
-			name:    "key 0640",
-			setup:   func(_, k string) error { return os.Chmod(k, 0o640) },
-			path:    func(_, k string) string { return k },
-			wantMsg: []string{"chmod 600"},
-		},
-		{
-			name:    "key 0602",
-			setup:   func(_, k string) error { return os.Chmod(k, 0o602) },
-			path:    func(_, k string) string { return k },
-			wantMsg: []string{"chmod 600", "writable"},
-		},
-		{
-			name:    "home 0755",
-			setup:   func(h, _ string) error { return os.Chmod(h, 0o755) },
-			path:    func(h, _ string) string { return h },
-			wantMsg: []string{"chmod 700"},
-		},
-		{
-			name:    "home 0710",
-			setup:   func(h, _ string) error { return os.Chmod(h, 0o710) },
-			path:    func(h, _ string) string { return h },
-			wantMsg: []string{"chmod 700"},
-		},
-		{
-			name:    "keys 0750",
-			setup:   func(h, _ string) error { return os.Chmod(filepath.Join(h, "keys"), 0o750) },
-			path:    func(h, _ string) string { return filepath.Join(h, "keys") },
-			wantMsg: []string{"chmod 700"},
-		},
+		{"key 0644", "key", 0o644, []string{"chmod 600", "readable by others", "mode 0644"}},
+		{"key 0640", "key", 0o640, []string{"chmod 600"}},
+		{"key 0602", "key", 0o602, []string{"chmod 600", "writable"}},
+		{"home 0755", "home", 0o755, []string{"chmod 700"}},
+		{"home 0710", "home", 0o710, []string{"chmod 700"}},
+		{"keys 0750", "keys", 0o750, []string{"chmod 700"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			home := newHome(t)
 			id := mustLoad(t, home, "")
-			if err := tc.setup(home, id.KeyPath); err != nil {
+			p := map[string]string{"key": id.KeyPath, "home": home, "keys": filepath.Join(home, "keys")}[tc.path]
+			if err := os.Chmod(p, tc.mode); err != nil {
 				t.Fatal(err)
 			}
-			p := tc.path(home, id.KeyPath)
 			before, err := os.Stat(p)
 			if err != nil {
 				t.Fatal(err)
@@ -816,17 +792,7 @@ func TestValidBranchDeviceID(t *testing.T) {
 		{"lpt9.x", "Windows"},
 	}
 	for _, tc := range invalid {
-		err := ValidBranchDeviceID(tc.id)
-		if !errors.Is(err, ErrInvalidID) {
-			t.Errorf("ValidBranchDeviceID(%q) = %v, want ErrInvalidID", tc.id, err)
-			continue
-		}
-		if !strings.Contains(err.Error(), tc.reason) {
-			t.Errorf("ValidBranchDeviceID(%q) = %q, want it to mention %q", tc.id, err, tc.reason)
-		}
-		if strings.ContainsAny(err.Error(), "\n\t") {
-			t.Errorf("ValidBranchDeviceID(%q): error %q holds a control character", tc.id, err)
-		}
+		wantInvalidID(t, "ValidBranchDeviceID", ValidBranchDeviceID(tc.id), tc.id, tc.reason)
 	}
 	for a, b := range map[string]string{"Laptop-1": "laptop-1", "LAPTOP-1.": "laptop-1", "a.b..": "A.B"} {
 		if DeviceIDFoldKey(a) != DeviceIDFoldKey(b) {

@@ -20,18 +20,6 @@ import (
 	"github.com/git-ctx/git-ctx/internal/workspace/workspacetest"
 )
 
-// ghyllV2Table adds the columns ghyll's code has (plan_mode, resumed_from).
-const ghyllV2Table = `
-CREATE TABLE checkpoints (
-    hash TEXT PRIMARY KEY, parent TEXT NOT NULL, device TEXT NOT NULL, author TEXT NOT NULL,
-    ts INTEGER NOT NULL, repo TEXT NOT NULL, branch TEXT NOT NULL DEFAULT '', session TEXT NOT NULL,
-    turn INTEGER NOT NULL, model TEXT NOT NULL, plan_mode INTEGER NOT NULL DEFAULT 0, resumed_from TEXT,
-    summary TEXT NOT NULL, embedding BLOB NOT NULL DEFAULT x'', files TEXT NOT NULL DEFAULT '[]',
-    tools TEXT NOT NULL DEFAULT '[]', injections TEXT, sig TEXT NOT NULL,
-    verified INTEGER DEFAULT 1, imported INTEGER DEFAULT 0
-);
-`
-
 // vectorKey is the key of the reference test vectors (seed 0x01 … 0x20).
 func vectorKey() ed25519.PrivateKey {
 	seed := make([]byte, ed25519.SeedSize)
@@ -119,13 +107,21 @@ func writeKey(t *testing.T, dir, device string, pub ed25519.PublicKey) {
 	}
 }
 
-func TestImportGhyllDB(t *testing.T) {
+// importingDevice is where the tests import to: device a of a fresh world's
+// repository, its memory branch created.
+func importingDevice(t *testing.T) (*workspacetest.World, *workspacetest.Dev) {
+	t.Helper()
 	w := workspacetest.NewWorld(t)
-	ctx := workspacetest.Ctx(t)
 	a := workspacetest.Open(t, w.NewRepo(t, "repo"), w.Home("a"))
-	if _, err := a.Init(ctx, ""); err != nil {
+	if _, err := a.Init(workspacetest.Ctx(t), ""); err != nil {
 		t.Fatal(err)
 	}
+	return w, a
+}
+
+func TestImportGhyllDB(t *testing.T) {
+	w, a := importingDevice(t)
+	ctx := workspacetest.Ctx(t)
 	before := a.Record(t, workspacetest.Say("recorded here before the import"))
 	fx := newGhyllImportFixture(t, w.Root)
 	good, dbPath, keys := fx.good, fx.dbPath, fx.keys
@@ -316,12 +312,8 @@ func (fx ghyllImportFixture) wantImportedRecords(t *testing.T, a *workspacetest.
 
 // TestImportGhyllDBV2Columns: plan_mode and resumed_from come across.
 func TestImportGhyllDBV2Columns(t *testing.T) {
-	w := workspacetest.NewWorld(t)
+	w, a := importingDevice(t)
 	ctx := workspacetest.Ctx(t)
-	a := workspacetest.Open(t, w.NewRepo(t, "repo"), w.Home("a"))
-	if _, err := a.Init(ctx, ""); err != nil {
-		t.Fatal(err)
-	}
 	alice := vectorKey()
 	c := checkpoint.Checkpoint{Version: 2, ParentHash: checkpoint.ZeroHash, DeviceID: "alice-laptop", AuthorID: "alice-laptop",
 		Timestamp: 1712345678123456789, RepoRemote: "git@github.com:example/repo.git", Branch: "main",
@@ -337,7 +329,7 @@ func TestImportGhyllDBV2Columns(t *testing.T) {
 	dbPath := filepath.Join(w.Root, "memory.db")
 	keys := filepath.Join(w.Root, "keys")
 	writeKey(t, keys, "alice-laptop", alice.Public().(ed25519.PublicKey))
-	writeGhyllDB(t, dbPath, ghyllV2Table, []ghyllRow{{cp: r}})
+	writeGhyllDB(t, dbPath, ghylldbtest.V2Schema, []ghyllRow{{cp: r}})
 	res, err := checkpoints.ImportGhyllDB(ctx, a.Workspace, dbPath, keys)
 	if err != nil {
 		t.Fatal(err)

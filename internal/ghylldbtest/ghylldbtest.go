@@ -1,8 +1,8 @@
 // Package ghylldbtest exists for tests only: it writes ghyll memory.db
 // files (ghyll's SQLite store, which `git ctx import-ghyll` and the cache
-// read) with the seed document's schema or one a test gives, so that the
-// tests of cache, internal/checkpoints and cmd/git-ctx do not each carry a
-// copy of the schema and the writer.
+// read) with the seed document's schema, the schema ghyll's code creates or
+// one a test gives, so that the tests of cache, internal/checkpoints and
+// cmd/git-ctx do not each carry a copy of the schemas and the writer.
 package ghylldbtest
 
 import (
@@ -39,6 +39,36 @@ CREATE TABLE checkpoints (
 CREATE INDEX idx_checkpoints_session ON checkpoints(session);
 CREATE INDEX idx_checkpoints_device ON checkpoints(device);
 CREATE INDEX idx_checkpoints_repo ON checkpoints(repo);
+`
+
+// V2Schema is the schema ghyll's code creates: the seed's columns plus
+// plan_mode and resumed_from, with the defaults of its code.
+const V2Schema = `
+CREATE TABLE IF NOT EXISTS checkpoints (
+    hash TEXT PRIMARY KEY,
+    parent TEXT NOT NULL,
+    device TEXT NOT NULL,
+    author TEXT NOT NULL,
+    ts INTEGER NOT NULL,
+    repo TEXT NOT NULL,
+    branch TEXT NOT NULL DEFAULT '',
+    session TEXT NOT NULL,
+    turn INTEGER NOT NULL,
+    model TEXT NOT NULL,
+    plan_mode INTEGER NOT NULL DEFAULT 0,
+    resumed_from TEXT,
+    summary TEXT NOT NULL,
+    embedding BLOB NOT NULL DEFAULT x'',
+    files TEXT NOT NULL DEFAULT '[]',
+    tools TEXT NOT NULL DEFAULT '[]',
+    injections TEXT,
+    sig TEXT NOT NULL,
+    verified INTEGER DEFAULT 1,
+    imported INTEGER DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS idx_checkpoints_session ON checkpoints(session);
+CREATE INDEX IF NOT EXISTS idx_checkpoints_device ON checkpoints(device);
+CREATE INDEX IF NOT EXISTS idx_checkpoints_repo ON checkpoints(repo);
 `
 
 // Insert is one statement run after the schema, with its arguments.

@@ -261,12 +261,10 @@ func conformMultiPart(t *testing.T, h harness) {
 	}
 }
 
-func conformConcurrentCreate(t *testing.T, h harness) {
-	ctx := testCtx(t)
-	a, b := h.open(t)
-	n := h.writers
+// concurrently runs fn(i, s) for i in [0, n) at once, s alternating
+// between the two stores a and b, and waits for all.
+func concurrently(n int, a, b Store, fn func(i int, s Store)) {
 	var wg sync.WaitGroup
-	errs := make([]error, n)
 	for i := range n {
 		wg.Add(1)
 		go func() {
@@ -275,10 +273,20 @@ func conformConcurrentCreate(t *testing.T, h harness) {
 			if i%2 == 1 {
 				s = b
 			}
-			_, errs[i] = s.Create(ctx, fmt.Sprintf("profiles/p/snapshots/c%d.age", i), bytes.NewReader([]byte(fmt.Sprint("body ", i))))
+			fn(i, s)
 		}()
 	}
 	wg.Wait()
+}
+
+func conformConcurrentCreate(t *testing.T, h harness) {
+	ctx := testCtx(t)
+	a, b := h.open(t)
+	n := h.writers
+	errs := make([]error, n)
+	concurrently(n, a, b, func(i int, s Store) {
+		_, errs[i] = s.Create(ctx, fmt.Sprintf("profiles/p/snapshots/c%d.age", i), bytes.NewReader([]byte(fmt.Sprint("body ", i))))
+	})
 	for i, err := range errs {
 		if err != nil {
 			t.Fatalf("create %d: %v", i, err)
@@ -297,28 +305,19 @@ func conformConcurrentCreate(t *testing.T, h harness) {
 	// The same key from everyone: exactly one wins.
 	var wins, exists int
 	var mu sync.Mutex
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s := a
-			if i%2 == 1 {
-				s = b
-			}
-			_, err := s.Create(ctx, "profiles/p/same.age", bytes.NewReader([]byte(fmt.Sprint("same ", i))))
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case err == nil:
-				wins++
-			case errors.Is(err, ErrExists):
-				exists++
-			default:
-				t.Errorf("create same %d: %v", i, err)
-			}
-		}()
-	}
-	wg.Wait()
+	concurrently(n, a, b, func(i int, s Store) {
+		_, err := s.Create(ctx, "profiles/p/same.age", bytes.NewReader([]byte(fmt.Sprint("same ", i))))
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case err == nil:
+			wins++
+		case errors.Is(err, ErrExists):
+			exists++
+		default:
+			t.Errorf("create same %d: %v", i, err)
+		}
+	})
 	if wins != 1 || exists != n-1 {
 		t.Fatalf("same key: %d wins, %d ErrExists", wins, exists)
 	}
@@ -332,33 +331,22 @@ func conformConcurrentUpdate(t *testing.T, h harness) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := h.writers
-	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var winners []int
 	var winV Version
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s := a
-			if i%2 == 1 {
-				s = b
-			}
-			v, err := s.Update(ctx, key, bytes.NewReader([]byte(fmt.Sprint("update ", i))), v0)
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case err == nil:
-				winners = append(winners, i)
-				winV = v
-			case errors.Is(err, ErrVersionMismatch):
-			default:
-				t.Errorf("update %d: %v", i, err)
-			}
-		}()
-	}
-	wg.Wait()
+	concurrently(h.writers, a, b, func(i int, s Store) {
+		v, err := s.Update(ctx, key, bytes.NewReader([]byte(fmt.Sprint("update ", i))), v0)
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case err == nil:
+			winners = append(winners, i)
+			winV = v
+		case errors.Is(err, ErrVersionMismatch):
+		default:
+			t.Errorf("update %d: %v", i, err)
+		}
+	})
 	if len(winners) != 1 {
 		t.Fatalf("winners: %v, want exactly one", winners)
 	}

@@ -1,10 +1,8 @@
 package store
 
 import (
-	"crypto/sha256"
-	"io"
+	"bytes"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -22,18 +20,8 @@ func TestLargeObjectRSS(t *testing.T) {
 		t.Skip("set STORE_LARGE_MIB to run")
 	}
 	size := int64(mib) << 20
-	remote, ss := gitMachines(t, 1, MaxBlobSize)
-	keepPacks(t, remote)
-	dir, err := OpenDir(filepath.Join(t.TempDir(), "store"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := sha256.New()
-	io.Copy(want, genReader(size, 9))
-	for _, c := range []struct {
-		name string
-		s    Store
-	}{{"dir", dir}, {"git", ss[0]}} {
+	want := genSum(size, 9)
+	for _, c := range dirAndGit(t, MaxBlobSize, true) {
 		ctx := t.Context()
 		cpu0 := cpuTime()
 		start := time.Now()
@@ -42,14 +30,7 @@ func TestLargeObjectRSS(t *testing.T) {
 		}
 		mid := time.Now()
 		cpu1 := cpuTime()
-		rc, _, err := c.s.Get(ctx, "profiles/p/snapshots/large.age")
-		if err != nil {
-			t.Fatal(err)
-		}
-		h := sha256.New()
-		n, err := io.Copy(h, rc)
-		rc.Close()
-		if err != nil || n != size || string(h.Sum(nil)) != string(want.Sum(nil)) {
+		if n, sum, err := readSum(ctx, c.s, "profiles/p/snapshots/large.age"); err != nil || n != size || !bytes.Equal(sum, want) {
 			t.Fatalf("%s: read %d bytes: %v", c.name, n, err)
 		}
 		end := time.Now()

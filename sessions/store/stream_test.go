@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"io"
@@ -17,6 +18,46 @@ func genReader(n int64, seed byte) io.Reader {
 	var s [32]byte
 	s[0] = seed
 	return io.LimitReader(rand.NewChaCha8(s), n)
+}
+
+// genSum is the SHA-256 of genReader(n, seed)'s bytes.
+func genSum(n int64, seed byte) []byte {
+	h := sha256.New()
+	io.Copy(h, genReader(n, seed))
+	return h.Sum(nil)
+}
+
+// readSum reads key from s to its end and returns its length and SHA-256.
+func readSum(ctx context.Context, s Store, key string) (int64, []byte, error) {
+	rc, _, err := s.Get(ctx, key)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer rc.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, rc)
+	return n, h.Sum(nil), err
+}
+
+// namedStore is a store under test and the name its messages use.
+type namedStore struct {
+	name string
+	s    Store
+}
+
+// dirAndGit is a directory store and a git store that writes parts of at
+// most partCap bytes to a fresh bare repository (one that keeps pushed
+// packs when keep is set).
+func dirAndGit(t testing.TB, partCap int64, keep bool) []namedStore {
+	remote, ss := gitMachines(t, 1, partCap)
+	if keep {
+		keepPacks(t, remote)
+	}
+	dir, err := OpenDir(filepath.Join(t.TempDir(), "store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []namedStore{{"dir", dir}, {"git", ss[0]}}
 }
 
 // peakHeap samples the heap while f runs and returns the largest HeapAlloc
@@ -57,27 +98,15 @@ func peakHeap(f func()) uint64 {
 func TestStreamingMemory(t *testing.T) {
 	const size = 16 << 20
 	const limit = 6 << 20
-	_, ss := gitMachines(t, 1, 512<<10)
-	dir, err := OpenDir(filepath.Join(t.TempDir(), "store"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := sha256.New()
-	io.Copy(want, genReader(size, 1))
-	for name, s := range map[string]Store{"dir": dir, "git": ss[0]} {
+	want := genSum(size, 1)
+	for _, c := range dirAndGit(t, 512<<10, false) {
+		name, s := c.name, c.s
 		ctx := testCtx(t)
 		peak := peakHeap(func() {
 			if _, err := s.Create(ctx, "profiles/p/snapshots/big.age", genReader(size, 1)); err != nil {
 				t.Fatal(err)
 			}
-			rc, _, err := s.Get(ctx, "profiles/p/snapshots/big.age")
-			if err != nil {
-				t.Fatal(err)
-			}
-			h := sha256.New()
-			n, err := io.Copy(h, rc)
-			rc.Close()
-			if err != nil || n != size || string(h.Sum(nil)) != string(want.Sum(nil)) {
+			if n, sum, err := readSum(ctx, s, "profiles/p/snapshots/big.age"); err != nil || n != size || !bytes.Equal(sum, want) {
 				t.Fatalf("%s: read %d bytes, %v", name, n, err)
 			}
 		})
@@ -93,16 +122,7 @@ func TestStreamingMemory(t *testing.T) {
 // a bare repository on the same disk that keeps pushed packs.
 func BenchmarkCreateGet64MiB(b *testing.B) {
 	const size = 64 << 20
-	remote, ss := gitMachines(b, 1, MaxBlobSize)
-	keepPacks(b, remote)
-	dir, err := OpenDir(filepath.Join(b.TempDir(), "store"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	for _, c := range []struct {
-		name string
-		s    Store
-	}{{"dir", dir}, {"git", ss[0]}} {
+	for _, c := range dirAndGit(b, MaxBlobSize, true) {
 		b.Run(c.name, func(b *testing.B) {
 			ctx := context.Background()
 			b.SetBytes(size)
