@@ -55,18 +55,9 @@ func validStoredID(id string) bool { return len(id) == 64 && isHex(id) }
 
 // TimelineDevices lists the devices with a timeline in repoID.
 func (v *View) TimelineDevices(repoID string) ([]string, error) {
-	es, err := v.List(TimelineDir(repoID))
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, e := range es {
-		if e.Mode == filemode.Dir {
-			out = append(out, e.Name)
-		}
-	}
+	out, err := v.listNames(TimelineDir(repoID), dirName)
 	sort.Strings(out)
-	return out, nil
+	return out, err
 }
 
 // timelineSegments returns the blob ids of device's timeline segments, in
