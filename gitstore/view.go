@@ -309,41 +309,49 @@ type CheckpointEntry struct {
 // WalkCheckpoints lists the checkpoint files of repoID. Entries whose path is
 // not what the layout prescribes for their name go to bad.
 func (v *View) WalkCheckpoints(repoID string) (good []CheckpointEntry, bad []string, err error) {
-	dir := path.Join(RepoDir(repoID), "checkpoints")
-	var walk func(p string, depth int) error
-	walk = func(p string, depth int) error {
-		es, err := v.List(p)
-		if err != nil {
-			return err
-		}
-		for _, e := range es {
-			full := path.Join(p, e.Name)
-			leafDepth := 0
-			if v.Layout == LayoutCtxV1 {
-				leafDepth = 1
-			}
-			if e.Mode == filemode.Dir && depth < leafDepth {
-				if len(e.Name) != 2 || !isHex(e.Name) {
-					bad = append(bad, full+"/")
-					continue
-				}
-				if err := walk(full, depth+1); err != nil {
-					return err
-				}
-				continue
-			}
-			hash, ok := strings.CutSuffix(e.Name, ".json")
-			if !ok || depth != leafDepth || e.Mode != filemode.Regular || !checkpoint.IsHexHash(hash) ||
-				v.Layout.CheckpointPath(repoID, hash) != full {
-				bad = append(bad, full)
-				continue
-			}
-			good = append(good, CheckpointEntry{Path: full, Hash: hash, Blob: e.Hash})
-		}
-		return nil
+	leafDepth := 0
+	if v.Layout == LayoutCtxV1 {
+		leafDepth = 1
 	}
-	err = walk(dir, 0)
+	err = v.walk(path.Join(RepoDir(repoID), "checkpoints"), 0, func(_ string, e object.TreeEntry, full string, depth int) bool {
+		if e.Mode == filemode.Dir && depth < leafDepth {
+			if len(e.Name) != 2 || !isHex(e.Name) {
+				bad = append(bad, full+"/")
+				return false
+			}
+			return true
+		}
+		hash, ok := strings.CutSuffix(e.Name, ".json")
+		if !ok || depth != leafDepth || e.Mode != filemode.Regular || !checkpoint.IsHexHash(hash) ||
+			v.Layout.CheckpointPath(repoID, hash) != full {
+			bad = append(bad, full)
+			return false
+		}
+		good = append(good, CheckpointEntry{Path: full, Hash: hash, Blob: e.Hash})
+		return false
+	})
 	return good, bad, err
+}
+
+// walk calls visit for every entry of the directory at dir, in tree order,
+// with dir, the entry, its path (path.Join(dir, name)) and depth, and
+// descends (depth+1) into the entries for which visit returns true: the one
+// walk behind the layout checks of WalkCheckpoints, WalkSnapshots and
+// WalkPackages.
+func (v *View) walk(dir string, depth int, visit func(dir string, e object.TreeEntry, full string, depth int) bool) error {
+	es, err := v.List(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range es {
+		full := path.Join(dir, e.Name)
+		if visit(dir, e, full, depth) {
+			if err := v.walk(full, depth+1, visit); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // ReadBlob reads a blob by id with a size limit.
