@@ -132,16 +132,13 @@ func lockedEdit[T any](ctx context.Context, s *Store, edit func(e *branchEdit) (
 	})
 }
 
-// beginEdit reads the tip and its view.
+// beginEdit reads the tip and its view (ErrNotInitialized without a branch).
 func (s *Store) beginEdit() (*branchEdit, error) {
-	tip, err := s.Tip()
+	v, err := s.View()
 	if err != nil {
 		return nil, err
 	}
-	if tip.IsZero() {
-		return nil, ErrNotInitialized
-	}
-	return s.editAt(tip)
+	return newEdit(v), nil
 }
 
 func (s *Store) editAt(tip plumbing.Hash) (*branchEdit, error) {
@@ -149,7 +146,12 @@ func (s *Store) editAt(tip plumbing.Hash) (*branchEdit, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &branchEdit{s: s, tip: tip, v: v, files: map[string][]byte{}}, nil
+	return newEdit(v), nil
+}
+
+// newEdit starts an edit on top of v's commit.
+func newEdit(v *View) *branchEdit {
+	return &branchEdit{s: v.s, tip: v.Commit, v: v, files: map[string][]byte{}}
 }
 
 // publishKey adds dev's public key to the files unless the branch holds it;

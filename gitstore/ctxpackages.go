@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/git-ctx/git-ctx/chain"
 	"github.com/git-ctx/git-ctx/formats/ctxpkg"
@@ -109,29 +110,19 @@ const maxPackageDepth = 65
 // deep) go to bad.
 func (v *View) WalkPackages(repoID string) (good []PackageEntry, bad []string, err error) {
 	base := PackageDir(repoID)
-	var walk func(dir string, depth int) error
-	walk = func(dir string, depth int) error {
-		es, err := v.List(dir)
-		if err != nil {
-			return err
+	err = v.walk(base, 0, func(dir string, e object.TreeEntry, full string, depth int) bool {
+		switch {
+		case e.Mode == filemode.Dir && depth < maxPackageDepth:
+			return true
+		case e.Mode == filemode.Regular && dir != base && strings.HasSuffix(e.Name, ctxpkg.Extension):
+			good = append(good, PackageEntry{Path: full, Name: strings.TrimPrefix(dir, base+"/"),
+				Version: strings.TrimSuffix(e.Name, ctxpkg.Extension), Blob: e.Hash})
+		default:
+			bad = append(bad, full)
 		}
-		for _, e := range es {
-			full := path.Join(dir, e.Name)
-			switch {
-			case e.Mode == filemode.Dir && depth < maxPackageDepth:
-				if err := walk(full, depth+1); err != nil {
-					return err
-				}
-			case e.Mode == filemode.Regular && dir != base && strings.HasSuffix(e.Name, ctxpkg.Extension):
-				good = append(good, PackageEntry{Path: full, Name: strings.TrimPrefix(dir, base+"/"),
-					Version: strings.TrimSuffix(e.Name, ctxpkg.Extension), Blob: e.Hash})
-			default:
-				bad = append(bad, full)
-			}
-		}
-		return nil
-	}
-	if err := walk(base, 0); err != nil {
+		return false
+	})
+	if err != nil {
 		return nil, nil, err
 	}
 	sort.Slice(good, func(i, j int) bool { return good[i].Path < good[j].Path })

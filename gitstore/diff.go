@@ -59,12 +59,7 @@ func (s *Store) diffTrees(a, b plumbing.Hash, prefix string, out *[]Change) erro
 		return err
 	}
 	for _, e := range bt.Entries {
-		// Not path.Join: it would clean a hostile entry such as ".." or
-		// "" away; the caller must see every name as the tree spells it.
-		p := e.Name
-		if prefix != "" {
-			p = prefix + "/" + e.Name
-		}
+		p := childPath(prefix, e.Name)
 		old, had := aEntries[e.Name]
 		if had && old.Hash == e.Hash && old.Mode == e.Mode {
 			continue
@@ -249,4 +244,14 @@ func (s *Store) Parents(c plumbing.Hash) ([]plumbing.Hash, error) {
 		return nil, fmt.Errorf("read commit %s: %w", c, err)
 	}
 	return commit.ParentHashes, nil
+}
+
+// childPath is the path of the entry name below the directory prefix (""
+// for the root). Not path.Join: it would clean a hostile entry such as ".."
+// or "" away; the caller must see every name as the tree spells it.
+func childPath(prefix, name string) string {
+	if prefix == "" {
+		return name
+	}
+	return prefix + "/" + name
 }

@@ -450,6 +450,21 @@ func applyDelta(base, delta []byte) ([]byte, error) {
 		}
 		return 0, false
 	}
+	// operand reads a copy operand: the bytes whose bits are set among the
+	// low count bits of flags, least significant first.
+	operand := func(flags byte, count int) (uint64, bool) {
+		var v uint64
+		for b := 0; b < count; b++ {
+			if flags&(1<<b) != 0 {
+				if i >= len(delta) {
+					return 0, false
+				}
+				v |= uint64(delta[i]) << (8 * b)
+				i++
+			}
+		}
+		return v, true
+	}
 	srcSize, ok1 := varint()
 	dstSize, ok2 := varint()
 	if !ok1 || !ok2 || srcSize != uint64(len(base)) || dstSize > maxDirectObject {
@@ -461,24 +476,10 @@ func applyDelta(base, delta []byte) ([]byte, error) {
 		i++
 		switch {
 		case op&0x80 != 0:
-			var off, n uint64
-			for b := 0; b < 4; b++ {
-				if op&(1<<b) != 0 {
-					if i >= len(delta) {
-						return nil, errDirect
-					}
-					off |= uint64(delta[i]) << (8 * b)
-					i++
-				}
-			}
-			for b := 0; b < 3; b++ {
-				if op&(0x10<<b) != 0 {
-					if i >= len(delta) {
-						return nil, errDirect
-					}
-					n |= uint64(delta[i]) << (8 * b)
-					i++
-				}
+			off, okOff := operand(op, 4) // offset: bits 0-3
+			n, okN := operand(op>>4, 3)  // size: bits 4-6
+			if !okOff || !okN {
+				return nil, errDirect
 			}
 			if n == 0 {
 				n = 0x10000

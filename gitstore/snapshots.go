@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/git-ctx/git-ctx/chain"
 	"github.com/git-ctx/git-ctx/formats/snapshot"
@@ -55,18 +56,9 @@ func validStoredID(id string) bool { return len(id) == 64 && isHex(id) }
 
 // TimelineDevices lists the devices with a timeline in repoID.
 func (v *View) TimelineDevices(repoID string) ([]string, error) {
-	es, err := v.List(TimelineDir(repoID))
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, e := range es {
-		if e.Mode == filemode.Dir {
-			out = append(out, e.Name)
-		}
-	}
+	out, err := v.listNames(TimelineDir(repoID), dirName)
 	sort.Strings(out)
-	return out, nil
+	return out, err
 }
 
 // timelineSegments returns the blob ids of device's timeline segments, in
@@ -166,30 +158,24 @@ type SnapshotEntry struct {
 // WalkSnapshots lists repoID's snapshot files; paths the layout does not
 // prescribe go to bad.
 func (v *View) WalkSnapshots(repoID string) (good []SnapshotEntry, bad []string, err error) {
-	dir := SnapshotDir(repoID)
-	top, err := v.List(dir)
+	err = v.walk(SnapshotDir(repoID), 0, func(_ string, e object.TreeEntry, full string, depth int) bool {
+		if depth == 0 { // the <id[0:2]> directories
+			if e.Mode != filemode.Dir || len(e.Name) != 2 || !isHex(e.Name) {
+				bad = append(bad, full)
+				return false
+			}
+			return true
+		}
+		id, ok := strings.CutSuffix(e.Name, ".json")
+		if !ok || e.Mode != filemode.Regular || !validStoredID(id) || SnapshotPath(repoID, id) != full {
+			bad = append(bad, full)
+			return false
+		}
+		good = append(good, SnapshotEntry{Path: full, ID: id, Blob: e.Hash})
+		return false
+	})
 	if err != nil {
 		return nil, nil, err
-	}
-	for _, d := range top {
-		p := path.Join(dir, d.Name)
-		if d.Mode != filemode.Dir || len(d.Name) != 2 || !isHex(d.Name) {
-			bad = append(bad, p)
-			continue
-		}
-		es, err := v.List(p)
-		if err != nil {
-			return nil, nil, err
-		}
-		for _, e := range es {
-			full := path.Join(p, e.Name)
-			id, ok := strings.CutSuffix(e.Name, ".json")
-			if !ok || e.Mode != filemode.Regular || !validStoredID(id) || SnapshotPath(repoID, id) != full {
-				bad = append(bad, full)
-				continue
-			}
-			good = append(good, SnapshotEntry{Path: full, ID: id, Blob: e.Hash})
-		}
 	}
 	return good, bad, nil
 }

@@ -231,10 +231,7 @@ func (v *View) unsafeNames(tree plumbing.Hash, prefix string, problem func(strin
 		return err
 	}
 	for _, e := range t.Entries {
-		p := e.Name
-		if prefix != "" {
-			p = prefix + "/" + e.Name
-		}
+		p := childPath(prefix, e.Name)
 		if err := gitname.Check(e.Name); err != nil {
 			problem(p, "unsafe path: %v", err)
 			continue

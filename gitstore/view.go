@@ -160,18 +160,30 @@ func (v *View) List(p string) ([]object.TreeEntry, error) {
 
 // Devices lists the device ids that have a public key on the branch.
 func (v *View) Devices() ([]string, error) {
-	es, err := v.List("devices")
+	return v.listNames("devices", func(e object.TreeEntry) (string, bool) {
+		id, ok := strings.CutSuffix(e.Name, ".pub")
+		return id, ok && e.Mode != filemode.Dir
+	})
+}
+
+// listNames returns, in tree order, the names pick derives from the entries
+// of the directory at p that it keeps (nil when there are none).
+func (v *View) listNames(p string, pick func(object.TreeEntry) (string, bool)) ([]string, error) {
+	es, err := v.List(p)
 	if err != nil {
 		return nil, err
 	}
 	var out []string
 	for _, e := range es {
-		if id, ok := strings.CutSuffix(e.Name, ".pub"); ok && e.Mode != filemode.Dir {
-			out = append(out, id)
+		if name, ok := pick(e); ok {
+			out = append(out, name)
 		}
 	}
 	return out, nil
 }
+
+// dirName is the pick of listNames that keeps the directories.
+func dirName(e object.TreeEntry) (string, bool) { return e.Name, e.Mode == filemode.Dir }
 
 // DeviceKey returns the public key published for device (ErrNotExist if
 // none) and the raw file bytes.
@@ -188,37 +200,19 @@ func (v *View) DeviceKey(device string) (ed25519.PublicKey, []byte, error) {
 }
 
 // Repos lists the repo ids on the branch.
-func (v *View) Repos() ([]string, error) {
-	es, err := v.List("repos")
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, e := range es {
-		if e.Mode == filemode.Dir {
-			out = append(out, e.Name)
-		}
-	}
-	return out, nil
-}
+func (v *View) Repos() ([]string, error) { return v.listNames("repos", dirName) }
 
 // ChainDevices lists the devices with a chain in repoID.
 func (v *View) ChainDevices(repoID string) ([]string, error) {
-	es, err := v.List(ChainDir(repoID))
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, e := range es {
-		if v.Layout == LayoutCtxV1 && e.Mode == filemode.Dir {
-			out = append(out, e.Name)
+	out, err := v.listNames(ChainDir(repoID), func(e object.TreeEntry) (string, bool) {
+		if v.Layout == LayoutCtxV1 {
+			return dirName(e)
 		}
-		if id, ok := strings.CutSuffix(e.Name, ".jsonl"); ok && v.Layout == LayoutGhyllV1 && e.Mode != filemode.Dir {
-			out = append(out, id)
-		}
-	}
+		id, ok := strings.CutSuffix(e.Name, ".jsonl")
+		return id, ok && v.Layout == LayoutGhyllV1 && e.Mode != filemode.Dir
+	})
 	sort.Strings(out)
-	return out, nil
+	return out, err
 }
 
 // ChainBytes returns device's whole chain in repoID (segments concatenated
@@ -315,41 +309,49 @@ type CheckpointEntry struct {
 // WalkCheckpoints lists the checkpoint files of repoID. Entries whose path is
 // not what the layout prescribes for their name go to bad.
 func (v *View) WalkCheckpoints(repoID string) (good []CheckpointEntry, bad []string, err error) {
-	dir := path.Join(RepoDir(repoID), "checkpoints")
-	var walk func(p string, depth int) error
-	walk = func(p string, depth int) error {
-		es, err := v.List(p)
-		if err != nil {
-			return err
-		}
-		for _, e := range es {
-			full := path.Join(p, e.Name)
-			leafDepth := 0
-			if v.Layout == LayoutCtxV1 {
-				leafDepth = 1
-			}
-			if e.Mode == filemode.Dir && depth < leafDepth {
-				if len(e.Name) != 2 || !isHex(e.Name) {
-					bad = append(bad, full+"/")
-					continue
-				}
-				if err := walk(full, depth+1); err != nil {
-					return err
-				}
-				continue
-			}
-			hash, ok := strings.CutSuffix(e.Name, ".json")
-			if !ok || depth != leafDepth || e.Mode != filemode.Regular || !checkpoint.IsHexHash(hash) ||
-				v.Layout.CheckpointPath(repoID, hash) != full {
-				bad = append(bad, full)
-				continue
-			}
-			good = append(good, CheckpointEntry{Path: full, Hash: hash, Blob: e.Hash})
-		}
-		return nil
+	leafDepth := 0
+	if v.Layout == LayoutCtxV1 {
+		leafDepth = 1
 	}
-	err = walk(dir, 0)
+	err = v.walk(path.Join(RepoDir(repoID), "checkpoints"), 0, func(_ string, e object.TreeEntry, full string, depth int) bool {
+		if e.Mode == filemode.Dir && depth < leafDepth {
+			if len(e.Name) != 2 || !isHex(e.Name) {
+				bad = append(bad, full+"/")
+				return false
+			}
+			return true
+		}
+		hash, ok := strings.CutSuffix(e.Name, ".json")
+		if !ok || depth != leafDepth || e.Mode != filemode.Regular || !checkpoint.IsHexHash(hash) ||
+			v.Layout.CheckpointPath(repoID, hash) != full {
+			bad = append(bad, full)
+			return false
+		}
+		good = append(good, CheckpointEntry{Path: full, Hash: hash, Blob: e.Hash})
+		return false
+	})
 	return good, bad, err
+}
+
+// walk calls visit for every entry of the directory at dir, in tree order,
+// with dir, the entry, its path (path.Join(dir, name)) and depth, and
+// descends (depth+1) into the entries for which visit returns true: the one
+// walk behind the layout checks of WalkCheckpoints, WalkSnapshots and
+// WalkPackages.
+func (v *View) walk(dir string, depth int, visit func(dir string, e object.TreeEntry, full string, depth int) bool) error {
+	es, err := v.List(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range es {
+		full := path.Join(dir, e.Name)
+		if visit(dir, e, full, depth) {
+			if err := v.walk(full, depth+1, visit); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // ReadBlob reads a blob by id with a size limit.

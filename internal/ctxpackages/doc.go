@@ -11,5 +11,6 @@
 // BuildOptions.Producer and Wrap's producer argument, never as a package
 // variable.
 //
-// Imports: internal/workspace, gitstore, redact, formats (all below it).
+// Imports: internal/workspace, gitstore, chain, redact, internal/boundedfile,
+// formats (all below it).
 package ctxpackages

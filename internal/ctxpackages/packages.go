@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -17,6 +16,7 @@ import (
 	"github.com/git-ctx/git-ctx/formats/checkpoint"
 	"github.com/git-ctx/git-ctx/formats/ctxpkg"
 	"github.com/git-ctx/git-ctx/gitstore"
+	"github.com/git-ctx/git-ctx/internal/boundedfile"
 	"github.com/git-ctx/git-ctx/internal/fault"
 	"github.com/git-ctx/git-ctx/internal/workspace"
 	"github.com/git-ctx/git-ctx/redact"
@@ -70,7 +70,7 @@ func ParseLayers(s string) ([]ctxpkg.Layer, error) {
 // or not it verifies) or a JSON object holding content members ("knowledge",
 // "graph", "session", "patterns", "gotchas"), parsed as serde would.
 func ReadContentSource(path string) (*ctxpkg.Content, error) {
-	data, err := readFileLimited(path, ctxpkg.MaxFileSize)
+	data, err := boundedfile.Read(path, ctxpkg.MaxFileSize, workspace.ErrInput)
 	if err != nil {
 		return nil, err
 	}
@@ -186,27 +186,18 @@ func buildSessionLayer(ctx context.Context, w *workspace.Workspace, session stri
 // takeLayers copies into content every wanted layer other than session
 // from from; a wanted layer from lacks is workspace.ErrInput.
 func takeLayers(content *ctxpkg.Content, from *ctxpkg.Content, want map[ctxpkg.Layer]bool) error {
-	missing := func(l ctxpkg.Layer) error {
-		return fmt.Errorf("%w: layer %s needs --from FILE supplying it", workspace.ErrInput, l)
+	layers := []struct {
+		layer ctxpkg.Layer
+		take  func() bool // copies the layer; false when from lacks it
+	}{
+		{ctxpkg.LayerKnowledge, func() bool { content.Knowledge = from.Knowledge; return from.Knowledge != nil }},
+		{ctxpkg.LayerGraph, func() bool { content.Graph = from.Graph; return from.Graph != nil }},
+		{ctxpkg.LayerPatterns, func() bool { content.Patterns = from.Patterns; return from.Patterns != nil }},
+		{ctxpkg.LayerGotchas, func() bool { content.Gotchas = from.Gotchas; return from.Gotchas != nil }},
 	}
-	if want[ctxpkg.LayerKnowledge] {
-		if content.Knowledge = from.Knowledge; from.Knowledge == nil {
-			return missing(ctxpkg.LayerKnowledge)
-		}
-	}
-	if want[ctxpkg.LayerGraph] {
-		if content.Graph = from.Graph; from.Graph == nil {
-			return missing(ctxpkg.LayerGraph)
-		}
-	}
-	if want[ctxpkg.LayerPatterns] {
-		if content.Patterns = from.Patterns; from.Patterns == nil {
-			return missing(ctxpkg.LayerPatterns)
-		}
-	}
-	if want[ctxpkg.LayerGotchas] {
-		if content.Gotchas = from.Gotchas; from.Gotchas == nil {
-			return missing(ctxpkg.LayerGotchas)
+	for _, l := range layers {
+		if want[l.layer] && !l.take() {
+			return fmt.Errorf("%w: layer %s needs --from FILE supplying it", workspace.ErrInput, l.layer)
 		}
 	}
 	return nil
@@ -426,34 +417,6 @@ const sessionWalk = 512
 
 func strPtr(s string) *string { return &s }
 
-// readFileLimited reads a regular file, refusing one over max bytes before
-// reading it (workspace.ErrInput).
-func readFileLimited(path string, max int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%w: %s is not a regular file", workspace.ErrInput, path)
-	}
-	if fi.Size() > max {
-		return nil, fmt.Errorf("%w: %s is %d bytes (limit %d)", workspace.ErrInput, path, fi.Size(), max)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > max {
-		return nil, fmt.Errorf("%w: %s grew over %d bytes while read", workspace.ErrInput, path, max)
-	}
-	return data, nil
-}
-
 // Check is the verification of one package file (`pkg verify`).
 type Check struct {
 	File     string
@@ -507,7 +470,7 @@ func signerFingerprint(m *ctxpkg.Manifest) string {
 // CheckFile reads and verifies a package file; a file over the size
 // limit is refused without being read.
 func CheckFile(path string) Check {
-	data, err := readFileLimited(path, ctxpkg.MaxFileSize)
+	data, err := boundedfile.Read(path, ctxpkg.MaxFileSize, workspace.ErrInput)
 	if err != nil {
 		pc := Check{File: path, Failures: []string{}}
 		if errors.Is(err, workspace.ErrInput) {

@@ -89,35 +89,29 @@ func Entry(e *cache.Entry, extra map[string]any) (json.RawMessage, error) {
 
 // Entries is the array of `log --json` (never null).
 func Entries(entries []*cache.Entry) ([]json.RawMessage, error) {
-	list := make([]json.RawMessage, 0, len(entries))
-	for _, e := range entries {
-		b, err := Entry(e, nil)
-		if err != nil {
-			return nil, err
-		}
-		list = append(list, b)
-	}
-	return list, nil
+	return entryArray(entries, func(e *cache.Entry) (*cache.Entry, map[string]any) { return e, nil })
 }
 
 // SearchHits is the array of `search --json`.
 func SearchHits(hits []cache.Hit) ([]json.RawMessage, error) {
-	list := make([]json.RawMessage, 0, len(hits))
-	for _, h := range hits {
-		b, err := Entry(h.Entry, map[string]any{"snippet": h.Snippet, "rank": h.Rank})
-		if err != nil {
-			return nil, err
-		}
-		list = append(list, b)
-	}
-	return list, nil
+	return entryArray(hits, func(h cache.Hit) (*cache.Entry, map[string]any) {
+		return h.Entry, map[string]any{"snippet": h.Snippet, "rank": h.Rank}
+	})
 }
 
 // SimilarMatches is the array of `similar --json`.
 func SimilarMatches(matches []cache.Match) ([]json.RawMessage, error) {
-	list := make([]json.RawMessage, 0, len(matches))
-	for _, mt := range matches {
-		b, err := Entry(mt.Entry, map[string]any{"score": mt.Score})
+	return entryArray(matches, func(mt cache.Match) (*cache.Entry, map[string]any) {
+		return mt.Entry, map[string]any{"score": mt.Score}
+	})
+}
+
+// entryArray encodes every element of in as an Entry with the extra members
+// of returns (never nil).
+func entryArray[T any](in []T, of func(T) (*cache.Entry, map[string]any)) ([]json.RawMessage, error) {
+	list := make([]json.RawMessage, 0, len(in))
+	for _, v := range in {
+		b, err := Entry(of(v))
 		if err != nil {
 			return nil, err
 		}

@@ -7,10 +7,10 @@
 // It acts through a *workspace.Workspace and writes the branch only
 // through gitstore.Store.AppendSnapshot; it must not hold checkpoint,
 // package or sync logic or do terminal I/O. The CLI's version reaches it
-// as CreateOptions.Producer, never as a package variable. writefile.go is
-// the atomic file writer the CLI uses for snapshot and package outputs
-// (to be replaced by internal/atomicfile).
+// as CreateOptions.Producer, never as a package variable. Files it is asked
+// to write go through workspace.WriteOutput; a file to import is read by
+// internal/boundedfile.
 //
 // Imports: internal/workspace (and through it the cache), gitstore,
-// gitexec, redact, formats (all below it).
+// gitexec, redact, internal/boundedfile, formats (all below it).
 package snapshots

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -17,6 +16,7 @@ import (
 	"github.com/git-ctx/git-ctx/formats/snapshot"
 	"github.com/git-ctx/git-ctx/gitexec"
 	"github.com/git-ctx/git-ctx/gitstore"
+	"github.com/git-ctx/git-ctx/internal/boundedfile"
 	"github.com/git-ctx/git-ctx/internal/workspace"
 	"github.com/git-ctx/git-ctx/redact"
 )
@@ -456,29 +456,18 @@ type Imported struct {
 	Unsigned bool
 }
 
-// Import reads a snapshot file, checks its integrity and signature
-// (snapshot.CheckImport; too large wraps workspace.ErrInput, a failed check is a
-// verification failure) and appends it to this device's timeline, keeping a
-// signed file as it is. Importing an id already on the timeline does
+// Import reads a snapshot file (boundedfile.Read), checks its integrity and
+// signature (snapshot.CheckImport) and appends it to this device's
+// timeline, keeping a signed file as it is. A file that is not regular or
+// is too large wraps workspace.ErrInput; a failed check is a verification
+// failure. Importing an id already on the timeline does
 // nothing (Existed); a file already on the branch under that id is kept.
 func Import(ctx context.Context, w *workspace.Workspace, file string) (*Imported, error) {
 	if _, err := branchView(w); err != nil {
 		return nil, err
 	}
-	f, err := os.Open(file)
+	data, err := boundedfile.Read(file, snapshot.MaxFileSize, workspace.ErrInput)
 	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if fi.Size() > snapshot.MaxFileSize {
-		return nil, fmt.Errorf("%w: %s is %d bytes (limit %d)", workspace.ErrInput, file, fi.Size(), snapshot.MaxFileSize)
-	}
-	data := make([]byte, fi.Size())
-	if _, err := f.ReadAt(data, 0); err != nil && fi.Size() > 0 {
 		return nil, err
 	}
 	s, err := snapshot.CheckImport(data)
