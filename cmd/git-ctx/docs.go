@@ -16,9 +16,7 @@ import (
 
 func cmdMan() *cli.Command {
 	return &cli.Command{
-		Name:   "man",
-		Usage:  "print the git-ctx(1) man page (roff), as install.sh installs it",
-		Hidden: true,
+		Name: "man", Hidden: true,
 		Action: func(c *cli.Context) error {
 			page, err := manPage(c.App)
 			if err != nil {
@@ -94,12 +92,7 @@ git(1), githooks(5); docs/FORMAT.md, docs/SECURITY.md and docs/PERFORMANCE.md in
 
 func cmdCompletion() *cli.Command {
 	return &cli.Command{
-		Name:      "completion",
-		Usage:     "print a completion script for bash, zsh or fish",
-		ArgsUsage: "bash|zsh|fish",
-		Description: "bash: defines _git_ctx, which git's own completion calls for 'git ctx <TAB>', and completes\n" +
-			"'git-ctx <TAB>'. Load it from ~/.bashrc: source <(git-ctx completion bash)\n\n" +
-			"Example:\n  git-ctx completion bash > ~/.local/share/bash-completion/completions/git-ctx",
+		Name: "completion", ArgsUsage: "bash|zsh|fish",
 		Action: func(c *cli.Context) error {
 			switch c.Args().First() {
 			case "bash":
