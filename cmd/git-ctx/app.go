@@ -180,13 +180,23 @@ var jsonFlag = &cli.BoolFlag{Name: "json", Usage: "print JSON instead of text"}
 // emit prints a command's result on standard output: v, a shape of
 // internal/output, with --json; else text (when not nil).
 func emit(c *cli.Context, v any, text func(w io.Writer)) error {
-	if c.Bool("json") {
-		return output.Write(c.App.Writer, v)
+	return emitBuilt(c, func() (any, error) { return v, nil }, text)
+}
+
+// emitBuilt is emit for a --json shape that is built only with --json,
+// by a builder that can fail.
+func emitBuilt[T any](c *cli.Context, build func() (T, error), text func(w io.Writer)) error {
+	if !c.Bool("json") {
+		if text != nil {
+			text(c.App.Writer)
+		}
+		return nil
 	}
-	if text != nil {
-		text(c.App.Writer)
+	v, err := build()
+	if err != nil {
+		return err
 	}
-	return nil
+	return output.Write(c.App.Writer, v)
 }
 
 // forceFlag lets a command replace its output file.

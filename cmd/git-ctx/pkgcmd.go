@@ -217,16 +217,11 @@ func pkgInspect() *cli.Command {
 				}
 				return fault.New(fault.Failed, "%s: %s", file, strings.Join(pc.Failures, "; "))
 			}
-			if c.Bool("json") {
-				out, err := output.NewPackageInspect(file, &pc)
-				if err != nil {
-					return err
-				}
-				return output.Write(c.App.Writer, out)
-			}
-			printInspect(c.App.Writer, &pc)
-			if pc.Valid {
-				return nil
+			err := emitBuilt(c, func() (output.PackageInspect, error) { return output.NewPackageInspect(file, &pc) }, func(w io.Writer) {
+				printInspect(w, &pc)
+			})
+			if err != nil || pc.Valid || c.Bool("json") {
+				return err // --json says whether it verifies, and exits 0
 			}
 			fmt.Fprintln(c.App.ErrWriter, "git-ctx: the package does not verify: see the FAIL lines")
 			return silent(fault.Failed)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -180,18 +181,12 @@ func cmdSearch() *cli.Command {
 			if err != nil {
 				return err
 			}
-			if c.Bool("json") {
-				list, err := output.SearchHits(hits)
-				if err != nil {
-					return err
-				}
-				if err := output.Write(c.App.Writer, list); err != nil {
-					return err
-				}
-			} else {
+			if err := emitBuilt(c, func() ([]json.RawMessage, error) { return output.SearchHits(hits) }, func(w io.Writer) {
 				for _, h := range hits {
-					printEntryLine(c.App.Writer, h.Entry, snippetLine(h.Snippet, color))
+					printEntryLine(w, h.Entry, snippetLine(h.Snippet, color))
 				}
+			}); err != nil {
+				return err
 			}
 			if len(hits) == 0 {
 				fmt.Fprintln(c.App.ErrWriter, "git-ctx: no matches")
@@ -232,18 +227,12 @@ func cmdSimilar() *cli.Command {
 			if err != nil {
 				return err
 			}
-			if c.Bool("json") {
-				list, err := output.SimilarMatches(matches)
-				if err != nil {
-					return err
+			return emitBuilt(c, func() ([]json.RawMessage, error) { return output.SimilarMatches(matches) }, func(w io.Writer) {
+				for _, mt := range matches {
+					fmt.Fprintf(w, "%.4f ", mt.Score)
+					printEntryLine(w, mt.Entry, "")
 				}
-				return output.Write(c.App.Writer, list)
-			}
-			for _, mt := range matches {
-				fmt.Fprintf(c.App.Writer, "%.4f ", mt.Score)
-				printEntryLine(c.App.Writer, mt.Entry, "")
-			}
-			return nil
+			})
 		},
 	}
 }
