@@ -161,7 +161,7 @@ func printStatus(w io.Writer, st *checkpoints.Status, device string, out output.
 	if remote == "" {
 		remote = "no remote"
 	}
-	fmt.Fprintf(w, "Repository:    %s (%s)\n", cut12(st.RepoID), remote)
+	fmt.Fprintf(w, "Repository:    %s (%s)\n", cut(st.RepoID, 12), remote)
 	if st.RepoIDOverride != "" {
 		fmt.Fprintf(w, "Note:          git config ctx.repoId (%s) differs from the id fixed on the branch, which is used\n", termtext.Line(st.RepoIDOverride))
 	}
@@ -171,7 +171,7 @@ func printStatus(w io.Writer, st *checkpoints.Status, device string, out output.
 	fmt.Fprintf(w, "Checkpoints:   %d in this repository, %d by this device, %d devices\n",
 		st.Checkpoints, st.DeviceCheckpoints, st.Devices)
 	for _, o := range st.OtherRepos {
-		fmt.Fprintf(w, "Other id:      %s holds %d checkpoints not counted here (take them with 'git ctx adopt %s')\n", termtext.Line(cut12(o.ID)), o.Checkpoints, termtext.Line(o.ID))
+		fmt.Fprintf(w, "Other id:      %s holds %d checkpoints not counted here (take them with 'git ctx adopt %s')\n", termtext.Line(cut(o.ID, 12)), o.Checkpoints, termtext.Line(o.ID))
 	}
 	if st.Quarantined > 0 {
 		fmt.Fprintf(w, "Unverified:    %d records failed verification (see 'git ctx log --unverified')\n", st.Quarantined)

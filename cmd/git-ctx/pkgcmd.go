@@ -212,10 +212,7 @@ func pkgInspect() *cli.Command {
 			file := c.Args().First()
 			pc := ctxpackages.CheckFile(file)
 			if pc.Package == nil {
-				if pc.Refused {
-					return fault.Wrap(fault.Refused, errors.New(strings.Join(pc.Failures, "; ")))
-				}
-				return fault.New(fault.Failed, "%s: %s", file, strings.Join(pc.Failures, "; "))
+				return checkFailure(file, &pc)
 			}
 			err := emitBuilt(c, func() (output.PackageInspect, error) { return output.NewPackageInspect(file, &pc) }, func(w io.Writer) {
 				printInspect(w, &pc)
@@ -227,6 +224,15 @@ func pkgInspect() *cli.Command {
 			return silent(fault.Failed)
 		},
 	}
+}
+
+// checkFailure is the error of a package file that could not be read
+// whole: refused (over a limit) or failed, with the check's failures.
+func checkFailure(file string, pc *ctxpackages.Check) error {
+	if pc.Refused {
+		return fault.Wrap(fault.Refused, errors.New(strings.Join(pc.Failures, "; ")))
+	}
+	return fault.New(fault.Failed, "%s: %s", file, strings.Join(pc.Failures, "; "))
 }
 
 // printInspect prints pkg inspect's text.
@@ -309,7 +315,7 @@ func printPackageList(w io.Writer, list []ctxpackages.Info) {
 				signer += " (" + p.SignerDevice + ")"
 			}
 		}
-		fmt.Fprintf(w, "%s@%s  %s  %s  %s  %s\n", termtext.Line(p.Name), termtext.Line(p.Version), termtext.Line(orDash(cut12(p.SHA256))),
+		fmt.Fprintf(w, "%s@%s  %s  %s  %s  %s\n", termtext.Line(p.Name), termtext.Line(p.Version), termtext.Line(orDash(cut(p.SHA256, 12))),
 			termtext.Line(strings.Join(p.Layers, ",")), termtext.Line(signer), termtext.Line(state))
 	}
 }
@@ -373,11 +379,8 @@ func pkgWrap() *cli.Command {
 				return err
 			}
 			pc := ctxpackages.CheckFile(file)
-			if pc.Refused {
-				return fault.Wrap(fault.Refused, errors.New(strings.Join(pc.Failures, "; ")))
-			}
-			if pc.Raw == nil {
-				return fault.New(fault.Failed, "%s: %s", file, strings.Join(pc.Failures, "; "))
+			if pc.Refused || pc.Raw == nil {
+				return checkFailure(file, &pc)
 			}
 			var to *string
 			if c.IsSet("to") {

@@ -20,10 +20,7 @@ func short7(p *string) string {
 	if p == nil || *p == "" {
 		return "-------"
 	}
-	if len(*p) > 7 {
-		return (*p)[:7]
-	}
-	return *p
+	return cut(*p, 7)
 }
 
 func derefOr(p *string, def string) string {
@@ -206,17 +203,9 @@ func snapshotRestore(c *cli.Context, m *workspace.Workspace) error {
 	case snapshots.RestoreDirty:
 		return fault.Wrap(fault.Failed, errors.New("working tree has uncommitted changes (commit or stash first): nothing was checked out"))
 	case snapshots.RestoreFailed:
-		return fault.Wrap(fault.Failed, fmt.Errorf("checkout of %s failed: %s", cut7(res.Commit), res.Detail))
+		return fault.Wrap(fault.Failed, fmt.Errorf("checkout of %s failed: %s", cut(res.Commit, 7), res.Detail))
 	}
 	return nil
-}
-
-// cut7 is the first 7 characters of a commit id ("" stays "").
-func cut7(h string) string {
-	if len(h) > 7 {
-		return h[:7]
-	}
-	return h
 }
 
 // printRestore prints what snapshot restore did, as text.
@@ -244,7 +233,7 @@ func printRestore(w io.Writer, out string, res *snapshots.RestoreResult) {
 	if out != "" {
 		fmt.Fprintf(w, "  wrote    %s\n", out)
 	}
-	switch commit := cut7(res.Commit); res.Git {
+	switch commit := cut(res.Commit, 7); res.Git {
 	case snapshots.RestoreNotTouched:
 		if commit != "" {
 			fmt.Fprintf(w, "  git      not touched — rerun with --git to check out %s\n", commit)

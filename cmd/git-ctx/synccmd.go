@@ -70,10 +70,11 @@ func printPull(w io.Writer, r *ctxsync.PullResult) {
 	fmt.Fprintf(w, "Merged %d checkpoints from %s into ghyll/memory (%s)\n", r.Added, termtext.Line(r.Remote), shortRange(r.Before, r.After))
 }
 
-// cut12 is the first 12 characters of a commit id or hash ("" stays "").
-func cut12(h string) string {
-	if len(h) > 12 {
-		return h[:12]
+// cut is the first n characters of a commit id or hash, the whole of a
+// shorter one ("" stays "").
+func cut(h string, n int) string {
+	if len(h) > n {
+		return h[:n]
 	}
 	return h
 }
@@ -258,11 +259,11 @@ func printReview(w io.Writer, rng string, commits []ctxsync.ReviewCommit) {
 		fmt.Fprintf(w, "Nothing to review in %s\n", line(rng))
 	}
 	for _, rc := range commits {
-		fmt.Fprintf(w, "commit %s %s\n", line(cut12(rc.Commit)), line(rc.Subject))
+		fmt.Fprintf(w, "commit %s %s\n", line(cut(rc.Commit, 12)), line(rc.Subject))
 		for _, r := range rc.Records {
 			switch {
 			case r.Kind == "checkpoint" && r.Hash != "":
-				fmt.Fprintf(w, "  + checkpoint %s by %s (%s/%d) %s: %s\n", line(cut12(r.Hash)), line(orDash(r.Device)),
+				fmt.Fprintf(w, "  + checkpoint %s by %s (%s/%d) %s: %s\n", line(cut(r.Hash, 12)), line(orDash(r.Device)),
 					line(orDash(r.Session)), r.Turn, line(r.Status), line(r.Summary))
 			case r.Kind == "device_key":
 				fmt.Fprintf(w, "  + device key %s %s: %s\n", line(r.Device), line(r.Hash), line(r.Status))
