@@ -3,11 +3,13 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-ctx/git-ctx/internal/fault"
+	"github.com/git-ctx/git-ctx/internal/output"
 )
 
 // newApp defines every command; the man page and help come from here too.
@@ -51,20 +53,31 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	for _, cmd := range app.Commands {
 		cmd.OnUsageError = app.OnUsageError
 	}
+	describe(app.Commands, "", parseHelp(helpText))
 	enforceArity(app.Commands, "git ctx")
 	return app
 }
 
-// unknownSubcommand is the usage error of a command group (devices, pkg,
-// session, snapshot) called with a word that is none of its subcommands.
-func unknownSubcommand(c *cli.Context, group string) error {
-	word := c.Args().First()
-	return fault.New(fault.Usage, "'%s' is not a git ctx %s subcommand%s (see 'git ctx %s --help')", word, group, didYouMean(c.Command.Subcommands, word), group)
+// groupAction is the action of a command group (devices, pkg, session,
+// snapshot) called with no subcommand: run, or with run nil the group's
+// help. A word that is none of its subcommands is a usage error.
+func groupAction(run cli.ActionFunc) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		if word := c.Args().First(); c.NArg() > 0 {
+			group := c.Command.Name
+			return fault.New(fault.Usage, "'%s' is not a git ctx %s subcommand%s (see 'git ctx %s --help')", word, group, didYouMean(c.Command.Subcommands, word), group)
+		}
+		if run == nil {
+			return cli.ShowSubcommandHelp(c)
+		}
+		return run(c)
+	}
 }
 
-// enforceArity refuses positional arguments a command does not declare. A
-// command's ArgsUsage is its contract: empty takes none, a word ending in
-// "..." any number, otherwise one argument per word.
+// enforceArity holds every command to its ArgsUsage, the contract of its
+// positional arguments: one word per argument, a word in [brackets]
+// optional, a word with "..." any number more; empty takes none. A missing
+// or unexpected argument is a usage error before the command runs.
 func enforceArity(cmds []*cli.Command, parent string) {
 	for _, cmd := range cmds {
 		name := parent + " " + cmd.Name
@@ -73,21 +86,35 @@ func enforceArity(cmds []*cli.Command, parent string) {
 			continue // a group's own action reports unknown subcommands
 		}
 		usage := strings.Fields(cmd.ArgsUsage)
-		if strings.Contains(cmd.ArgsUsage, "...") || strings.Contains(cmd.ArgsUsage, "…") {
-			continue
-		}
-		action, max := cmd.Action, len(usage)
+		min, max := arity(usage)
+		action := cmd.Action
 		cmd.Action = func(c *cli.Context) error {
-			if c.NArg() > max {
-				extra := c.Args().Get(max)
-				if max == 0 {
-					return fault.New(fault.Usage, "%s takes no arguments, not %q (see '%s --help')", name, extra, name)
-				}
-				return fault.New(fault.Usage, "%s takes %s; unexpected %q (see '%s --help')", name, strings.Join(usage, " "), extra, name)
+			switch n := c.NArg(); {
+			case n < min:
+				return fault.New(fault.Usage, "%s needs %s (see '%s --help')", name, usage[n], name)
+			case n > max && max == 0:
+				return fault.New(fault.Usage, "%s takes no arguments, not %q (see '%s --help')", name, c.Args().Get(max), name)
+			case n > max:
+				return fault.New(fault.Usage, "%s takes %s; unexpected %q (see '%s --help')", name, strings.Join(usage, " "), c.Args().Get(max), name)
 			}
 			return action(c)
 		}
 	}
+}
+
+// arity is how many positional arguments the words of an ArgsUsage ask
+// for at the least and at the most.
+func arity(usage []string) (min, max int) {
+	for _, w := range usage {
+		if !strings.HasPrefix(w, "[") {
+			min++
+		}
+		if strings.Contains(w, "...") || strings.Contains(w, "…") {
+			return min, math.MaxInt
+		}
+		max++
+	}
+	return min, max
 }
 
 // didYouMean names the visible command closest to word (", did you mean
@@ -149,3 +176,34 @@ func editDistance(a, b string) int {
 
 // jsonFlag is the --json flag every read command takes.
 var jsonFlag = &cli.BoolFlag{Name: "json", Usage: "print JSON instead of text"}
+
+// emit prints a command's result on standard output: v, a shape of
+// internal/output, with --json; else text (when not nil).
+func emit(c *cli.Context, v any, text func(w io.Writer)) error {
+	return emitBuilt(c, func() (any, error) { return v, nil }, text)
+}
+
+// emitBuilt is emit for a --json shape that is built only with --json,
+// by a builder that can fail.
+func emitBuilt[T any](c *cli.Context, build func() (T, error), text func(w io.Writer)) error {
+	if !c.Bool("json") {
+		if text != nil {
+			text(c.App.Writer)
+		}
+		return nil
+	}
+	v, err := build()
+	if err != nil {
+		return err
+	}
+	return output.Write(c.App.Writer, v)
+}
+
+// forceFlag lets a command replace its output file.
+var forceFlag = &cli.BoolFlag{Name: "force", Usage: "replace the output file if it exists (without it an existing file is refused, exit 7)"}
+
+// outputFlags are -o/--output FILE (usage says its default) and --force,
+// then more.
+func outputFlags(usage string, more ...cli.Flag) []cli.Flag {
+	return append([]cli.Flag{&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: usage}, forceFlag}, more...)
+}

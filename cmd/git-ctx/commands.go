@@ -49,6 +49,18 @@ func openMemory(c *cli.Context) (*workspace.Workspace, error) {
 	return m, nil
 }
 
+// withMemory is the action of a command that works on this repository's
+// memory: run gets the opened workspace.
+func withMemory(run func(c *cli.Context, m *workspace.Workspace) error) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		m, err := openMemory(c)
+		if err != nil {
+			return err
+		}
+		return run(c, m)
+	}
+}
+
 // quiet: -q/--quiet on the command, or GIT_CTX_QUIET set (for hooks and
 // scripts): no notices and no progress, only errors.
 func quiet(c *cli.Context) bool {
@@ -57,11 +69,7 @@ func quiet(c *cli.Context) bool {
 
 func cmdInit() *cli.Command {
 	return &cli.Command{
-		Name:  "init",
-		Usage: "create the memory branch and publish this device's key",
-		Description: "Creates refs/heads/ghyll/memory if it does not exist (starting from <remote>/ghyll/memory when\n" +
-			"that was fetched), creates this device's identity on first use and publishes its public key.\n" +
-			"Safe to run again.\n\nExample:\n  git ctx init\n  git ctx init --layout ghyll-v1",
+		Name: "init",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "layout", Usage: "layout of a new branch: ctx-v1 or ghyll-v1", Value: ""},
 			&cli.StringFlag{Name: "remote", Usage: "remote to exchange memory with (sets git config ctx.remote)"},
@@ -121,15 +129,8 @@ func cmdInit() *cli.Command {
 
 func cmdStatus() *cli.Command {
 	return &cli.Command{
-		Name:        "status",
-		Usage:       "show the memory branch, this device and what is recorded",
-		Description: "Example:\n  git ctx status\n  git ctx status --json",
-		Flags:       []cli.Flag{jsonFlag},
-		Action: func(c *cli.Context) error {
-			m, err := openMemory(c)
-			if err != nil {
-				return err
-			}
+		Name: "status", Flags: []cli.Flag{jsonFlag},
+		Action: withMemory(func(c *cli.Context, m *workspace.Workspace) error {
 			id, err := m.Identity()
 			if err != nil {
 				return err
@@ -139,58 +140,47 @@ func cmdStatus() *cli.Command {
 				return err
 			}
 			out := output.NewStatus(st, id.DeviceID, checkpoint.Fingerprint(id.Public), m.Repo.MemoryRemote())
-			if c.Bool("json") {
-				return output.Write(c.App.Writer, out)
-			}
-			w := c.App.Writer
-			if !st.Initialized {
-				fmt.Fprintf(w, "Memory branch: not initialised (run 'git ctx init')\n")
-			} else {
-				fmt.Fprintf(w, "Memory branch: ghyll/memory at %s (layout %s)\n", st.Tip[:12], st.Layout)
-			}
-			pub := "published"
-			if !st.KeyPublished {
-				pub = "not yet published"
-			}
-			fmt.Fprintf(w, "Device:        %s (key %s, %s)\n", id.DeviceID, out.Fingerprint, pub)
-			remote := out.Remote
-			if remote == "" {
-				remote = "no remote"
-			}
-			fmt.Fprintf(w, "Repository:    %s (%s)\n", cut12(st.RepoID), remote)
-			if st.RepoIDOverride != "" {
-				fmt.Fprintf(w, "Note:          git config ctx.repoId (%s) differs from the id fixed on the branch, which is used\n", termtext.Line(st.RepoIDOverride))
-			}
-			for _, a := range st.Adopted {
-				fmt.Fprintf(w, "Adopted:       %s\n", termtext.Line(a))
-			}
-			fmt.Fprintf(w, "Checkpoints:   %d in this repository, %d by this device, %d devices\n",
-				st.Checkpoints, st.DeviceCheckpoints, st.Devices)
-			for _, o := range st.OtherRepos {
-				fmt.Fprintf(w, "Other id:      %s holds %d checkpoints not counted here (take them with 'git ctx adopt %s')\n", termtext.Line(cut12(o.ID)), o.Checkpoints, termtext.Line(o.ID))
-			}
-			if st.Quarantined > 0 {
-				fmt.Fprintf(w, "Unverified:    %d records failed verification (see 'git ctx log --unverified')\n", st.Quarantined)
-			}
-			return nil
-		},
+			return emit(c, out, func(w io.Writer) { printStatus(w, st, id.DeviceID, out) })
+		}),
+	}
+}
+
+// printStatus prints status's text.
+func printStatus(w io.Writer, st *checkpoints.Status, device string, out output.Status) {
+	if !st.Initialized {
+		fmt.Fprintf(w, "Memory branch: not initialised (run 'git ctx init')\n")
+	} else {
+		fmt.Fprintf(w, "Memory branch: ghyll/memory at %s (layout %s)\n", st.Tip[:12], st.Layout)
+	}
+	pub := "published"
+	if !st.KeyPublished {
+		pub = "not yet published"
+	}
+	fmt.Fprintf(w, "Device:        %s (key %s, %s)\n", device, out.Fingerprint, pub)
+	remote := out.Remote
+	if remote == "" {
+		remote = "no remote"
+	}
+	fmt.Fprintf(w, "Repository:    %s (%s)\n", cut(st.RepoID, 12), remote)
+	if st.RepoIDOverride != "" {
+		fmt.Fprintf(w, "Note:          git config ctx.repoId (%s) differs from the id fixed on the branch, which is used\n", termtext.Line(st.RepoIDOverride))
+	}
+	for _, a := range st.Adopted {
+		fmt.Fprintf(w, "Adopted:       %s\n", termtext.Line(a))
+	}
+	fmt.Fprintf(w, "Checkpoints:   %d in this repository, %d by this device, %d devices\n",
+		st.Checkpoints, st.DeviceCheckpoints, st.Devices)
+	for _, o := range st.OtherRepos {
+		fmt.Fprintf(w, "Other id:      %s holds %d checkpoints not counted here (take them with 'git ctx adopt %s')\n", termtext.Line(cut(o.ID, 12)), o.Checkpoints, termtext.Line(o.ID))
+	}
+	if st.Quarantined > 0 {
+		fmt.Fprintf(w, "Unverified:    %d records failed verification (see 'git ctx log --unverified')\n", st.Quarantined)
 	}
 }
 
 func cmdCheckpoint() *cli.Command {
 	return &cli.Command{
-		Name:      "checkpoint",
-		Usage:     "record a signed checkpoint on this device's chain",
-		ArgsUsage: " ",
-		Description: "Records one checkpoint. The summary comes from -m, from a commit (--from-commit), or from a JSON\n" +
-			"object on standard input (--stdin) whose keys are the flags' names, e.g.\n" +
-			"  {\"message\": \"…\", \"session\": \"s1\", \"turn\": 3, \"model\": \"m\", \"file\": [\"a.go\"], \"tool\": [\"edit\"]}\n" +
-			"The session defaults to $GIT_CTX_SESSION or git config ctx.session, the model to $GIT_CTX_MODEL or\n" +
-			"git config ctx.model, the turn to the next one of that session on this device. Secret-shaped text\n" +
-			"(tokens, keys, credentialed URLs) is replaced by [REDACTED:kind] before anything is signed, and\n" +
-			"the summary says so, unless --no-redact.\n\n" +
-			"Examples:\n  git ctx checkpoint -m \"switched auth to JWT\" --file auth.go --tool edit\n" +
-			"  git ctx checkpoint --from-commit HEAD\n  echo '{\"message\":\"done\",\"turn\":7}' | git ctx checkpoint --stdin",
+		Name: "checkpoint", ArgsUsage: " ",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "message", Aliases: []string{"m"}, Usage: "the summary `TEXT`"},
 			&cli.StringFlag{Name: "from-commit", Usage: "take summary and files from commit `REV`"},
@@ -206,9 +196,6 @@ func cmdCheckpoint() *cli.Command {
 			jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return fault.New(fault.Usage, "checkpoint takes no arguments (use -m TEXT)")
-			}
 			in := checkpoints.RecordInput{NoRedact: c.Bool("no-redact"),
 				Summary: c.String("message"), FromCommit: c.String("from-commit"),
 				Session: c.String("session"), Turn: c.Int("turn"), Model: c.String("model"),
@@ -363,19 +350,8 @@ func parseJSONEmbedding(data []byte) ([]float32, error) {
 
 func cmdShow() *cli.Command {
 	return &cli.Command{
-		Name:        "show",
-		Usage:       "show one checkpoint by (a unique prefix of) its hash",
-		ArgsUsage:   "<hash-prefix>",
-		Description: "Example:\n  git ctx show 3f2a9c\n  git ctx show 3f2a9c --json",
-		Flags:       []cli.Flag{jsonFlag},
-		Action: func(c *cli.Context) error {
-			if c.NArg() != 1 {
-				return fault.New(fault.Usage, "show takes one hash prefix")
-			}
-			m, err := openMemory(c)
-			if err != nil {
-				return err
-			}
+		Name: "show", ArgsUsage: "<hash-prefix>", Flags: []cli.Flag{jsonFlag},
+		Action: withMemory(func(c *cli.Context, m *workspace.Workspace) error {
 			cp, raw, err := checkpoints.Show(c.Context, m, c.Args().First())
 			if err != nil {
 				return err
@@ -414,21 +390,17 @@ func cmdShow() *cli.Command {
 			}
 			fmt.Fprintf(w, "\n%s\n", indent(cp.Summary))
 			return nil
-		},
+		}),
 	}
 }
 
 func cmdVersion() *cli.Command {
 	return &cli.Command{
-		Name:  "version",
-		Usage: "print the version",
-		Flags: []cli.Flag{jsonFlag},
+		Name: "version", Flags: []cli.Flag{jsonFlag},
 		Action: func(c *cli.Context) error {
-			if c.Bool("json") {
-				return output.Write(c.App.Writer, output.Version{Go: runtime.Version(), Version: version})
-			}
-			fmt.Fprintf(c.App.Writer, "git-ctx version %s (%s)\n", version, runtime.Version())
-			return nil
+			return emit(c, output.Version{Go: runtime.Version(), Version: version}, func(w io.Writer) {
+				fmt.Fprintf(w, "git-ctx version %s (%s)\n", version, runtime.Version())
+			})
 		},
 	}
 }

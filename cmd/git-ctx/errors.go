@@ -57,3 +57,12 @@ func errorKind(err error) (fault.Kind, bool) {
 	}
 	return 0, false
 }
+
+// failedIf is err; else, when failed, the failure of a command whose
+// output already says what failed (silent, of kind fault.Failed).
+func failedIf(err error, failed bool) error {
+	if err == nil && failed {
+		return silent(fault.Failed)
+	}
+	return err
+}

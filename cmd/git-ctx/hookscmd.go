@@ -49,20 +49,11 @@ func hookOptions(c *cli.Context) hooks.Options {
 
 func cmdHooks() *cli.Command {
 	return &cli.Command{
-		Name:  "hooks",
-		Usage: "install, remove or show git and agent hooks that record checkpoints",
-		Description: "install adds the post-commit hook by default. A hook that is already there is kept and runs\n" +
-			"first; with Husky or Lefthook the exact line to add is printed instead; on git ≥ 2.54\n" +
-			"config-based hooks are used. uninstall removes exactly what install added and restores what\n" +
-			"was there byte for byte. Nothing is written where other repositories look too (Codex's\n" +
-			"configuration, a hooks directory named by your global git config) without --global; such an\n" +
-			"entry records which repositories installed it, and uninstall removes it with the last of them.\n" +
-			"The Claude hook's settings file is kept out of 'git status' through .git/info/exclude.\n\n" +
-			"Examples:\n  git ctx hooks install\n  git ctx hooks install --pre-push --agent claude\n  git ctx hooks install --agent codex --global\n  git ctx hooks status\n  git ctx hooks uninstall",
+		Name: "hooks",
 		Subcommands: []*cli.Command{
-			{Name: "install", Usage: "install hooks (default: post-commit)", Flags: append(selectionFlags(), jsonFlag), Action: hooksInstall},
-			{Name: "uninstall", Usage: "remove what install added (default: everything)", Flags: append(selectionFlags(), jsonFlag), Action: hooksUninstall},
-			{Name: "status", Usage: "show how each hook is wired", Flags: []cli.Flag{jsonFlag}, Action: hooksStatus},
+			{Name: "install", Flags: append(selectionFlags(), jsonFlag), Action: hooksInstall},
+			{Name: "uninstall", Flags: append(selectionFlags(), jsonFlag), Action: hooksUninstall},
+			{Name: "status", Flags: []cli.Flag{jsonFlag}, Action: hooksStatus},
 		},
 	}
 }
@@ -198,10 +189,7 @@ func hookState(h hooks.HookState) string {
 // exit status is 0.
 func cmdHook() *cli.Command {
 	return &cli.Command{
-		Name:      "hook",
-		Usage:     "entry point for installed hooks (post-commit, post-merge, pre-push, claude-stop, codex-notify)",
-		ArgsUsage: "<name> [args...]",
-		Hidden:    true,
+		Name: "hook", ArgsUsage: "<name> [args...]", Hidden: true,
 		Action: func(c *cli.Context) error {
 			name := c.Args().First()
 			args := c.Args().Tail()

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -30,11 +31,7 @@ func unauthNote(e *cache.Entry) string {
 
 func cmdLog() *cli.Command {
 	return &cli.Command{
-		Name:  "log",
-		Usage: "list checkpoints of this repository, newest first",
-		Description: "Reads the local cache, which follows the branch whoever moved it. --since and --until take\n" +
-			"a date (2026-11-30), a time (RFC 3339) or an age (90m, 36h, 7d, 2w).\n\n" +
-			"Examples:\n  git ctx log -n 20\n  git ctx log --device laptop-3f2a9c1d --since 7d --json\n  git ctx log --unverified",
+		Name: "log",
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "n", Aliases: []string{"max-count"}, Usage: "show at most `N` checkpoints"},
 			&cli.StringFlag{Name: "device", Usage: "only checkpoints of device `ID`"},
@@ -167,24 +164,12 @@ func parseWhen(s string, now time.Time) (int64, error) {
 
 func cmdSearch() *cli.Command {
 	return &cli.Command{
-		Name:      "search",
-		Usage:     "full-text search over summaries, files and tools",
-		ArgsUsage: "<word>...",
-		Description: "Every word must match (words are matched as whole tokens, prefix matches with a trailing *\n" +
-			"are not supported). Results are ranked by relevance (BM25).\n\n" +
-			"Examples:\n  git ctx search jwt refresh\n  git ctx search auth.go -n 5 --json",
+		Name: "search", ArgsUsage: "<word>...",
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "n", Value: 20, Usage: "at most `N` results"},
 			jsonFlag,
 		},
-		Action: func(c *cli.Context) error {
-			if c.NArg() == 0 {
-				return fault.New(fault.Usage, "search needs a query")
-			}
-			m, err := openMemory(c)
-			if err != nil {
-				return err
-			}
+		Action: withMemory(func(c *cli.Context, m *workspace.Workspace) error {
 			open, close := "[", "]"
 			color := false
 			if c.Bool("json") {
@@ -196,33 +181,25 @@ func cmdSearch() *cli.Command {
 			if err != nil {
 				return err
 			}
-			if c.Bool("json") {
-				list, err := output.SearchHits(hits)
-				if err != nil {
-					return err
-				}
-				if err := output.Write(c.App.Writer, list); err != nil {
-					return err
-				}
-			} else {
+			if err := emitBuilt(c, func() ([]json.RawMessage, error) { return output.SearchHits(hits) }, func(w io.Writer) {
 				for _, h := range hits {
-					printEntryLine(c.App.Writer, h.Entry, snippetLine(h.Snippet, color))
+					printEntryLine(w, h.Entry, snippetLine(h.Snippet, color))
 				}
+			}); err != nil {
+				return err
 			}
 			if len(hits) == 0 {
 				fmt.Fprintln(c.App.ErrWriter, "git-ctx: no matches")
 				return silent(fault.Failed) // like grep: nothing found
 			}
 			return nil
-		},
+		}),
 	}
 }
 
 func cmdSimilar() *cli.Command {
 	return &cli.Command{
-		Name:        "similar",
-		Usage:       "checkpoints whose embeddings are closest (cosine) to one checkpoint or a vector",
-		Description: "Examples:\n  git ctx similar --to 3f2a9c -k 5\n  git ctx similar --emb-file query.f32 --json",
+		Name: "similar",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "to", Usage: "compare with checkpoint `HASH` (a prefix)"},
 			&cli.StringFlag{Name: "emb-file", Usage: "compare with the embedding in `FILE` (JSON array or float32 little-endian)"},
@@ -250,33 +227,20 @@ func cmdSimilar() *cli.Command {
 			if err != nil {
 				return err
 			}
-			if c.Bool("json") {
-				list, err := output.SimilarMatches(matches)
-				if err != nil {
-					return err
+			return emitBuilt(c, func() ([]json.RawMessage, error) { return output.SimilarMatches(matches) }, func(w io.Writer) {
+				for _, mt := range matches {
+					fmt.Fprintf(w, "%.4f ", mt.Score)
+					printEntryLine(w, mt.Entry, "")
 				}
-				return output.Write(c.App.Writer, list)
-			}
-			for _, mt := range matches {
-				fmt.Fprintf(c.App.Writer, "%.4f ", mt.Score)
-				printEntryLine(c.App.Writer, mt.Entry, "")
-			}
-			return nil
+			})
 		},
 	}
 }
 
 func cmdReindex() *cli.Command {
 	return &cli.Command{
-		Name:        "reindex",
-		Usage:       "rebuild the local cache from the memory branch",
-		Description: "The cache (<git-common-dir>/ctx/cache.db) only mirrors the branch; rebuilding loses nothing.\n\nExample:\n  git ctx reindex",
-		Flags:       []cli.Flag{jsonFlag},
-		Action: func(c *cli.Context) error {
-			m, err := openMemory(c)
-			if err != nil {
-				return err
-			}
+		Name: "reindex", Flags: []cli.Flag{jsonFlag},
+		Action: withMemory(func(c *cli.Context, m *workspace.Workspace) error {
 			start := time.Now()
 			if err := m.Reindex(c.Context); err != nil {
 				return err
@@ -285,13 +249,11 @@ func cmdReindex() *cli.Command {
 			if err != nil {
 				return err
 			}
-			if c.Bool("json") {
-				return output.Write(c.App.Writer, output.Reindex{Checkpoints: st.Checkpoints, Devices: st.Devices, Seconds: time.Since(start).Seconds()})
-			}
-			fmt.Fprintf(c.App.Writer, "Reindexed %d checkpoints of this repository (%d devices) in %.2fs\n",
-				st.Checkpoints, st.Devices, time.Since(start).Seconds())
-			return nil
-		},
+			took := time.Since(start).Seconds()
+			return emit(c, output.Reindex{Checkpoints: st.Checkpoints, Devices: st.Devices, Seconds: took}, func(w io.Writer) {
+				fmt.Fprintf(w, "Reindexed %d checkpoints of this repository (%d devices) in %.2fs\n", st.Checkpoints, st.Devices, took)
+			})
+		}),
 	}
 }
 

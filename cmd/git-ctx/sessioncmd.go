@@ -34,45 +34,21 @@ func sessionFlags(extra ...cli.Flag) []cli.Flag {
 func cmdSession() *cli.Command {
 	pullCmd := func(name string) *cli.Command {
 		return &cli.Command{
-			Name: name, Usage: "restore the remote heads of this project's sessions (or one session)",
-			Description: "Downloads each head, verifies it completely into a temporary file beside the destination,\n" +
-				"backs up a file it replaces, renames the new file into place and checks that the agent would\n" +
-				"find the session there. A session whose local copy already equals the head is skipped. A\n" +
-				"local copy with changes that were never pushed stops the pull (exit 6) unless --keep-both,\n" +
-				"which restores the remote copy beside it under a new session id.",
+			Name: name,
 			Flags: sessionFlags(
 				&cli.StringFlag{Name: "session", Usage: "restore only session `ID`"},
 				&cli.StringSliceFlag{Name: "project", Usage: "map project `ID=/abs/path` (repeatable; this repository's id maps to this work tree without it)"},
 				&cli.BoolFlag{Name: "keep-both", Usage: "on a local copy with unpushed changes, restore the remote copy beside it under a fork id"},
 				jsonFlag,
 			),
-			Action: sessionPull,
+			Action: withSessions(false, true, sessionPull),
 		}
 	}
 	return &cli.Command{
-		Name:  "session",
-		Usage: "carry Claude Code and Codex sessions between machines, encrypted (Reinstate v1)",
-		Description: "Session transcripts travel as age-encrypted snapshots (scrypt passphrase) in a store: the\n" +
-			"ghyll/sessions branch of the memory remote by default, or a directory (--store file:///path).\n" +
-			"The passphrase comes from the descriptor named by GIT_CTX_PASSPHRASE_FD (or\n" +
-			"REINSTATE_PASSPHRASE_FD), from --passphrase-file, or from a prompt on the terminal; never from\n" +
-			"the command line or a plain environment variable. Local state, backups and temporary files are\n" +
-			"kept in <git-common-dir>/ctx/sessions/.\n\n" +
-			"Examples:\n  git ctx session push\n  git ctx session list\n  git ctx session pull --session 5f0c…\n" +
-			"  git ctx session pull --project 3a9f…=/home/me/src/app\n  git ctx session push --store file:///mnt/share/sessions",
-		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return unknownSubcommand(c, "session")
-			}
-			return cli.ShowSubcommandHelp(c)
-		},
+		Name: "session", Action: groupAction(nil),
 		Subcommands: []*cli.Command{
 			{
-				Name: "push", Usage: "encrypt and upload this project's most recent agent session (or --session ID)",
-				Description: "Exports the session with its paths made portable (${REPO:<id>} for this work tree,\n" +
-					"${HOME} for the home directory), uploads it as a new snapshot and moves the session's head in\n" +
-					"the profile's manifest with a compare-and-swap. If another machine moved the head since the\n" +
-					"snapshot this machine last pushed or restored, nothing changes and the push exits 6.",
+				Name: "push",
 				Flags: sessionFlags(
 					&cli.StringFlag{Name: "agent", Usage: "only sessions of `AGENT` (claude or codex)"},
 					&cli.StringFlag{Name: "session", Usage: "push session `ID` instead of the most recent"},
@@ -83,12 +59,10 @@ func cmdSession() *cli.Command {
 			},
 			pullCmd("pull"), pullCmd("restore"),
 			{
-				Name: "list", Aliases: []string{"ls"}, Usage: "list remote heads and this project's local sessions, and which is newer",
-				Flags: sessionFlags(jsonFlag), Action: sessionList,
+				Name: "list", Aliases: []string{"ls"}, Flags: sessionFlags(jsonFlag), Action: withSessions(false, true, sessionList),
 			},
 			{
-				Name: "status", Usage: "show the session store, profile and local state (no passphrase needed)",
-				Flags: sessionFlags(jsonFlag), Action: sessionStatus,
+				Name: "status", Flags: sessionFlags(jsonFlag), Action: withSessions(false, false, sessionStatus),
 			},
 		},
 	}
@@ -103,9 +77,6 @@ type sessionSetup struct {
 // openSessions opens the repository, the store and the profile. create:
 // a push may make a new profile. needPass: read the passphrase.
 func openSessions(c *cli.Context, create, needPass bool) (*sessionSetup, error) {
-	if c.NArg() != 0 {
-		return nil, fault.New(fault.Usage, "session %s takes no arguments (see 'git ctx session %s --help')", c.Command.Name, c.Command.Name)
-	}
 	setup, err := sessions.Open(c.Context, ".", sessions.SetupOptions{
 		Store: c.String("store"), Profile: c.String("profile"), Create: create,
 		LocalOnly: c.Command.Name == "list" || c.Command.Name == "status",
@@ -129,6 +100,18 @@ func openSessions(c *cli.Context, create, needPass bool) (*sessionSetup, error) 
 		}
 	}
 	return &sessionSetup{client: cl, setup: setup}, nil
+}
+
+// withSessions is the action of a session verb: run gets what
+// openSessions(create, needPass) opened.
+func withSessions(create, needPass bool, run func(c *cli.Context, s *sessionSetup) error) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		s, err := openSessions(c, create, needPass)
+		if err != nil {
+			return err
+		}
+		return run(c, s)
+	}
 }
 
 // rememberProfile stores the profile in the local config when none was
@@ -163,24 +146,17 @@ func sessionPush(c *cli.Context) error {
 	if err := s.rememberProfile(c); err != nil {
 		return err
 	}
-	w := c.App.Writer
-	if c.Bool("json") {
-		return output.Write(w, output.NewSessionPush(res, cl.Store.Describe(), cl.Profile))
-	}
-	if res.UpToDate {
-		fmt.Fprintf(w, "%s session %s is up to date (snapshot %s)\n", res.Session.Agent, res.Session.ID, res.SnapshotID)
-		return nil
-	}
-	fmt.Fprintf(w, "pushed %s session %s as snapshot %s (%d bytes) to %s, profile %s\n",
-		res.Session.Agent, res.Session.ID, res.SnapshotID, res.Size, cl.Store.Describe(), cl.Profile)
-	return nil
+	return emit(c, output.NewSessionPush(res, cl.Store.Describe(), cl.Profile), func(w io.Writer) {
+		if res.UpToDate {
+			fmt.Fprintf(w, "%s session %s is up to date (snapshot %s)\n", res.Session.Agent, res.Session.ID, res.SnapshotID)
+			return
+		}
+		fmt.Fprintf(w, "pushed %s session %s as snapshot %s (%d bytes) to %s, profile %s\n",
+			res.Session.Agent, res.Session.ID, res.SnapshotID, res.Size, cl.Store.Describe(), cl.Profile)
+	})
 }
 
-func sessionPull(c *cli.Context) error {
-	s, err := openSessions(c, false, true)
-	if err != nil {
-		return err
-	}
+func sessionPull(c *cli.Context, s *sessionSetup) error {
 	results, err := s.client.Pull(c.Context, sessions.PullOptions{SessionID: c.String("session"), KeepBoth: c.Bool("keep-both")})
 	w := c.App.Writer
 	if c.Bool("json") {
@@ -219,22 +195,19 @@ func sessionPull(c *cli.Context) error {
 	return s.rememberProfile(c)
 }
 
-func sessionList(c *cli.Context) error {
-	s, err := openSessions(c, false, true)
-	if err != nil {
-		return err
-	}
+func sessionList(c *cli.Context, s *sessionSetup) error {
 	list, err := s.client.List(c.Context)
 	if err != nil {
 		return err
 	}
-	w := c.App.Writer
-	if c.Bool("json") {
-		return output.Write(w, output.NewSessionList(list))
-	}
+	return emit(c, output.NewSessionList(list), func(w io.Writer) { printSessionList(w, list) })
+}
+
+// printSessionList prints session list's text.
+func printSessionList(w io.Writer, list []sessions.ListEntry) {
 	if len(list) == 0 {
 		fmt.Fprintln(w, "No sessions, local or remote. Push this project's latest with: git ctx session push")
-		return nil
+		return
 	}
 	for _, e := range list {
 		head := e.Head
@@ -255,22 +228,18 @@ func sessionList(c *cli.Context) error {
 		line := termtext.Line
 		fmt.Fprintf(w, "%-6s %s  %s%s\n       head %s  %s\n", line(string(e.Agent)), line(e.SessionID), line(string(e.State)), line(newer), line(head), line(where))
 	}
-	return nil
 }
 
-func sessionStatus(c *cli.Context) error {
-	s, err := openSessions(c, false, false)
-	if err != nil {
-		return err
-	}
+func sessionStatus(c *cli.Context, s *sessionSetup) error {
 	st, err := s.client.Status(c.Context)
 	if err != nil {
 		return err
 	}
-	w := c.App.Writer
-	if c.Bool("json") {
-		return output.Write(w, output.NewSessionStatus(st))
-	}
+	return emit(c, output.NewSessionStatus(st), func(w io.Writer) { printSessionStatus(w, st) })
+}
+
+// printSessionStatus prints session status's text.
+func printSessionStatus(w io.Writer, st *sessions.Status) {
 	prof := st.Profile
 	if prof == "" {
 		prof = "(none yet: the first push creates one)"
@@ -282,7 +251,6 @@ func sessionStatus(c *cli.Context) error {
 		fmt.Fprintf(w, "; latest %s", termtext.Line(st.Latest))
 	}
 	fmt.Fprintln(w)
-	return nil
 }
 
 // ---- passphrase ----

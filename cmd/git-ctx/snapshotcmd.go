@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/urfave/cli/v2"
@@ -19,10 +20,7 @@ func short7(p *string) string {
 	if p == nil || *p == "" {
 		return "-------"
 	}
-	if len(*p) > 7 {
-		return (*p)[:7]
-	}
-	return *p
+	return cut(*p, 7)
 }
 
 func derefOr(p *string, def string) string {
@@ -32,32 +30,12 @@ func derefOr(p *string, def string) string {
 	return *p
 }
 
-func oneArg(c *cli.Context, what string) (string, error) {
-	if c.NArg() != 1 {
-		return "", fault.New(fault.Usage, "snapshot %s takes one %s (see 'git ctx snapshot %s --help')", c.Command.Name, what, c.Command.Name)
-	}
-	return c.Args().First(), nil
-}
-
 func cmdSnapshot() *cli.Command {
 	return &cli.Command{
-		Name:  "snapshot",
-		Usage: "context snapshots (lean-ctx Context Snapshot v1) on the memory branch",
-		Description: "Snapshots record the state an agent works in (git anchor, project, session slice) as\n" +
-			"lean-ctx Context Snapshot v1 files under repos/<repo-id>/snapshots/ on the memory branch, each\n" +
-			"appended to this device's timeline (ctx-v1 layout only). IDs resolve by unique prefix.\n\n" +
-			"Examples:\n  git ctx snapshot create --sign\n  git ctx snapshot list\n  git ctx snapshot verify 3f2a9c\n" +
-			"  git ctx snapshot publish 3f2a9c --out ctx.json\n  git ctx snapshot import 3f2a9c4d1e0b.ctxsnapshot.json\n" +
-			"  git ctx snapshot restore 3f2a9c --git",
-		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return unknownSubcommand(c, "snapshot")
-			}
-			return cli.ShowSubcommandHelp(c)
-		},
+		Name: "snapshot", Action: groupAction(nil),
 		Subcommands: []*cli.Command{
 			{
-				Name: "create", Usage: "build a snapshot of this repository and append it to this device's timeline",
+				Name: "create",
 				Flags: []cli.Flag{
 					&cli.BoolFlag{Name: "sign", Usage: "sign with this device's key (implied: the memory branch holds only signed snapshots)"},
 					&cli.StringFlag{Name: "from", Usage: "snapshot `FILE` supplying roi, lineage, ledger, session or project"},
@@ -66,44 +44,38 @@ func cmdSnapshot() *cli.Command {
 				Action: snapshotCreate,
 			},
 			{
-				Name: "list", Aliases: []string{"ls"}, Usage: "list this repository's snapshots, newest first",
+				Name: "list", Aliases: []string{"ls"},
 				Flags:  []cli.Flag{jsonFlag, &cli.BoolFlag{Name: "mine", Usage: "only this device's timeline"}},
-				Action: snapshotList,
+				Action: withMemory(snapshotList),
 			},
 			{
-				Name: "show", Usage: "show one snapshot", ArgsUsage: "<id-prefix>", Flags: []cli.Flag{jsonFlag},
-				Action: snapshotShow,
+				Name: "show", ArgsUsage: "<id-prefix>", Flags: []cli.Flag{jsonFlag}, Action: withMemory(snapshotShow),
 			},
 			{
-				Name: "verify", Usage: "check a stored snapshot's integrity and signature", ArgsUsage: "<id-prefix>",
-				Flags: []cli.Flag{jsonFlag}, Action: snapshotVerify,
+				Name: "verify", ArgsUsage: "<id-prefix>", Flags: []cli.Flag{jsonFlag}, Action: withMemory(snapshotVerify),
 			},
 			{
-				Name: "restore", Usage: "print a snapshot's session slice for the agent to resume", ArgsUsage: "<id-prefix>",
+				Name: "restore", ArgsUsage: "<id-prefix>",
 				Flags: []cli.Flag{
 					&cli.BoolFlag{Name: "git", Usage: "check out the snapshot's commit (only on a clean tree)"},
 					&cli.StringFlag{Name: "out", Usage: "write the session slice as JSON to `FILE`"},
 					forceFlag, jsonFlag,
 				},
-				Action: snapshotRestore,
+				Action: withMemory(snapshotRestore),
 			},
 			{
-				Name: "publish", Usage: "write a signed, pretty snapshot file to share", ArgsUsage: "<id-prefix>",
+				Name: "publish", ArgsUsage: "<id-prefix>",
 				Flags:  []cli.Flag{&cli.StringFlag{Name: "out", Usage: "output `FILE` (default ./<id12>.ctxsnapshot.json)"}, forceFlag, jsonFlag},
-				Action: snapshotPublish,
+				Action: withMemory(snapshotPublish),
 			},
 			{
-				Name: "import", Usage: "check a snapshot file and append it to this device's timeline", ArgsUsage: "<file>",
-				Flags: []cli.Flag{jsonFlag}, Action: snapshotImport,
+				Name: "import", ArgsUsage: "<file>", Flags: []cli.Flag{jsonFlag}, Action: withMemory(snapshotImport),
 			},
 		},
 	}
 }
 
 func snapshotCreate(c *cli.Context) error {
-	if c.NArg() != 0 {
-		return fault.New(fault.Usage, "snapshot create takes no arguments")
-	}
 	var from *snapshot.Snapshot
 	if f := c.String("from"); f != "" {
 		data, err := readLimited(f, snapshot.MaxFileSize)
@@ -125,36 +97,28 @@ func snapshotCreate(c *cli.Context) error {
 		return err
 	}
 	id, _ := m.Identity()
-	if c.Bool("json") {
-		return output.Write(c.App.Writer, output.NewSnapshot(id.DeviceID, res.Snapshot.TimelineEntry(), true))
-	}
-	signed := ""
-	if res.Snapshot.Signature != nil {
-		signed = " [signed]"
-	}
-	fmt.Fprintf(c.App.Writer, "snapshot %s created%s\n  %s\n", snapshot.ShortID(res.Snapshot.SnapshotID), signed, res.Path)
-	return nil
+	return emit(c, output.NewSnapshot(id.DeviceID, res.Snapshot.TimelineEntry(), true), func(w io.Writer) {
+		signed := ""
+		if res.Snapshot.Signature != nil {
+			signed = " [signed]"
+		}
+		fmt.Fprintf(w, "snapshot %s created%s\n  %s\n", snapshot.ShortID(res.Snapshot.SnapshotID), signed, res.Path)
+	})
 }
 
-func snapshotList(c *cli.Context) error {
-	if c.NArg() != 0 {
-		return fault.New(fault.Usage, "snapshot list takes no arguments")
-	}
-	m, err := openMemory(c)
-	if err != nil {
-		return err
-	}
+func snapshotList(c *cli.Context, m *workspace.Workspace) error {
 	list, err := snapshots.List(c.Context, m, c.Bool("mine"))
 	if err != nil {
 		return err
 	}
-	w := c.App.Writer
-	if c.Bool("json") {
-		return output.Write(w, output.NewSnapshotList(list))
-	}
+	return emit(c, output.NewSnapshotList(list), func(w io.Writer) { printSnapshotList(w, list) })
+}
+
+// printSnapshotList prints snapshot list's text.
+func printSnapshotList(w io.Writer, list []snapshots.ListEntry) {
 	if len(list) == 0 {
 		fmt.Fprintln(w, "No snapshots yet. Create one with: git ctx snapshot create")
-		return nil
+		return
 	}
 	fmt.Fprintf(w, "%d snapshot(s):\n", len(list))
 	for _, e := range list {
@@ -169,14 +133,10 @@ func snapshotList(c *cli.Context) error {
 		fmt.Fprintf(w, "  %s  %s  %s %s  saved %d tok  %s%s\n", line(snapshot.ShortID(e.SnapshotID)), line(e.CreatedAt),
 			line(short7(e.GitCommit)), line(derefOr(e.GitBranch, "-")), e.TokensSaved, line(e.Device), signed)
 	}
-	return nil
 }
 
-func snapshotShow(c *cli.Context) error {
-	prefix, m, err := argAndMemory(c, "snapshot id")
-	if err != nil {
-		return err
-	}
+func snapshotShow(c *cli.Context, m *workspace.Workspace) error {
+	prefix := c.Args().First()
 	sh, err := snapshots.Show(c.Context, m, prefix)
 	if err != nil {
 		return err
@@ -201,15 +161,12 @@ func snapshotShow(c *cli.Context) error {
 	if len(sh.Unsigned) > 0 {
 		fmt.Fprintf(w, "Unsigned: %s (listed on an unsigned legacy timeline line: not vouched for by that device)\n", line(fmt.Sprint(sh.Unsigned)))
 	}
-	printSession(c, s.Session)
+	printSession(w, s.Session)
 	return nil
 }
 
-func snapshotVerify(c *cli.Context) error {
-	prefix, m, err := argAndMemory(c, "snapshot id")
-	if err != nil {
-		return err
-	}
+func snapshotVerify(c *cli.Context, m *workspace.Workspace) error {
+	prefix := c.Args().First()
 	s, outcome, err := snapshots.Verify(c.Context, m, prefix)
 	if errors.Is(err, workspace.ErrNotFound) || errors.Is(err, workspace.ErrAmbiguous) || errors.Is(err, snapshot.ErrParse) ||
 		err != nil && s != nil {
@@ -220,59 +177,40 @@ func snapshotVerify(c *cli.Context) error {
 		return err
 	}
 	id := snapshot.ShortID(s.SnapshotID)
-	if c.Bool("json") {
-		if err := output.Write(c.App.Writer, output.SnapshotVerify{SnapshotID: s.SnapshotID, OK: outcome == snapshots.OK,
-			Outcome: outcome}); err != nil {
-			return err
-		}
-	} else {
+	err = emit(c, output.SnapshotVerify{SnapshotID: s.SnapshotID, OK: outcome == snapshots.OK, Outcome: outcome}, func(w io.Writer) {
 		switch outcome {
 		case snapshots.OK:
-			fmt.Fprintf(c.App.Writer, "OK: %s verified (signature + integrity)\n", id)
+			fmt.Fprintf(w, "OK: %s verified (signature + integrity)\n", id)
 		case snapshots.Unsigned:
-			fmt.Fprintf(c.App.Writer, "UNSIGNED: %s has no signature\n", id)
+			fmt.Fprintf(w, "UNSIGNED: %s has no signature\n", id)
 		default:
-			fmt.Fprintf(c.App.Writer, "FAILED: %s signature or integrity check did not pass\n", id)
+			fmt.Fprintf(w, "FAILED: %s signature or integrity check did not pass\n", id)
 		}
-	}
-	if outcome != snapshots.OK {
-		return silent(fault.Failed)
-	}
-	return nil
+	})
+	return failedIf(err, outcome != snapshots.OK)
 }
 
-func snapshotRestore(c *cli.Context) error {
-	prefix, m, err := argAndMemory(c, "snapshot id")
-	if err != nil {
-		return err
-	}
+func snapshotRestore(c *cli.Context, m *workspace.Workspace) error {
+	prefix := c.Args().First()
 	res, err := snapshots.Restore(c.Context, m, prefix, c.Bool("git"), c.String("out"), c.Bool("force"))
 	if err != nil {
 		return err
 	}
-	if c.Bool("json") {
-		if err := output.Write(c.App.Writer, output.NewSnapshotRestore(res, c.String("out"))); err != nil {
-			return err
-		}
-	} else {
-		printRestore(c, res)
-	}
-	commit := res.Commit
-	if len(commit) > 7 {
-		commit = commit[:7]
+	if err := emit(c, output.NewSnapshotRestore(res, c.String("out")), func(w io.Writer) { printRestore(w, c.String("out"), res) }); err != nil {
+		return err
 	}
 	switch res.Git {
 	case snapshots.RestoreDirty:
 		return fault.Wrap(fault.Failed, errors.New("working tree has uncommitted changes (commit or stash first): nothing was checked out"))
 	case snapshots.RestoreFailed:
-		return fault.Wrap(fault.Failed, fmt.Errorf("checkout of %s failed: %s", commit, res.Detail))
+		return fault.Wrap(fault.Failed, fmt.Errorf("checkout of %s failed: %s", cut(res.Commit, 7), res.Detail))
 	}
 	return nil
 }
 
 // printRestore prints what snapshot restore did, as text.
-func printRestore(c *cli.Context, res *snapshots.RestoreResult) {
-	w, rs := c.App.Writer, res.Session
+func printRestore(w io.Writer, out string, res *snapshots.RestoreResult) {
+	rs := res.Session
 	fmt.Fprintf(w, "restored from snapshot %s\n", snapshot.ShortID(rs.SnapshotID))
 	if !rs.HasSession {
 		fmt.Fprintln(w, "  session  (snapshot carried no session slice)")
@@ -292,14 +230,10 @@ func printRestore(c *cli.Context, res *snapshots.RestoreResult) {
 			fmt.Fprintf(w, "  file     %s\n", termtext.Line(f))
 		}
 	}
-	if out := c.String("out"); out != "" {
+	if out != "" {
 		fmt.Fprintf(w, "  wrote    %s\n", out)
 	}
-	commit := res.Commit
-	if len(commit) > 7 {
-		commit = commit[:7]
-	}
-	switch res.Git {
+	switch commit := cut(res.Commit, 7); res.Git {
 	case snapshots.RestoreNotTouched:
 		if commit != "" {
 			fmt.Fprintf(w, "  git      not touched — rerun with --git to check out %s\n", commit)
@@ -317,35 +251,28 @@ func printRestore(c *cli.Context, res *snapshots.RestoreResult) {
 	}
 }
 
-func snapshotPublish(c *cli.Context) error {
-	prefix, m, err := argAndMemory(c, "snapshot id")
-	if err != nil {
-		return err
-	}
+func snapshotPublish(c *cli.Context, m *workspace.Workspace) error {
+	prefix := c.Args().First()
 	path, s, err := snapshots.Publish(c.Context, m, prefix, c.String("out"), c.Bool("force"))
 	if err != nil {
 		return err
 	}
-	if c.Bool("json") {
-		return output.Write(c.App.Writer, output.SnapshotPublish{SnapshotID: s.SnapshotID, Path: path, PublicKey: s.Signature.PublicKey})
-	}
-	fmt.Fprintf(c.App.Writer, "published %s → %s (signed, key %s)\n", snapshot.ShortID(s.SnapshotID), path, s.Signature.PublicKey)
-	return nil
+	return emit(c, output.SnapshotPublish{SnapshotID: s.SnapshotID, Path: path, PublicKey: s.Signature.PublicKey}, func(w io.Writer) {
+		fmt.Fprintf(w, "published %s → %s (signed, key %s)\n", snapshot.ShortID(s.SnapshotID), path, s.Signature.PublicKey)
+	})
 }
 
-func snapshotImport(c *cli.Context) error {
-	file, m, err := argAndMemory(c, "file")
+func snapshotImport(c *cli.Context, m *workspace.Workspace) error {
+	res, err := snapshots.Import(c.Context, m, c.Args().First())
 	if err != nil {
 		return err
 	}
-	res, err := snapshots.Import(c.Context, m, file)
-	if err != nil {
-		return err
-	}
-	if c.Bool("json") {
-		return output.Write(c.App.Writer, output.NewSnapshotImport(res))
-	}
-	w, id := c.App.Writer, snapshot.ShortID(res.Snapshot.SnapshotID)
+	return emit(c, output.NewSnapshotImport(res), func(w io.Writer) { printImported(w, res) })
+}
+
+// printImported prints snapshot import's text.
+func printImported(w io.Writer, res *snapshots.Imported) {
+	id := snapshot.ShortID(res.Snapshot.SnapshotID)
 	if res.Existed {
 		fmt.Fprintf(w, "snapshot %s already imported (%s)\n", id, res.Path)
 	} else {
@@ -357,11 +284,9 @@ func snapshotImport(c *cli.Context) error {
 	} else {
 		fmt.Fprintf(w, "provenance signed by %s (signature verified)\n", res.Snapshot.Signature.PublicKey)
 	}
-	return nil
 }
 
-func printSession(c *cli.Context, s *snapshot.Session) {
-	w := c.App.Writer
+func printSession(w io.Writer, s *snapshot.Session) {
 	if s == nil {
 		fmt.Fprintln(w, "Session:  none")
 		return
@@ -384,14 +309,4 @@ func readLimited(path string, max int64) ([]byte, error) {
 		return nil, fault.New(fault.Refused, "%s is %d bytes (limit %d)", path, fi.Size(), max)
 	}
 	return os.ReadFile(path)
-}
-
-// argAndMemory takes the one argument a verb needs and opens the memory.
-func argAndMemory(c *cli.Context, what string) (string, *workspace.Workspace, error) {
-	arg, err := oneArg(c, what)
-	if err != nil {
-		return "", nil, err
-	}
-	m, err := openMemory(c)
-	return arg, m, err
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 
-	"github.com/git-ctx/git-ctx/internal/fault"
 	"github.com/git-ctx/git-ctx/internal/output"
 	"github.com/git-ctx/git-ctx/internal/termtext"
 	"github.com/git-ctx/git-ctx/internal/workspace"
@@ -33,17 +32,27 @@ func netOptions(c *cli.Context) ctxsync.Options {
 
 var quietFlag = &cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print nothing but errors"}
 
-// openRemote opens the memory and resolves the [REMOTE] argument.
-func openRemote(c *cli.Context) (*workspace.Workspace, string, error) {
-	if c.NArg() > 1 {
-		return nil, "", fault.New(fault.Usage, "%s takes at most one remote", c.Command.Name)
-	}
-	m, err := openMemory(c)
-	if err != nil {
-		return nil, "", err
-	}
-	remote, err := ctxsync.ResolveRemote(m.Repo, c.Args().First())
-	return m, remote, err
+// pushFlags are the flags of the commands that push.
+var pushFlags = []cli.Flag{
+	&cli.BoolFlag{Name: "force-first-push", Usage: "allow creating ghyll/memory on a remote with no branches"},
+	jsonFlag, quietFlag,
+}
+
+// withRemote is the action of a command that talks to a remote: run gets
+// the opened memory and the remote its [REMOTE] argument resolves to.
+func withRemote(run func(c *cli.Context, m *workspace.Workspace, remote string) error) cli.ActionFunc {
+	return withMemory(func(c *cli.Context, m *workspace.Workspace) error {
+		remote, err := ctxsync.ResolveRemote(m.Repo, c.Args().First())
+		if err != nil {
+			return err
+		}
+		return run(c, m, remote)
+	})
+}
+
+// pushOptions are the options of a push from the command line.
+func pushOptions(c *cli.Context, opt ctxsync.Options) ctxsync.PushOptions {
+	return ctxsync.PushOptions{Options: opt, ForceFirstPush: c.Bool("force-first-push")}
 }
 
 func printPull(w io.Writer, r *ctxsync.PullResult) {
@@ -61,10 +70,11 @@ func printPull(w io.Writer, r *ctxsync.PullResult) {
 	fmt.Fprintf(w, "Merged %d checkpoints from %s into ghyll/memory (%s)\n", r.Added, termtext.Line(r.Remote), shortRange(r.Before, r.After))
 }
 
-// cut12 is the first 12 characters of a commit id or hash ("" stays "").
-func cut12(h string) string {
-	if len(h) > 12 {
-		return h[:12]
+// cut is the first n characters of a commit id or hash, the whole of a
+// shorter one ("" stays "").
+func cut(h string, n int) string {
+	if len(h) > n {
+		return h[:n]
 	}
 	return h
 }
@@ -81,95 +91,60 @@ func shortRange(a, b string) string {
 
 func cmdPull() *cli.Command {
 	return &cli.Command{
-		Name:      "pull",
-		Usage:     "fetch a remote's memory branch, verify everything new, merge what verified",
-		ArgsUsage: "[REMOTE]",
-		Description: "Fetches into refs/remotes/REMOTE/ghyll/memory, then checks every new record: its file name, hash\n" +
-			"and chain entry agree, its signature verifies under the device's pinned key, its chain extends\n" +
-			"what this branch holds, and nothing lies outside the layout. What verified is merged; the rest is\n" +
-			"quarantined (git ctx log --unverified) and the exit code says so: 1 rejected records, 6 a fork or\n" +
-			"a package conflict (a rewritten package, or one of yours withdrawn for the remote's copy).\n" +
-			"REMOTE defaults to git config ctx.remote, the current branch's upstream, then origin.\n\n" +
-			"Examples:\n  git ctx pull\n  git ctx pull upstream --json",
+		Name: "pull", ArgsUsage: "[REMOTE]",
 		Flags: []cli.Flag{jsonFlag, quietFlag},
-		Action: func(c *cli.Context) error {
-			m, remote, err := openRemote(c)
-			if err != nil {
-				return err
-			}
+		Action: withRemote(func(c *cli.Context, m *workspace.Workspace, remote string) error {
 			res, err := ctxsync.Pull(c.Context, m, remote, netOptions(c))
 			if err != nil {
 				return err
 			}
-			if c.Bool("json") {
-				if err := output.Write(c.App.Writer, output.NewPull(res)); err != nil {
-					return err
+			if err := emit(c, output.NewPull(res), func(w io.Writer) {
+				if !c.Bool("quiet") {
+					printPull(w, res)
 				}
-			} else if !c.Bool("quiet") {
-				printPull(c.App.Writer, res)
+			}); err != nil {
+				return err
 			}
 			return res.Err()
-		},
+		}),
 	}
 }
 
 func cmdPush() *cli.Command {
 	return &cli.Command{
-		Name:      "push",
-		Usage:     "push the memory branch; when the remote moved, pull, merge and retry (never force)",
-		ArgsUsage: "[REMOTE]",
-		Description: "Refuses to create ghyll/memory as the only branch of an empty remote (hosts would make it the\n" +
-			"default branch) unless --force-first-push.\n\nExamples:\n  git ctx push\n  git ctx push origin",
-		Flags: []cli.Flag{
-			&cli.BoolFlag{Name: "force-first-push", Usage: "allow creating ghyll/memory on a remote with no branches"},
-			jsonFlag, quietFlag,
-		},
-		Action: func(c *cli.Context) error {
-			m, remote, err := openRemote(c)
-			if err != nil {
-				return err
-			}
-			res, err := ctxsync.Push(c.Context, m, remote, ctxsync.PushOptions{Options: netOptions(c), ForceFirstPush: c.Bool("force-first-push")})
+		Name: "push", ArgsUsage: "[REMOTE]", Flags: pushFlags,
+		Action: withRemote(func(c *cli.Context, m *workspace.Workspace, remote string) error {
+			res, err := ctxsync.Push(c.Context, m, remote, pushOptions(c, netOptions(c)))
 			if err != nil {
 				return err
 			}
 			return reportPush(c, res)
-		},
+		}),
 	}
 }
 
 func reportPush(c *cli.Context, res *ctxsync.PushResult) error {
 	// The most serious outcome decides the exit code: a fork outranks a
 	// rejection.
-	pullErr := res.Err()
-	if c.Bool("json") {
-		if err := output.Write(c.App.Writer, output.NewPush(res)); err != nil {
-			return err
+	err := emit(c, output.NewPush(res), func(w io.Writer) {
+		if c.Bool("quiet") {
+			return
 		}
-	} else if !c.Bool("quiet") {
 		for _, p := range res.Pulls {
-			printPull(c.App.Writer, p)
+			printPull(w, p)
 		}
-		fmt.Fprintf(c.App.Writer, "Pushed ghyll/memory to %s at %s\n", termtext.Line(res.Remote), res.Pushed[:12])
+		fmt.Fprintf(w, "Pushed ghyll/memory to %s at %s\n", termtext.Line(res.Remote), res.Pushed[:12])
+	})
+	if err != nil {
+		return err
 	}
-	return pullErr
+	return res.Err()
 }
 
 func cmdSync() *cli.Command {
 	return &cli.Command{
-		Name:        "sync",
-		Usage:       "pull, then push",
-		ArgsUsage:   "[REMOTE]",
-		Description: "Example:\n  git ctx sync",
-		Flags: []cli.Flag{
-			&cli.BoolFlag{Name: "force-first-push", Usage: "allow creating ghyll/memory on a remote with no branches"},
-			jsonFlag, quietFlag,
-		},
-		Action: func(c *cli.Context) error {
-			m, remote, err := openRemote(c)
-			if err != nil {
-				return err
-			}
+		Name: "sync", ArgsUsage: "[REMOTE]", Flags: pushFlags,
+		Action: withRemote(func(c *cli.Context, m *workspace.Workspace, remote string) error {
 			opt := netOptions(c)
 			pr, err := ctxsync.Pull(c.Context, m, remote, opt)
 			if err != nil {
@@ -178,7 +153,7 @@ func cmdSync() *cli.Command {
 			if !c.Bool("json") && !c.Bool("quiet") {
 				printPull(c.App.Writer, pr)
 			}
-			res, err := ctxsync.Push(c.Context, m, remote, ctxsync.PushOptions{Options: opt, ForceFirstPush: c.Bool("force-first-push")})
+			res, err := ctxsync.Push(c.Context, m, remote, pushOptions(c, opt))
 			if err != nil {
 				return err
 			}
@@ -194,104 +169,72 @@ func cmdSync() *cli.Command {
 			}
 			res.Pulls = pulls
 			return err
-		},
+		}),
 	}
 }
 
 func cmdDevices() *cli.Command {
-	trust := func(name string, trusted bool, usage string) *cli.Command {
+	trust := func(name string, trusted bool) *cli.Command {
 		return &cli.Command{
-			Name: name, Usage: usage, ArgsUsage: "ID",
+			Name: name, ArgsUsage: "ID",
 			Flags: []cli.Flag{&cli.BoolFlag{Name: "force", Usage: "trust an id this clone has not seen yet (no key on a memory branch, nothing rejected)"}, jsonFlag},
-			Action: func(c *cli.Context) error {
-				if c.NArg() != 1 {
-					return fault.New(fault.Usage, "devices %s takes one device id", name)
-				}
-				m, err := openMemory(c)
-				if err != nil {
-					return err
-				}
+			Action: withMemory(func(c *cli.Context, m *workspace.Workspace) error {
 				if err := ctxsync.SetTrust(c.Context, m, c.Args().First(), trusted, c.Bool("force")); err != nil {
 					return err
 				}
 				state := map[bool]string{true: "trusted", false: "untrusted"}[trusted]
 				key := map[bool]string{true: "trustedDevice", false: "untrustedDevice"}[trusted]
-				if c.Bool("json") {
-					return output.Write(c.App.Writer, output.Trust{Device: c.Args().First(), Trust: state, Config: "ctx." + key})
-				}
-				fmt.Fprintf(c.App.Writer, "Device %s is now %s (git config ctx.%s)\n", termtext.Line(c.Args().First()), state, key)
-				return nil
-			},
+				return emit(c, output.Trust{Device: c.Args().First(), Trust: state, Config: "ctx." + key}, func(w io.Writer) {
+					fmt.Fprintf(w, "Device %s is now %s (git config ctx.%s)\n", termtext.Line(c.Args().First()), state, key)
+				})
+			}),
 		}
 	}
 	return &cli.Command{
 		Name:  "devices",
-		Usage: "list devices and their trust; trust or untrust one",
-		Description: "Trust is pinned on first use (a device's key on the local branch never changes), or, with\n" +
-			"git config ctx.trust allowlist, only devices named in ctx.trustedDevice are merged.\n\n" +
-			"Examples:\n  git ctx devices\n  git ctx devices trust bob-laptop-3f2a9c1d\n  git ctx devices --json",
 		Flags: []cli.Flag{jsonFlag},
 		Subcommands: []*cli.Command{
-			trust("trust", true, "accept a device's records (adds it to ctx.trustedDevice)"),
-			trust("untrust", false, "never merge a device's records (adds it to ctx.untrustedDevice)"),
+			trust("trust", true), trust("untrust", false),
 		},
-		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return unknownSubcommand(c, "devices")
-			}
-			m, err := openMemory(c)
-			if err != nil {
-				return err
-			}
+		Action: groupAction(withMemory(func(c *cli.Context, m *workspace.Workspace) error {
 			list, err := ctxsync.Devices(c.Context, m)
 			if err != nil {
 				return err
 			}
-			if c.Bool("json") {
-				return output.Write(c.App.Writer, output.NewDevices(list))
-			}
-			for _, d := range list {
-				me := ""
-				if d.This {
-					me = " (this device)"
-				}
-				last := "-"
-				if d.LastSeen > 0 {
-					last = formatTS(d.LastSeen)
-				}
-				unv := ""
-				if d.Unverified > 0 {
-					unv = fmt.Sprintf(", %d unverified", d.Unverified)
-				}
-				same := ""
-				if len(d.SameKeyAs) > 0 {
-					same = ", same key as " + termtext.Line(strings.Join(d.SameKeyAs, ", "))
-				}
-				fmt.Fprintf(c.App.Writer, "%-32s %-25s %-10s %6d checkpoints%s, last %s%s%s\n", termtext.Line(d.ID), termtext.Line(orDash(d.Fingerprint)),
-					termtext.Line(d.Trust), d.Checkpoints, unv, last, me, same)
-			}
-			return nil
-		},
+			return emit(c, output.NewDevices(list), func(w io.Writer) { printDevices(w, list) })
+		})),
+	}
+}
+
+// printDevices prints devices' text.
+func printDevices(w io.Writer, list []ctxsync.DeviceInfo) {
+	for _, d := range list {
+		me := ""
+		if d.This {
+			me = " (this device)"
+		}
+		last := "-"
+		if d.LastSeen > 0 {
+			last = formatTS(d.LastSeen)
+		}
+		unv := ""
+		if d.Unverified > 0 {
+			unv = fmt.Sprintf(", %d unverified", d.Unverified)
+		}
+		same := ""
+		if len(d.SameKeyAs) > 0 {
+			same = ", same key as " + termtext.Line(strings.Join(d.SameKeyAs, ", "))
+		}
+		fmt.Fprintf(w, "%-32s %-25s %-10s %6d checkpoints%s, last %s%s%s\n", termtext.Line(d.ID), termtext.Line(orDash(d.Fingerprint)),
+			termtext.Line(d.Trust), d.Checkpoints, unv, last, me, same)
 	}
 }
 
 func cmdReview() *cli.Command {
 	return &cli.Command{
-		Name:      "review",
-		Usage:     "show what each memory-branch commit adds, by which device, verified or not",
-		ArgsUsage: "[RANGE]",
-		Description: "RANGE defaults to what a push would send (REMOTE/ghyll/memory..ghyll/memory), else what the\n" +
-			"last pull brought, else the whole branch. A single commit shows just that commit.\n\n" +
-			"Examples:\n  git ctx review\n  git ctx review origin/ghyll/memory..ghyll/memory --json",
+		Name: "review", ArgsUsage: "[RANGE]",
 		Flags: []cli.Flag{jsonFlag},
-		Action: func(c *cli.Context) error {
-			if c.NArg() > 1 {
-				return fault.New(fault.Usage, "review takes at most one range")
-			}
-			m, err := openMemory(c)
-			if err != nil {
-				return err
-			}
+		Action: withMemory(func(c *cli.Context, m *workspace.Workspace) (err error) {
 			rng := c.Args().First()
 			if rng == "" {
 				if rng, err = ctxsync.DefaultReviewRange(c.Context, m); err != nil {
@@ -302,12 +245,8 @@ func cmdReview() *cli.Command {
 			if err != nil {
 				return err
 			}
-			if c.Bool("json") {
-				return output.Write(c.App.Writer, output.NewReview(commits))
-			}
-			printReview(c.App.Writer, rng, commits)
-			return nil
-		},
+			return emit(c, output.NewReview(commits), func(w io.Writer) { printReview(w, rng, commits) })
+		}),
 	}
 }
 
@@ -320,11 +259,11 @@ func printReview(w io.Writer, rng string, commits []ctxsync.ReviewCommit) {
 		fmt.Fprintf(w, "Nothing to review in %s\n", line(rng))
 	}
 	for _, rc := range commits {
-		fmt.Fprintf(w, "commit %s %s\n", line(cut12(rc.Commit)), line(rc.Subject))
+		fmt.Fprintf(w, "commit %s %s\n", line(cut(rc.Commit, 12)), line(rc.Subject))
 		for _, r := range rc.Records {
 			switch {
 			case r.Kind == "checkpoint" && r.Hash != "":
-				fmt.Fprintf(w, "  + checkpoint %s by %s (%s/%d) %s: %s\n", line(cut12(r.Hash)), line(orDash(r.Device)),
+				fmt.Fprintf(w, "  + checkpoint %s by %s (%s/%d) %s: %s\n", line(cut(r.Hash, 12)), line(orDash(r.Device)),
 					line(orDash(r.Session)), r.Turn, line(r.Status), line(r.Summary))
 			case r.Kind == "device_key":
 				fmt.Fprintf(w, "  + device key %s %s: %s\n", line(r.Device), line(r.Hash), line(r.Status))

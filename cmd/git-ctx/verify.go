@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 
 	"github.com/urfave/cli/v2"
@@ -14,18 +15,12 @@ import (
 	"github.com/git-ctx/git-ctx/internal/fileverify"
 	"github.com/git-ctx/git-ctx/internal/output"
 	"github.com/git-ctx/git-ctx/internal/termtext"
+	"github.com/git-ctx/git-ctx/internal/workspace"
 )
 
 func cmdVerify() *cli.Command {
 	return &cli.Command{
-		Name:      "verify",
-		Usage:     "verify the whole memory branch, or record files offline",
-		ArgsUsage: "[FILE...]",
-		Description: "Without files: checks every device key, every chain's links from its genesis, and every\n" +
-			"checkpoint's hash and signature; exits 1 naming the first bad record of each device.\n" +
-			"With files: detects each file's format and verifies it offline, with --key or the key\n" +
-			"published on the memory branch; exits 0 only when every file is valid.\n\n" +
-			"Examples:\n  git ctx verify\n  git ctx verify cp.json --key alice.pub --json",
+		Name: "verify", ArgsUsage: "[FILE...]",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "key", Usage: "public key `PUB.pem` for offline verification"},
 			jsonFlag,
@@ -37,26 +32,18 @@ func cmdVerify() *cli.Command {
 			if c.IsSet("key") {
 				return fault.New(fault.Usage, "--key applies to verifying files")
 			}
-			return verifyBranch(c)
+			return withMemory(verifyBranch)(c)
 		},
 	}
 }
 
-func verifyBranch(c *cli.Context) error {
-	m, err := openMemory(c)
-	if err != nil {
-		return err
-	}
+func verifyBranch(c *cli.Context, m *workspace.Workspace) error {
 	rep, err := checkpoints.Verify(c.Context, m)
 	if err != nil {
 		return err
 	}
-	if c.Bool("json") {
-		if err := output.Write(c.App.Writer, output.NewVerify(rep)); err != nil {
-			return err
-		}
-	} else {
-		w, line := c.App.Writer, termtext.Line
+	err = emit(c, output.NewVerify(rep), func(w io.Writer) {
+		line := termtext.Line
 		for _, ch := range rep.Chains {
 			if ch.Failure != nil {
 				fmt.Fprintf(w, "FAIL %s\n", line(ch.Failure.Error()))
@@ -88,12 +75,12 @@ func verifyBranch(c *cli.Context) error {
 		if rep.OK {
 			fmt.Fprintf(w, "verified %d checkpoints in %d chains at %s\n", rep.Verified(), len(rep.Chains), rep.Commit[:12])
 		}
-	}
-	if !rep.OK {
+	})
+	if err == nil && !rep.OK {
 		fmt.Fprintln(c.App.ErrWriter, "git-ctx: verification failed: see the FAIL lines; 'git ctx show HASH' prints a record")
 		return silent(fault.Failed)
 	}
-	return nil
+	return err
 }
 
 func rulesNote(rules map[checkpoint.Rule]int) string {
@@ -141,24 +128,17 @@ func verifyFiles(c *cli.Context) error {
 		allValid = allValid && r.Valid
 		refused = refused || r.Refused
 	}
-	if c.Bool("json") {
-		if err := output.Write(c.App.Writer, output.NewVerifiedFiles(results)); err != nil {
-			return err
-		}
-	} else {
+	err := emit(c, output.NewVerifiedFiles(results), func(w io.Writer) {
 		for _, r := range results {
 			if r.Valid {
-				fmt.Fprintf(c.App.Writer, "%s: OK %s %s (rule %s, key from %s)\n", termtext.Line(r.File), r.Format, termtext.Line(r.ID), r.Rule, termtext.Line(r.KeySource))
+				fmt.Fprintf(w, "%s: OK %s %s (rule %s, key from %s)\n", termtext.Line(r.File), r.Format, termtext.Line(r.ID), r.Rule, termtext.Line(r.KeySource))
 			} else {
-				fmt.Fprintf(c.App.Writer, "%s: FAIL %s: %s\n", termtext.Line(r.File), r.Format, termtext.Line(r.Error))
+				fmt.Fprintf(w, "%s: FAIL %s: %s\n", termtext.Line(r.File), r.Format, termtext.Line(r.Error))
 			}
 		}
-	}
-	switch {
-	case refused:
+	})
+	if err == nil && refused {
 		return silent(fault.Refused)
-	case !allValid:
-		return silent(fault.Failed)
 	}
-	return nil
+	return failedIf(err, !allValid)
 }
