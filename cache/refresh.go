@@ -482,7 +482,7 @@ func computeChain(v *gitstore.View, j *chainJob) {
 		pre = func(h string) bool { return p[h] }
 	}
 	res, err := chain.VerifyNew(v.ChainTree(), chain.Increment{
-		Repo: j.repoID, Device: j.dev, Have: j.count, LastHash: j.lastHash, Preverified: pre,
+		Repo: j.repoID, Device: j.dev, Have: j.count, LastHash: j.lastHash, Preverified: pre, SessionRoots: v.Layout.SessionRoots(),
 		Verified: func(i int, cp *checkpoint.Checkpoint, rule checkpoint.Rule) error {
 			j.rows = append(j.rows, Row{CP: cp, RepoID: j.repoID, Seq: i, Verified: j.lastVerified, Rule: rule})
 			return nil

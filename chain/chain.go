@@ -3,7 +3,9 @@
 // words as docs/FORMAT.md §10a).
 //
 // Where a record is verified: here. Verify checks one device's checkpoint
-// chain (linkage from the genesis or from a trusted entry, agreement between
+// chain (linkage from the genesis or from a trusted entry — in the ghyll-v1
+// layout, where ghyll's library roots a chain per session, the rule of
+// sessions.go — agreement between
 // chain lines and checkpoint files, hashes and signatures under the
 // device's key, the repository binding: BindsTo); CheckTimelineLines and
 // CheckTimelineEntry check a snapshot timeline's line signatures and the
@@ -97,7 +99,8 @@ type Input struct {
 	Entries []checkpoint.ChainEntry
 	// Trusted, when set, is an entry already verified earlier: Entries must
 	// continue it (Entries[0].Parent == Trusted.Hash). When nil, Entries
-	// must start at the genesis (parent = ZeroHash).
+	// must start at the genesis (parent = ZeroHash). Not read with
+	// SessionRoots (Prior says more).
 	Trusted *checkpoint.ChainEntry
 	Load    Loader
 	// Verified, if set, receives each record that passed, in chain order,
@@ -108,12 +111,28 @@ type Input struct {
 	// they are parsed, hashed and linked as usual; only the signature is not
 	// checked a second time.
 	Preverified func(hash string) bool
+	// SessionRoots selects the linkage rule of the ghyll-v1 layout
+	// (docs/FORMAT.md §5.1), where ghyll's library roots a new chain per
+	// session: an entry's parent is the zero hash (a new root, refused for
+	// a session that already has records), the previous entry's hash, or
+	// the latest earlier record of the entry's own session (for a record
+	// without a session: of its parent's session). Without it, the chain
+	// is linear.
+	SessionRoots bool
+	// Prior, with SessionRoots, is the chain before Entries, verified
+	// earlier (empty: Entries start the chain). Their files are read (not
+	// verified again) through PriorLoad, or Load when that is nil, only
+	// when an entry's linkage needs their sessions.
+	Prior     []checkpoint.ChainEntry
+	PriorLoad Loader
 }
 
 // Verify checks every entry in order and stops at the first failure: linkage,
 // no repeated hash, the checkpoint file's hash/sig under Key, the file naming
 // the same device, parent and ts as its chain line and (when Repo is set) a
-// repository that binds to the chain's directory.
+// repository that binds to the chain's directory. With SessionRoots the
+// linkage is the ghyll-v1 rule (sessionLinks), checked once the record's
+// signature has verified, since it reads the record's session.
 func Verify(in Input) Result {
 	res := Result{Device: in.Device, Rules: map[checkpoint.Rule]int{}}
 	fail := func(i int, hash string, r Reason, format string, args ...any) Result {
@@ -130,51 +149,25 @@ func Verify(in Input) Result {
 	if in.Trusted != nil {
 		prev = in.Trusted.Hash
 	}
+	var links *sessionLinks
+	if in.SessionRoots {
+		links = newSessionLinks(in)
+	}
 	seen := make(map[string]bool, len(in.Entries))
 	for i, e := range in.Entries {
-		if e.Parent != prev {
+		if links == nil && e.Parent != prev {
 			return fail(i, e.Hash, BrokenChain, "parent %s, want %s", short(e.Parent), short(prev))
 		}
-		if seen[e.Hash] {
+		if seen[e.Hash] || links.holds(e.Hash) {
 			return fail(i, e.Hash, Duplicate, "hash appears twice in the chain")
 		}
 		seen[e.Hash] = true
-		raw, err := in.Load(e.Hash)
-		if err != nil {
-			if errors.Is(err, ErrMissing) {
-				return fail(i, e.Hash, MissingCheckpoint, "chain names a checkpoint file that is not on the branch")
-			}
-			if errors.Is(err, ErrTooLarge) {
-				return fail(i, e.Hash, TooLarge, "%v", err)
-			}
-			return fail(i, e.Hash, Malformed, "%v", err)
+		cp, rule, r, detail := in.record(e)
+		if r != "" {
+			return fail(i, e.Hash, r, "%s", detail)
 		}
-		cp, err := checkpoint.Parse(raw)
-		if err != nil {
-			return fail(i, e.Hash, Malformed, "%v", err)
-		}
-		if cp.Hash != e.Hash {
-			return fail(i, e.Hash, HashMismatch, "file holds hash %s", short(cp.Hash))
-		}
-		if cp.DeviceID != in.Device {
-			return fail(i, e.Hash, WrongDevice, "record names device %q", cp.DeviceID)
-		}
-		if cp.ParentHash != e.Parent || cp.Timestamp != e.TS {
-			return fail(i, e.Hash, EntryMismatch, "chain line and checkpoint file disagree on parent or ts")
-		}
-		var rule checkpoint.Rule
-		if in.Preverified != nil && in.Preverified(e.Hash) {
-			rule, err = cp.MatchRule()
-		} else {
-			rule, err = cp.Verify(in.Key)
-		}
-		switch {
-		case errors.Is(err, checkpoint.ErrHashMismatch):
-			return fail(i, e.Hash, HashMismatch, "content does not match its hash")
-		case errors.Is(err, checkpoint.ErrBadSignature), errors.Is(err, checkpoint.ErrBadKey):
-			return fail(i, e.Hash, BadSignature, "%v", err)
-		case err != nil:
-			return fail(i, e.Hash, Malformed, "%v", err)
+		if r, detail := links.link(e, cp.SessionID); r != "" {
+			return fail(i, e.Hash, r, "%s", detail)
 		}
 		// After the signature: wrong_repo means an authentic record in the
 		// wrong place (replayed from another repository).
@@ -186,12 +179,69 @@ func Verify(in Input) Result {
 				return fail(i, e.Hash, Malformed, "%v", err)
 			}
 		}
+		links.accept(e, cp.SessionID)
 		res.Rules[rule]++
 		res.Verified++
 		res.Head = e
 		prev = e.Hash
 	}
 	return res
+}
+
+// record loads the checkpoint file of e and checks it against e and the
+// key: it exists and parses, names e's hash, the chain's device, e's parent
+// and ts, and its hash and signature verify (the signature not a second
+// time when Preverified says so). A failure returns its reason and detail.
+func (in *Input) record(e checkpoint.ChainEntry) (*checkpoint.Checkpoint, checkpoint.Rule, Reason, string) {
+	cp, r, detail := parseRecord(in.Load, e)
+	if r != "" {
+		return nil, "", r, detail
+	}
+	if cp.DeviceID != in.Device {
+		return nil, "", WrongDevice, fmt.Sprintf("record names device %q", cp.DeviceID)
+	}
+	if cp.ParentHash != e.Parent || cp.Timestamp != e.TS {
+		return nil, "", EntryMismatch, "chain line and checkpoint file disagree on parent or ts"
+	}
+	var rule checkpoint.Rule
+	var err error
+	if in.Preverified != nil && in.Preverified(e.Hash) {
+		rule, err = cp.MatchRule()
+	} else {
+		rule, err = cp.Verify(in.Key)
+	}
+	switch {
+	case errors.Is(err, checkpoint.ErrHashMismatch):
+		return nil, "", HashMismatch, "content does not match its hash"
+	case errors.Is(err, checkpoint.ErrBadSignature), errors.Is(err, checkpoint.ErrBadKey):
+		return nil, "", BadSignature, err.Error()
+	case err != nil:
+		return nil, "", Malformed, err.Error()
+	}
+	return cp, rule, "", ""
+}
+
+// parseRecord loads and parses the checkpoint file of e and checks that it
+// holds e's hash.
+func parseRecord(load Loader, e checkpoint.ChainEntry) (*checkpoint.Checkpoint, Reason, string) {
+	raw, err := load(e.Hash)
+	if err != nil {
+		switch {
+		case errors.Is(err, ErrMissing):
+			return nil, MissingCheckpoint, "chain names a checkpoint file that is not on the branch"
+		case errors.Is(err, ErrTooLarge):
+			return nil, TooLarge, err.Error()
+		}
+		return nil, Malformed, err.Error()
+	}
+	cp, err := checkpoint.Parse(raw)
+	if err != nil {
+		return nil, Malformed, err.Error()
+	}
+	if cp.Hash != e.Hash {
+		return nil, HashMismatch, fmt.Sprintf("file holds hash %s", short(cp.Hash))
+	}
+	return cp, "", ""
 }
 
 func short(h string) string {

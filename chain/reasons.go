@@ -15,7 +15,8 @@ const (
 	// under the key it must be signed with.
 	BadSignature Reason = "bad_signature"
 	// BrokenChain: an entry's parent is not the previous entry's hash (the
-	// zero hash for the first entry).
+	// zero hash for the first entry); in the ghyll-v1 layout, neither that,
+	// nor the zero hash, nor the latest record of the entry's session.
 	BrokenChain Reason = "broken_chain"
 	// UnknownKey: the device has no valid public key on the branch (on
 	// either branch, for a pull), so its records or signed timeline lines
@@ -42,6 +43,10 @@ const (
 	// repos/<id>/ directory it sits in, or that directory is neither this
 	// repository's id nor an adopted one (BindsTo, docs/FORMAT.md §3.4).
 	WrongRepo Reason = "wrong_repo"
+	// SessionFork: in the ghyll-v1 layout, a record continues a record of
+	// its session that another record of the session already continues, or
+	// starts a second root for a session that already has records.
+	SessionFork Reason = "session_fork"
 )
 
 // Pull (docs/FORMAT.md §10): what a fetch brought that is not merged.
@@ -152,7 +157,7 @@ const (
 func Reasons() []Reason {
 	return []Reason{
 		HashMismatch, BadSignature, BrokenChain, UnknownKey, MissingCheckpoint, Malformed, WrongDevice,
-		EntryMismatch, Duplicate, TooLarge, WrongRepo,
+		EntryMismatch, Duplicate, TooLarge, WrongRepo, SessionFork,
 		UnsafePath, BadDeviceID, BadRepoID, KeyChanged, BadKey, Untrusted, UnexpectedPath, RewritesRecord,
 		OrphanFile, Fork, LayoutMismatch, MalformedChain, ChainMissing, RepoMismatch, BadAdoption, PackageConflict,
 		MalformedTimeline, UnsignedTimelineEntry, BadTimelineSignature, MisplacedTimelineEntry, MissingSnapshot,

@@ -80,6 +80,9 @@ type Stored struct {
 	Foreign bool
 	// Load, if set, replaces Records(t, Repo) (e.g. files already listed).
 	Load Loader
+	// SessionRoots: the chain is in the ghyll-v1 layout, whose linkage
+	// rule allows a root per session (Input.SessionRoots).
+	SessionRoots bool
 }
 
 // StoredResult is VerifyStored's verdict on one chain.
@@ -110,7 +113,7 @@ func VerifyStored(t Tree, s Stored) (StoredResult, error) {
 	if load == nil {
 		load = Records(t, s.Repo)
 	}
-	out.Result = Verify(Input{Device: s.Device, Repo: s.Repo, Key: s.Key, Entries: list, Load: load})
+	out.Result = Verify(Input{Device: s.Device, Repo: s.Repo, Key: s.Key, Entries: list, Load: load, SessionRoots: s.SessionRoots})
 	return out, nil
 }
 
@@ -126,6 +129,9 @@ type Increment struct {
 	// 0-based position in the whole chain.
 	Preverified func(hash string) bool
 	Verified    func(i int, cp *checkpoint.Checkpoint, rule checkpoint.Rule) error
+	// SessionRoots: the chain is in the ghyll-v1 layout (Input.SessionRoots);
+	// the whole chain is read, the first Have entries as Input.Prior.
+	SessionRoots bool
 }
 
 // Unverified is a record after a chain's first failure whose file still
@@ -172,22 +178,28 @@ func (e *DivergedError) Error() string {
 // longer holds LastHash at position Have.
 func VerifyNew(t Tree, in Increment) (IncrementResult, error) {
 	var out IncrementResult
-	entries, err := t.ChainFrom(in.Repo, in.Device, max(in.Have-1, 0))
+	from := max(in.Have-1, 0)
+	if in.SessionRoots {
+		from = 0
+	}
+	entries, err := t.ChainFrom(in.Repo, in.Device, from)
 	if err != nil {
 		out.Unreadable = err.Error()
 		return out, nil
 	}
-	var trusted *checkpoint.ChainEntry
+	vin := Input{Device: in.Device, Repo: in.Repo, Load: Records(t, in.Repo), Preverified: in.Preverified, SessionRoots: in.SessionRoots}
 	if in.Have > 0 {
-		if len(entries) == 0 || entries[0].Hash != in.LastHash {
+		// entries[known-1] is the entry at position Have-1.
+		known := in.Have - from
+		if len(entries) < known || entries[known-1].Hash != in.LastHash {
 			return out, &DivergedError{Device: in.Device, Hash: in.LastHash, Position: in.Have}
 		}
-		trusted, entries = &entries[0], entries[1:]
+		vin.Trusted, vin.Prior, entries = &entries[known-1], entries[:known], entries[known:]
 	}
 	if len(entries) == 0 {
 		return out, nil
 	}
-	vin := Input{Device: in.Device, Repo: in.Repo, Entries: entries, Trusted: trusted, Load: Records(t, in.Repo), Preverified: in.Preverified}
+	vin.Entries = entries
 	if in.Verified != nil {
 		vin.Verified = func(i int, cp *checkpoint.Checkpoint, rule checkpoint.Rule) error {
 			return in.Verified(in.Have+i, cp, rule)
@@ -245,6 +257,11 @@ type Compare struct {
 	Key           ed25519.PublicKey
 	Local, Remote []checkpoint.ChainEntry
 	Load          Loader // the fetched chain's checkpoint files
+	// SessionRoots: the chains are in the ghyll-v1 layout
+	// (Input.SessionRoots); the shared prefix is Input.Prior, its files
+	// read through LocalLoad (the local branch's), or Load when nil.
+	SessionRoots bool
+	LocalLoad    Loader
 }
 
 // Continue decides what of a fetched chain (Remote) may join the local one
@@ -262,7 +279,8 @@ func Continue(c Compare) Continuation {
 	if n == len(c.Remote) {
 		return out // nothing new
 	}
-	in := Input{Device: c.Device, Repo: c.Repo, Key: c.Key, Entries: c.Remote[n:], Load: c.Load}
+	in := Input{Device: c.Device, Repo: c.Repo, Key: c.Key, Entries: c.Remote[n:], Load: c.Load,
+		SessionRoots: c.SessionRoots, Prior: c.Remote[:n], PriorLoad: c.LocalLoad}
 	if n > 0 {
 		in.Trusted = &c.Remote[n-1]
 	}

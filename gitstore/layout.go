@@ -37,6 +37,11 @@ func ParseLayout(s string) (Layout, error) {
 	return "", fmt.Errorf("unknown layout %q (want %s or %s)", s, LayoutCtxV1, LayoutGhyllV1)
 }
 
+// SessionRoots reports whether a device's chain in layout l may hold a root
+// per session (ghyll-v1, as ghyll's library writes it): the linkage rule of
+// chain.Input.SessionRoots, docs/FORMAT.md §5.1.
+func (l Layout) SessionRoots() bool { return l == LayoutGhyllV1 }
+
 // DeviceKeyPath is where a device's public key lives.
 func DeviceKeyPath(device string) string { return "devices/" + device + ".pub" }
 

@@ -276,7 +276,7 @@ func (v *View) verifyRepo(repoID string, ours bool, keys map[string]ed25519.Publ
 	if err != nil {
 		return err
 	}
-	chained, err := verifyChains(t, repoID, ours, devices, keys, rep)
+	chained, err := verifyChains(t, repoID, ours, v.Layout.SessionRoots(), devices, keys, rep)
 	if err != nil {
 		return err
 	}
@@ -328,8 +328,9 @@ func (v *View) chainDirDevices(repoID string, problem func(string, string, ...an
 // verifyChains verifies the chains of devices in repoID (chain.VerifyStored)
 // in parallel — chains are independent; reads are serialised inside the
 // store, parsing, hashing and signatures run concurrently — adds their
-// reports to rep in order and returns the hashes they name.
-func verifyChains(t chain.Tree, repoID string, ours bool, devices []string, keys map[string]ed25519.PublicKey, rep *Report) (map[string]bool, error) {
+// reports to rep in order and returns the hashes they name. sessionRoots:
+// the layout's linkage rule allows a root per session.
+func verifyChains(t chain.Tree, repoID string, ours, sessionRoots bool, devices []string, keys map[string]ed25519.PublicKey, rep *Report) (map[string]bool, error) {
 	results := make([]chain.StoredResult, len(devices))
 	errs := make([]error, len(devices))
 	var wg gosync.WaitGroup
@@ -340,7 +341,7 @@ func verifyChains(t chain.Tree, repoID string, ours bool, devices []string, keys
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			results[i], errs[i] = chain.VerifyStored(t, chain.Stored{Repo: repoID, Device: dev, Key: keys[dev], Foreign: !ours})
+			results[i], errs[i] = chain.VerifyStored(t, chain.Stored{Repo: repoID, Device: dev, Key: keys[dev], Foreign: !ours, SessionRoots: sessionRoots})
 		}()
 	}
 	wg.Wait()

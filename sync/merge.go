@@ -435,7 +435,12 @@ func mergeChain(st *gitstore.Store, local, remote *gitstore.View, k chainKey, ke
 			return out.reject(rc[0].Hash, chain.UnknownKey, "no public key for %s on either branch", k.device)
 		}
 	}
-	cont := chain.Continue(chain.Compare{Device: k.device, Repo: k.repo, Key: key, Local: lc, Remote: rc, Load: chain.Records(rt, k.repo)})
+	cmp := chain.Compare{Device: k.device, Repo: k.repo, Key: key, Local: lc, Remote: rc, Load: chain.Records(rt, k.repo),
+		SessionRoots: remote.Layout.SessionRoots()}
+	if local != nil {
+		cmp.LocalLoad = chain.Records(local.ChainTree(), k.repo)
+	}
+	cont := chain.Continue(cmp)
 	return out.take(st, remote, k, lc, rc, cont)
 }
 

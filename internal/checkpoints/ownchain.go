@@ -32,7 +32,7 @@ func OwnChainFailure(ctx context.Context, w *workspace.Workspace) (*chain.Failur
 	if err != nil {
 		return &chain.Failure{Device: id, Index: -1, Reason: chain.Malformed, Detail: err.Error()}, nil
 	}
-	in := chain.Input{Device: id, Entries: entries, Load: func(hash string) ([]byte, error) {
+	in := chain.Input{Device: id, Entries: entries, SessionRoots: v.Layout.SessionRoots(), Load: func(hash string) ([]byte, error) {
 		b, err := v.CheckpointFile(repoID, hash)
 		if errors.Is(err, gitstore.ErrNotExist) {
 			return nil, chain.ErrMissing
