@@ -105,3 +105,77 @@ func TestFloatFormatRules(t *testing.T) {
 		}
 	}
 }
+
+// TestFloatEras: the Ryu era (serde_json before zmij) writes the same text
+// without the '+' of a positive exponent, and EraSensitive says exactly
+// when the two eras differ.
+func TestFloatEras(t *testing.T) {
+	ryu64 := func(f float64) string {
+		var w Writer
+		w.SetEra(Ryu)
+		w.Float64(f)
+		return string(w.Bytes())
+	}
+	ryu32 := func(f float32) string {
+		w := NewWriter(nil)
+		w.SetEra(Ryu)
+		w.Float32(f)
+		return string(w.Bytes())
+	}
+	for _, c := range []struct {
+		f         float64
+		zmij, ryu string
+		sensitive bool
+	}{
+		{f: 1e16, zmij: "1e+16", ryu: "1e16", sensitive: true},
+		{f: -3.439070283483335e35, zmij: "-3.439070283483335e+35", ryu: "-3.439070283483335e35", sensitive: true},
+		{f: 1.7976931348623157e308, zmij: "1.7976931348623157e+308", ryu: "1.7976931348623157e308", sensitive: true},
+		{f: 1e15, zmij: "1000000000000000.0", ryu: "1000000000000000.0"},
+		{f: 9999999999999998, zmij: "9999999999999998.0", ryu: "9999999999999998.0"},
+		{f: 1e-6, zmij: "1e-6", ryu: "1e-6"},
+		{f: 0.5, zmij: "0.5", ryu: "0.5"},
+		{f: math.Inf(1), zmij: "null", ryu: "null"},
+		{f: math.NaN(), zmij: "null", ryu: "null"},
+	} {
+		if got := FormatFloat(c.f); got != c.zmij {
+			t.Errorf("FormatFloat(%v) = %s, want %s", c.f, got, c.zmij)
+		}
+		if got := ryu64(c.f); got != c.ryu {
+			t.Errorf("Ryu %v = %s, want %s", c.f, got, c.ryu)
+		}
+		if got := EraSensitive(c.f); got != c.sensitive {
+			t.Errorf("EraSensitive(%v) = %v", c.f, got)
+		}
+	}
+	for _, c := range []struct {
+		f         float32
+		zmij, ryu string
+		sensitive bool
+	}{
+		{1e13, "1e+13", "1e13", true},
+		{3.4028235e38, "3.4028235e+38", "3.4028235e38", true},
+		{1e12, "1000000000000.0", "1000000000000.0", false},
+		{1e-7, "1e-7", "1e-7", false},
+	} {
+		if got := FormatFloat32(c.f); got != c.zmij {
+			t.Errorf("FormatFloat32(%v) = %s, want %s", c.f, got, c.zmij)
+		}
+		if got := ryu32(c.f); got != c.ryu {
+			t.Errorf("Ryu f32 %v = %s, want %s", c.f, got, c.ryu)
+		}
+		if got := EraSensitive32(c.f); got != c.sensitive {
+			t.Errorf("EraSensitive32(%v) = %v", c.f, got)
+		}
+	}
+	if Zmij.String() != "zmij" || Ryu.String() != "ryu" {
+		t.Errorf("names %s %s", Zmij, Ryu)
+	}
+	// Reset keeps the era.
+	var w Writer
+	w.SetEra(Ryu)
+	w.Reset()
+	w.Float64(2e20)
+	if got := string(w.Bytes()); got != "2e20" {
+		t.Errorf("after Reset: %s", got)
+	}
+}

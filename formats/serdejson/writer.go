@@ -11,6 +11,7 @@ type Writer struct {
 	buf      []byte
 	nonEmpty []bool // one per open container: has it an element yet?
 	afterKey bool
+	era      Era
 }
 
 // NewWriter returns a Writer that appends to buf.
@@ -18,11 +19,16 @@ func NewWriter(buf []byte) *Writer {
 	return &Writer{buf: buf}
 }
 
+// SetEra makes the Writer format floats as serde_json of era e does (the
+// default is Zmij). Only verification uses Ryu: it re-renders a document an
+// older lean-ctx wrote.
+func (w *Writer) SetEra(e Era) { w.era = e }
+
 // Bytes returns the output so far (compact). It aliases the Writer's buffer.
 func (w *Writer) Bytes() []byte { return w.buf }
 
 // Reset discards the output and any open containers, keeping the buffer's
-// capacity.
+// capacity and the era.
 func (w *Writer) Reset() {
 	w.buf = w.buf[:0]
 	w.nonEmpty = w.nonEmpty[:0]
@@ -88,13 +94,13 @@ func (w *Writer) String(s string) {
 // serde_json does; such a value does not parse back into a non-Option f64).
 func (w *Writer) Float64(f float64) {
 	w.sep()
-	w.buf = AppendFloat(w.buf, f)
+	w.buf = appendFloat(w.buf, f, 64, w.era)
 }
 
 // Float32 writes an f32 as FormatFloat32 does.
 func (w *Writer) Float32(f float32) {
 	w.sep()
-	w.buf = AppendFloat32(w.buf, f)
+	w.buf = appendFloat(w.buf, float64(f), 32, w.era)
 }
 
 // Uint64 writes an unsigned integer (u8 … u64, usize) in decimal.

@@ -13,10 +13,16 @@ import (
 // AppendJSON appends the compact serde_json encoding of s (all fields as
 // they are, including snapshot_id and signature) to dst.
 func (s *Snapshot) AppendJSON(dst []byte) ([]byte, error) {
+	return s.appendJSON(dst, serdejson.Zmij)
+}
+
+// appendJSON is AppendJSON with the floats of era.
+func (s *Snapshot) appendJSON(dst []byte, era serdejson.Era) ([]byte, error) {
 	if err := s.check(); err != nil {
 		return nil, err
 	}
 	w := serdejson.NewWriter(dst)
+	w.SetEra(era)
 	s.write(w)
 	return w.Bytes(), nil
 }
@@ -39,20 +45,49 @@ func (s *Snapshot) MarshalFile() ([]byte, error) {
 // CanonicalBody returns the bytes snapshot_id is the hash of: the compact
 // encoding with snapshot_id set to "" and signature to null.
 func (s *Snapshot) CanonicalBody() ([]byte, error) {
+	return s.canonicalBody(serdejson.Zmij)
+}
+
+func (s *Snapshot) canonicalBody(era serdejson.Era) ([]byte, error) {
 	body := *s
 	body.SnapshotID = ""
 	body.Signature = nil
-	return body.AppendJSON(nil)
+	return body.appendJSON(nil, era)
 }
 
 // ComputeID returns the snapshot id of s's body: lowercase hex BLAKE3-256 of
 // CanonicalBody. The stored SnapshotID and Signature play no part.
 func (s *Snapshot) ComputeID() (string, error) {
-	body, err := s.CanonicalBody()
+	return s.computeID(serdejson.Zmij)
+}
+
+// computeID is ComputeID with the floats of era.
+func (s *Snapshot) computeID(era serdejson.Era) (string, error) {
+	body, err := s.canonicalBody(era)
 	if err != nil {
 		return "", err
 	}
 	return Blake3Hex(body), nil
+}
+
+// eraSensitive reports whether the body holds a float the serde_json float
+// eras write differently (serdejson.EraSensitive), the only case in which
+// its id differs between the eras.
+func (s *Snapshot) eraSensitive() bool {
+	if serdejson.EraSensitive(s.ROI.CompressionRate) {
+		return true
+	}
+	for i := range s.Lineage.Items {
+		if serdejson.EraSensitive(s.Lineage.Items[i].CompressionRatio) {
+			return true
+		}
+	}
+	for i := range s.Ledger.Items {
+		if phi := s.Ledger.Items[i].Phi; phi != nil && serdejson.EraSensitive(*phi) {
+			return true
+		}
+	}
+	return false
 }
 
 // Finalize sets SnapshotID to ComputeID, which is what lean-ctx does to an

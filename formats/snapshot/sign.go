@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/git-ctx/git-ctx/formats/dalek"
+	"github.com/git-ctx/git-ctx/formats/serdejson"
 )
 
 // SigningMessage returns the message lean-ctx signs for id: the lowercase hex
@@ -21,7 +22,9 @@ func SigningMessage(id string) string {
 // Sign sets SnapshotID to ComputeID and Signature to an Ed25519 signature by
 // priv over SigningMessage(SnapshotID), with the public key and signature as
 // lowercase hex, as lean-ctx's signing does. Any previous signature is
-// replaced.
+// replaced. A SnapshotID the body hashes to in the Ryu float era (see
+// IntegrityEra) is kept: signing never renames a snapshot an older lean-ctx
+// wrote.
 func (s *Snapshot) Sign(priv ed25519.PrivateKey) error {
 	if len(priv) != ed25519.PrivateKeySize {
 		return fmt.Errorf("%w: private key is %d bytes, want %d", ErrBadKey, len(priv), ed25519.PrivateKeySize)
@@ -30,35 +33,67 @@ func (s *Snapshot) Sign(priv ed25519.PrivateKey) error {
 	if err != nil {
 		return err
 	}
-	s.SnapshotID = id
+	if _, err := s.eraOf(id); err != nil {
+		s.SnapshotID = id
+	}
+	s.sign(priv)
+	return nil
+}
+
+// sign signs the SnapshotID as it is.
+func (s *Snapshot) sign(priv ed25519.PrivateKey) {
+	id := s.SnapshotID
 	sig := ed25519.Sign(priv, []byte(SigningMessage(id)))
 	s.Signature = &Signature{
 		Algorithm: SignatureAlgorithm,
 		PublicKey: hex.EncodeToString(priv.Public().(ed25519.PublicKey)),
 		Value:     hex.EncodeToString(sig),
 	}
-	return nil
 }
 
 // VerifyIntegrity reports whether the body still hashes to SnapshotID
-// (string equality, so an uppercase id never matches). It returns
-// ErrIntegrity when it does not, or an ErrUnencodable error.
+// (string equality, so an uppercase id never matches) in either float era
+// (IntegrityEra). It returns ErrIntegrity when it does not, or an
+// ErrUnencodable error.
 func (s *Snapshot) VerifyIntegrity() error {
+	_, err := s.IntegrityEra()
+	return err
+}
+
+// IntegrityEra reports which serde_json float era's rendering of the body
+// hashes to SnapshotID: serdejson.Zmij (current lean-ctx, and everything
+// git-ctx writes) or serdejson.Ryu (a lean-ctx built with serde_json before
+// 1.0.147, which wrote 1e16 where zmij writes 1e+16). The Ryu rendering is
+// tried only when the Zmij one does not match and the body holds a float the
+// eras write differently, so a snapshot without such a float has one id.
+// ErrIntegrity when neither matches, or an ErrUnencodable error.
+func (s *Snapshot) IntegrityEra() (serdejson.Era, error) {
 	id, err := s.ComputeID()
 	if err != nil {
-		return err
+		return serdejson.Zmij, err
 	}
-	if id != s.SnapshotID {
-		return ErrIntegrity
+	return s.eraOf(id)
+}
+
+// eraOf is IntegrityEra given the body's current (Zmij) id.
+func (s *Snapshot) eraOf(current string) (serdejson.Era, error) {
+	if current == s.SnapshotID {
+		return serdejson.Zmij, nil
 	}
-	return nil
+	if s.eraSensitive() {
+		if legacy, err := s.computeID(serdejson.Ryu); err == nil && legacy == s.SnapshotID {
+			return serdejson.Ryu, nil
+		}
+	}
+	return serdejson.Zmij, ErrIntegrity
 }
 
 // Verify checks s as lean-ctx's verify does, in its order:
 //
 //  1. no signature: false;
 //  2. algorithm other than "ed25519": error "unsupported signature algorithm: {alg}";
-//  3. recomputed id differs from snapshot_id: false;
+//  3. recomputed id differs from snapshot_id (in both float eras, see
+//     IntegrityEra): false;
 //  4. public_key not hex: error "invalid public_key hex: {e}";
 //  5. value not hex: error "invalid signature hex: {e}";
 //  6. error "public_key must be 32 bytes", then "signature must be 64 bytes";

@@ -17,7 +17,10 @@
 //   - snapshot_id = lowercase hex BLAKE3-256 of the canonical body: the
 //     compact encoding with snapshot_id "" and signature null (both keys
 //     kept). It is computed from the typed values, never from file bytes, so
-//     unknown fields in a file are ignored and dropped.
+//     unknown fields in a file are ignored and dropped. Verification accepts
+//     the id of either serde_json float era (IntegrityEra): zmij's "1e+16",
+//     which is what this package writes, or the "1e16" of lean-ctx builds
+//     whose serde_json predates zmij.
 //   - signature = Ed25519 over the 64 ASCII bytes of
 //     hex(SHA-256("ctxsnapshot-sign-v1:" + snapshot_id)), stored with the
 //     signer's public key as lowercase hex. There is no trust list in
@@ -42,6 +45,8 @@
 //   - Verify takes an optional expected public key: with a non-nil key, a
 //     snapshot signed by any other key verifies false. With nil it is
 //     lean-ctx's self-consistency check.
+//   - lean-ctx checks an id only in its own float era; this package also
+//     accepts the older (ryu) era's id, and Sign keeps such an id.
 //   - Floats are parsed correctly rounded (see package serdejson); lean-ctx
 //     may be 1 ulp off on some 17-digit inputs.
 package snapshot
