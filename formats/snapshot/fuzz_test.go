@@ -38,7 +38,9 @@ func FuzzParse(f *testing.F) {
 	legacy.ROI.CompressionRate = 1e16
 	body, _ := legacy.CanonicalBody()
 	legacy.SnapshotID = Blake3Hex(bytes.Replace(body, []byte("1e+16"), []byte("1e16"), 1))
-	legacy.sign(seedKey(f, seedB))
+	if err := legacy.Sign(seedKey(f, seedB)); err != nil {
+		f.Fatal(err)
+	}
 	legacyFile, _ := legacy.MarshalFile()
 	f.Add(bytes.Replace(legacyFile, []byte("1e+16"), []byte("1e16"), 1))
 	f.Add([]byte(strings.NewReplacer(`0.974`, `1`, `0.91`, `-0`, `"phi"`, `"Phi"`, `"parent_id":"`, `"parent_id":null,"p":"`).Replace(string(compactB))))

@@ -1,11 +1,9 @@
 package snapshot
 
 import (
-	"bytes"
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
 
 	"github.com/git-ctx/git-ctx/formats/dalek"
 	"github.com/git-ctx/git-ctx/formats/serdejson"
@@ -26,8 +24,8 @@ func SigningMessage(id string) string {
 // IntegrityEra) is kept: signing never renames a snapshot an older lean-ctx
 // wrote.
 func (s *Snapshot) Sign(priv ed25519.PrivateKey) error {
-	if len(priv) != ed25519.PrivateKeySize {
-		return fmt.Errorf("%w: private key is %d bytes, want %d", ErrBadKey, len(priv), ed25519.PrivateKeySize)
+	if err := dalek.CheckPrivateKey(priv); err != nil {
+		return err
 	}
 	id, err := s.ComputeID()
 	if err != nil {
@@ -36,19 +34,9 @@ func (s *Snapshot) Sign(priv ed25519.PrivateKey) error {
 	if _, err := s.eraOf(id); err != nil {
 		s.SnapshotID = id
 	}
-	s.sign(priv)
-	return nil
-}
-
-// sign signs the SnapshotID as it is.
-func (s *Snapshot) sign(priv ed25519.PrivateKey) {
-	id := s.SnapshotID
-	sig := ed25519.Sign(priv, []byte(SigningMessage(id)))
-	s.Signature = &Signature{
-		Algorithm: SignatureAlgorithm,
-		PublicKey: hex.EncodeToString(priv.Public().(ed25519.PublicKey)),
-		Value:     hex.EncodeToString(sig),
-	}
+	pub, value, err := dalek.Sign(priv, []byte(SigningMessage(s.SnapshotID)))
+	s.Signature = &Signature{Algorithm: SignatureAlgorithm, PublicKey: pub, Value: value}
+	return err
 }
 
 // VerifyIntegrity reports whether the body still hashes to SnapshotID
@@ -112,35 +100,15 @@ func (s *Snapshot) Verify(pub ed25519.PublicKey) (bool, error) {
 	if sig == nil {
 		return false, nil
 	}
-	if sig.Algorithm != SignatureAlgorithm {
-		return false, fmt.Errorf("%w: %s", ErrUnsupportedAlgorithm, sig.Algorithm)
+	if err := dalek.CheckAlgorithm(sig.Algorithm); err != nil {
+		return false, err
 	}
 	if err := s.VerifyIntegrity(); err == ErrIntegrity {
 		return false, nil
 	} else if err != nil {
 		return false, err
 	}
-	key, err := s.SignerKey()
-	if err != nil {
-		return false, err
-	}
-	value, err := decodeHex(sig.Value)
-	if err != nil {
-		return false, fmt.Errorf("%w: %s", ErrSignatureHex, err)
-	}
-	if len(key) != ed25519.PublicKeySize {
-		return false, ErrPublicKeyLength
-	}
-	if len(value) != ed25519.SignatureSize {
-		return false, ErrSignatureLength
-	}
-	if !dalek.OnCurve(key) {
-		return false, fmt.Errorf("%w: %s", ErrInvalidPublicKey, dalek.ErrNotAPoint)
-	}
-	if pub != nil && !bytes.Equal(pub, key) {
-		return false, nil
-	}
-	return ed25519.Verify(ed25519.PublicKey(key), []byte(SigningMessage(s.SnapshotID)), value), nil
+	return dalek.Verify(sig.PublicKey, sig.Value, []byte(SigningMessage(s.SnapshotID)), pub)
 }
 
 // SignerKey decodes the public key the signature carries (nil when there is
@@ -150,11 +118,7 @@ func (s *Snapshot) SignerKey() (ed25519.PublicKey, error) {
 	if s.Signature == nil {
 		return nil, nil
 	}
-	key, err := decodeHex(s.Signature.PublicKey)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s", ErrPublicKeyHex, err)
-	}
-	return key, nil
+	return dalek.DecodePublicKey(s.Signature.PublicKey)
 }
 
 // CheckImport parses data and checks it as lean-ctx's snapshot import does
@@ -183,6 +147,3 @@ func CheckImport(data []byte) (*Snapshot, error) {
 	}
 	return s, nil
 }
-
-// decodeHex is dalek.DecodeHex: lean-ctx's hex reading and error texts.
-var decodeHex = dalek.DecodeHex

@@ -51,7 +51,11 @@
 //     may be 1 ulp off on some 17-digit inputs.
 package snapshot
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/git-ctx/git-ctx/formats/dalek"
+)
 
 // SchemaVersion is the schema_version lean-ctx writes. Parsing accepts any
 // u32, as lean-ctx does.
@@ -71,7 +75,7 @@ const (
 const MaxFileSize = 8 << 20
 
 // SignatureAlgorithm is the only algorithm Verify accepts (case-sensitive).
-const SignatureAlgorithm = "ed25519"
+const SignatureAlgorithm = dalek.Algorithm
 
 // SignPrefix is prepended to the snapshot id before hashing the message to
 // sign.
@@ -200,16 +204,12 @@ var (
 	// ErrUnencodable: a value serde_json could not round-trip (see package doc).
 	ErrUnencodable = errors.New("snapshot cannot be encoded")
 	// ErrBadKey: a private key of the wrong size was given to Sign.
-	ErrBadKey = errors.New("bad signing key")
+	ErrBadKey = dalek.ErrBadKey
 
-	// Verification (lean-ctx's order: algorithm, id, key hex, signature hex,
-	// lengths, key point).
-	ErrUnsupportedAlgorithm = errors.New("unsupported signature algorithm") // ": {alg}"
-	ErrPublicKeyHex         = errors.New("invalid public_key hex")          // ": {e}"
-	ErrSignatureHex         = errors.New("invalid signature hex")           // ": {e}"
-	ErrPublicKeyLength      = errors.New("public_key must be 32 bytes")
-	ErrSignatureLength      = errors.New("signature must be 64 bytes")
-	ErrInvalidPublicKey     = errors.New("invalid public key") // ": {e}"
+	// Verification errors of malformed signature material (lean-ctx's
+	// order: algorithm, id, key hex, signature hex, lengths, key point) are
+	// package dalek's (dalek.ErrUnsupportedAlgorithm, …), shared with
+	// packages.
 
 	// Import (CheckImport).
 	ErrIntegrity         = errors.New("integrity check failed: snapshot body does not match its id")
