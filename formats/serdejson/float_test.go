@@ -110,61 +110,49 @@ func TestFloatFormatRules(t *testing.T) {
 // without the '+' of a positive exponent, and EraSensitive says exactly
 // when the two eras differ.
 func TestFloatEras(t *testing.T) {
-	ryu64 := func(f float64) string {
+	// render writes f (an f32 when bits is 32) as the Writer of era does.
+	render := func(f float64, bits int, era Era) string {
 		var w Writer
-		w.SetEra(Ryu)
-		w.Float64(f)
-		return string(w.Bytes())
-	}
-	ryu32 := func(f float32) string {
-		w := NewWriter(nil)
-		w.SetEra(Ryu)
-		w.Float32(f)
+		w.SetEra(era)
+		if bits == 32 {
+			w.Float32(float32(f))
+		} else {
+			w.Float64(f)
+		}
 		return string(w.Bytes())
 	}
 	for _, c := range []struct {
 		f         float64
+		bits      int
 		zmij, ryu string
 		sensitive bool
 	}{
-		{f: 1e16, zmij: "1e+16", ryu: "1e16", sensitive: true},
-		{f: -3.439070283483335e35, zmij: "-3.439070283483335e+35", ryu: "-3.439070283483335e35", sensitive: true},
-		{f: 1.7976931348623157e308, zmij: "1.7976931348623157e+308", ryu: "1.7976931348623157e308", sensitive: true},
-		{f: 1e15, zmij: "1000000000000000.0", ryu: "1000000000000000.0"},
-		{f: 9999999999999998, zmij: "9999999999999998.0", ryu: "9999999999999998.0"},
-		{f: 1e-6, zmij: "1e-6", ryu: "1e-6"},
-		{f: 0.5, zmij: "0.5", ryu: "0.5"},
-		{f: math.Inf(1), zmij: "null", ryu: "null"},
-		{f: math.NaN(), zmij: "null", ryu: "null"},
+		{1e16, 64, "1e+16", "1e16", true},
+		{-3.439070283483335e35, 64, "-3.439070283483335e+35", "-3.439070283483335e35", true},
+		{1.7976931348623157e308, 64, "1.7976931348623157e+308", "1.7976931348623157e308", true},
+		{1e15, 64, "1000000000000000.0", "1000000000000000.0", false},
+		{9999999999999998, 64, "9999999999999998.0", "9999999999999998.0", false},
+		{1e-6, 64, "1e-6", "1e-6", false},
+		{0.5, 64, "0.5", "0.5", false},
+		{math.Inf(1), 64, "null", "null", false},
+		{math.NaN(), 64, "null", "null", false},
+		{1e13, 32, "1e+13", "1e13", true},
+		{3.4028235e38, 32, "3.4028235e+38", "3.4028235e38", true},
+		{1e12, 32, "1000000000000.0", "1000000000000.0", false},
+		{1e-7, 32, "1e-7", "1e-7", false},
 	} {
-		if got := FormatFloat(c.f); got != c.zmij {
-			t.Errorf("FormatFloat(%v) = %s, want %s", c.f, got, c.zmij)
+		zmij, sensitive := FormatFloat(c.f), EraSensitive(c.f)
+		if c.bits == 32 {
+			zmij, sensitive = FormatFloat32(float32(c.f)), EraSensitive32(float32(c.f))
 		}
-		if got := ryu64(c.f); got != c.ryu {
-			t.Errorf("Ryu %v = %s, want %s", c.f, got, c.ryu)
+		if zmij != c.zmij || render(c.f, c.bits, Zmij) != c.zmij {
+			t.Errorf("f%d %v: zmij %s / %s, want %s", c.bits, c.f, zmij, render(c.f, c.bits, Zmij), c.zmij)
 		}
-		if got := EraSensitive(c.f); got != c.sensitive {
-			t.Errorf("EraSensitive(%v) = %v", c.f, got)
+		if got := render(c.f, c.bits, Ryu); got != c.ryu {
+			t.Errorf("f%d %v: ryu %s, want %s", c.bits, c.f, got, c.ryu)
 		}
-	}
-	for _, c := range []struct {
-		f         float32
-		zmij, ryu string
-		sensitive bool
-	}{
-		{1e13, "1e+13", "1e13", true},
-		{3.4028235e38, "3.4028235e+38", "3.4028235e38", true},
-		{1e12, "1000000000000.0", "1000000000000.0", false},
-		{1e-7, "1e-7", "1e-7", false},
-	} {
-		if got := FormatFloat32(c.f); got != c.zmij {
-			t.Errorf("FormatFloat32(%v) = %s, want %s", c.f, got, c.zmij)
-		}
-		if got := ryu32(c.f); got != c.ryu {
-			t.Errorf("Ryu f32 %v = %s, want %s", c.f, got, c.ryu)
-		}
-		if got := EraSensitive32(c.f); got != c.sensitive {
-			t.Errorf("EraSensitive32(%v) = %v", c.f, got)
+		if sensitive != c.sensitive {
+			t.Errorf("f%d %v: EraSensitive %v", c.bits, c.f, sensitive)
 		}
 	}
 	if Zmij.String() != "zmij" || Ryu.String() != "ryu" {

@@ -1,6 +1,9 @@
 package serdejson
 
-import "strconv"
+import (
+	"strconv"
+	"time"
+)
 
 // Writer appends compact serde_json output to a byte slice. The zero value
 // is ready to use. It inserts the ',' and ':' separators itself; the caller
@@ -184,8 +187,48 @@ func (w *Writer) Uint64Member(k string, u uint64) { w.Key(k); w.Uint64(u) }
 // Float64Member writes the key k and the f64 f.
 func (w *Writer) Float64Member(k string, f float64) { w.Key(k); w.Float64(f) }
 
+// OptFloat64Member writes the key k and *f, or null when f is nil.
+func (w *Writer) OptFloat64Member(k string, f *float64) { w.Key(k); w.OptFloat64(f) }
+
 // BoolMember writes the key k and b.
 func (w *Writer) BoolMember(k string, b bool) { w.Key(k); w.Bool(b) }
 
 // StringsMember writes the key k and the Vec<String> list.
 func (w *Writer) StringsMember(k string, list []string) { w.Key(k); w.Strings(list) }
+
+// TimeMember writes the key k and t as chrono's serde form of
+// DateTime<Utc> (FormatTime).
+func (w *Writer) TimeMember(k string, t time.Time) { w.Key(k); w.String(FormatTime(t)) }
+
+// OptTimeMember writes the key k and *t as TimeMember does, or null when t
+// is nil (Option<DateTime<Utc>>).
+func (w *Writer) OptTimeMember(k string, t *time.Time) {
+	if t == nil {
+		w.Key(k)
+		w.Null()
+		return
+	}
+	w.TimeMember(k, *t)
+}
+
+// ObjectMember writes the key k and an object whose members body writes
+// (a nested struct).
+func (w *Writer) ObjectMember(k string, body func()) {
+	w.Key(k)
+	w.BeginObject()
+	body()
+	w.EndObject()
+}
+
+// ObjectsMember writes the key k and a Vec of structs: one object per
+// element of list, whose members body writes (an empty list is []).
+func ObjectsMember[T any](w *Writer, k string, list []T, body func(*T)) {
+	w.Key(k)
+	w.BeginArray()
+	for i := range list {
+		w.BeginObject()
+		body(&list[i])
+		w.EndObject()
+	}
+	w.EndArray()
+}
