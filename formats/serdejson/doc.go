@@ -12,7 +12,8 @@
 //     no trailing newline);
 //   - strings use serde_json's escapes: \" \\ \b \t \n \f \r, \u00xx with
 //     lowercase hex for the other bytes below 0x20, and nothing else (no HTML
-//     escaping, U+2028/U+2029 and 0x7F raw);
+//     escaping, U+2028/U+2029 and 0x7F raw); AppendRawString is the same
+//     without the U+FFFD replacement below, for text copied from a file;
 //   - floats are formatted as zmij 1.0.23 formats them for serde_json:
 //     shortest round-trip digits, fixed notation with a ".0" suffix for
 //     integral values when the decimal exponent is in [-5, 15] (f64) or
