@@ -1,12 +1,11 @@
 package serdejson
 
 import (
-	"encoding/json"
 	"math"
-	"os"
-	"path/filepath"
 	"strconv"
 	"testing"
+
+	"github.com/git-ctx/git-ctx/formats/internal/vectorfile"
 )
 
 type floatVector struct {
@@ -19,14 +18,8 @@ type floatVector struct {
 
 func loadFloatVectors(t testing.TB) []floatVector {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "vectors", "snapshot.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var all []floatVector
-	if err := json.Unmarshal(data, &all); err != nil {
-		t.Fatal(err)
-	}
+	vectorfile.Load(t, "snapshot.json", &all)
 	var out []floatVector
 	for _, v := range all {
 		if v.Kind == "float" {
