@@ -54,29 +54,29 @@ func (w *Writer) sep() {
 }
 
 // BeginObject writes '{'.
-func (w *Writer) BeginObject() {
-	w.sep()
-	w.buf = append(w.buf, '{')
-	w.nonEmpty = append(w.nonEmpty, false)
-}
+func (w *Writer) BeginObject() { w.open('{') }
 
 // EndObject writes '}'.
-func (w *Writer) EndObject() {
-	w.nonEmpty = w.nonEmpty[:len(w.nonEmpty)-1]
-	w.buf = append(w.buf, '}')
-}
+func (w *Writer) EndObject() { w.close('}') }
 
 // BeginArray writes '['.
-func (w *Writer) BeginArray() {
+func (w *Writer) BeginArray() { w.open('[') }
+
+// EndArray writes ']'.
+func (w *Writer) EndArray() { w.close(']') }
+
+// open writes the opening bracket c of a container, which has no element
+// yet.
+func (w *Writer) open(c byte) {
 	w.sep()
-	w.buf = append(w.buf, '[')
+	w.buf = append(w.buf, c)
 	w.nonEmpty = append(w.nonEmpty, false)
 }
 
-// EndArray writes ']'.
-func (w *Writer) EndArray() {
+// close writes the closing bracket c of the innermost container.
+func (w *Writer) close(c byte) {
 	w.nonEmpty = w.nonEmpty[:len(w.nonEmpty)-1]
-	w.buf = append(w.buf, ']')
+	w.buf = append(w.buf, c)
 }
 
 // Key writes an object key and its ':'.
