@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/git-ctx/git-ctx/formats/internal/vectorfile"
 )
 
 type vector struct {
@@ -31,14 +33,8 @@ type vector struct {
 
 func loadVectors(t testing.TB) []vector {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "vectors", "checkpoint.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var vs []vector
-	if err := json.Unmarshal(data, &vs); err != nil {
-		t.Fatal(err)
-	}
+	vectorfile.Load(t, "checkpoint.json", &vs)
 	return vs
 }
 

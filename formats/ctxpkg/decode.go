@@ -13,7 +13,11 @@ import (
 var (
 	str     = serdejson.StringField
 	optStr  = serdejson.OptStringField
+	u32     = serdejson.Uint32Field
+	optU32  = serdejson.OptUint32Field
 	u64     = serdejson.Uint64Field
+	optU64  = serdejson.OptUint64Field
+	f32     = serdejson.Float32Field
 	f64     = serdejson.Float64Field
 	boolean = serdejson.BoolField
 	strList = serdejson.StringsField
@@ -76,39 +80,6 @@ var (
 // treats a missing key as None, so it reads like opt (it is only written
 // differently: null, never omitted).
 var nullable = opt
-
-func u32(dst *uint32) func(serdejson.Value) error {
-	return func(v serdejson.Value) error {
-		u, err := v.Uint(32)
-		*dst = uint32(u)
-		return err
-	}
-}
-
-func optU32(dst **uint32) func(serdejson.Value) error {
-	return func(v serdejson.Value) error {
-		u, err := v.Uint(32)
-		if err == nil {
-			x := uint32(u)
-			*dst = &x
-		}
-		return err
-	}
-}
-
-func optU64(dst **uint64) func(serdejson.Value) error {
-	return func(v serdejson.Value) error {
-		u, err := v.Uint64()
-		if err == nil {
-			*dst = &u
-		}
-		return err
-	}
-}
-
-func f32(dst *float32) func(serdejson.Value) error {
-	return func(v serdejson.Value) (err error) { *dst, err = v.Float32(); return }
-}
 
 // list decodes a Vec<T>, each element by dec.
 func list[T any](dst *[]T, dec func(*T, serdejson.Value) error) func(serdejson.Value) error {
@@ -320,11 +291,7 @@ func (m *Manifest) decode(v serdejson.Value) error {
 				req("node_count", u32(&g.NodeCount)),
 				req("edge_count", u32(&g.EdgeCount)),
 				def("node_types", strList(&g.NodeTypes)),
-				opt("activation_mean", func(v serdejson.Value) error {
-					f, err := v.Float64()
-					g.ActivationMean = &f
-					return err
-				}),
+				opt("activation_mean", serdejson.OptFloat64Field(&g.ActivationMean)),
 				opt("freshness", optTm(&g.Freshness)),
 			})
 		}),
@@ -502,11 +469,7 @@ func (n *ContextNode) decode(v serdejson.Value) error {
 		opt("file_path", optStr(&n.FilePath)),
 		opt("line_start", optU64(&n.LineStart)),
 		opt("line_end", optU64(&n.LineEnd)),
-		opt("confidence", func(v serdejson.Value) error {
-			f, err := v.Float32()
-			n.Confidence = &f
-			return err
-		}),
+		opt("confidence", serdejson.OptFloat32Field(&n.Confidence)),
 		opt("supersedes", optStr(&n.Supersedes)),
 	})
 }

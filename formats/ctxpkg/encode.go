@@ -3,93 +3,77 @@ package ctxpkg
 import (
 	"fmt"
 	"math"
-	"time"
 
 	"github.com/git-ctx/git-ctx/formats/serdejson"
 )
 
-// enc wraps a serdejson.Writer and records the first unencodable float.
+// enc is a serdejson.Writer that also records the first unencodable float.
 type enc struct {
-	w   serdejson.Writer
+	serdejson.Writer
 	err error
 }
 
-func (e *enc) key(k string)    { e.w.Key(k) }
-func (e *enc) str(s string)    { e.w.String(s) }
-func (e *enc) u64(u uint64)    { e.w.Uint64(u) }
-func (e *enc) strs(l []string) { e.w.Strings(l) }
-func (e *enc) time(t time.Time) {
-	e.w.String(serdejson.FormatTime(t))
-}
-func (e *enc) optTime(t *time.Time) {
-	if t == nil {
-		e.w.Null()
-		return
-	}
-	e.time(*t)
-}
-func (e *enc) f64(field string, f float64) {
-	e.f64check(field, f)
-	e.w.Float64(f)
-}
-func (e *enc) f32(field string, f float32) {
-	e.f64check(field, float64(f))
-	e.w.Float32(f)
-}
 func (e *enc) f64check(field string, f float64) {
 	if (math.IsNaN(f) || math.IsInf(f, 0)) && e.err == nil {
 		e.err = fmt.Errorf("%w: %s is %v (serde_json would write null)", ErrUnencodable, field, f)
 	}
 }
 
-// Members: the key k, then the value as the method without "Member"
-// writes it.
-func (e *enc) strMember(k, s string)                { e.key(k); e.str(s) }
-func (e *enc) u64Member(k string, u uint64)         { e.key(k); e.u64(u) }
-func (e *enc) strsMember(k string, l []string)      { e.key(k); e.strs(l) }
-func (e *enc) timeMember(k string, t time.Time)     { e.key(k); e.time(t) }
-func (e *enc) optTimeMember(k string, t *time.Time) { e.key(k); e.optTime(t) }
-func (e *enc) f64Member(k, field string, f float64) { e.key(k); e.f64(field, f) }
-func (e *enc) f32Member(k, field string, f float32) { e.key(k); e.f32(field, f) }
+// f64Member and f32Member write the key k and the float, recording field
+// when it is NaN or ±Inf.
+func (e *enc) f64Member(k, field string, f float64) {
+	e.f64check(field, f)
+	e.Float64Member(k, f)
+}
+func (e *enc) f32Member(k, field string, f float32) {
+	e.f64check(field, float64(f))
+	e.Key(k)
+	e.Float32(f)
+}
 
 // optStr writes k and *s when s is not nil (an Option<String> serde skips
 // when None); optU64 does the same for an Option of an unsigned integer.
 func (e *enc) optStr(k string, s *string) {
 	if s != nil {
-		e.strMember(k, *s)
+		e.StringMember(k, *s)
 	}
 }
 func (e *enc) optU64(k string, u *uint64) {
 	if u != nil {
-		e.u64Member(k, *u)
+		e.Uint64Member(k, *u)
 	}
+}
+
+// objects writes the key k and a Vec of structs (serdejson.ObjectsMember).
+func objects[T any](e *enc, k string, list []T, body func(*T)) {
+	serdejson.ObjectsMember(&e.Writer, k, list, body)
 }
 
 // AppendJSON appends the compact serde_json text of the content.
 func (c *Content) AppendJSON(dst []byte) ([]byte, error) {
-	e := &enc{w: *serdejson.NewWriter(dst)}
+	e := &enc{Writer: *serdejson.NewWriter(dst)}
 	c.write(e)
-	return e.w.Bytes(), e.err
+	return e.Bytes(), e.err
 }
 
 // AppendJSON appends the compact serde_json text of the manifest.
 func (m *Manifest) AppendJSON(dst []byte) ([]byte, error) {
-	e := &enc{w: *serdejson.NewWriter(dst)}
+	e := &enc{Writer: *serdejson.NewWriter(dst)}
 	m.write(e)
-	return e.w.Bytes(), e.err
+	return e.Bytes(), e.err
 }
 
 // MarshalCompact returns the compact serde_json text of the whole bundle,
 // with the content re-serialised from Content (as lean-ctx's install does).
 func (p *Package) MarshalCompact() ([]byte, error) {
 	e := &enc{}
-	e.w.BeginObject()
-	e.key("manifest")
+	e.BeginObject()
+	e.Key("manifest")
 	p.Manifest.write(e)
-	e.key("content")
+	e.Key("content")
 	p.Content.write(e)
-	e.w.EndObject()
-	return e.w.Bytes(), e.err
+	e.EndObject()
+	return e.Bytes(), e.err
 }
 
 // MarshalFile returns the file form lean-ctx exports: pretty serde_json
@@ -103,308 +87,224 @@ func (p *Package) MarshalFile() ([]byte, error) {
 }
 
 func (m *Manifest) write(e *enc) {
-	e.w.BeginObject()
-	e.u64Member("schema_version", uint64(m.SchemaVersion))
+	e.BeginObject()
+	e.Uint64Member("schema_version", uint64(m.SchemaVersion))
 	if m.ConformanceLevel != nil {
-		e.u64Member("conformance_level", uint64(*m.ConformanceLevel))
+		e.Uint64Member("conformance_level", uint64(*m.ConformanceLevel))
 	}
 	if k := m.EffectiveKind(); k != KindContext {
-		e.strMember("kind", string(k))
+		e.StringMember("kind", string(k))
 	}
-	e.strMember("name", m.Name)
-	e.strMember("version", m.Version)
-	e.strMember("description", m.Description)
-	e.w.OptStringMember("author", m.Author)
+	e.StringMember("name", m.Name)
+	e.StringMember("version", m.Version)
+	e.StringMember("description", m.Description)
+	e.OptStringMember("author", m.Author)
 	e.optStr("scope", m.Scope)
-	e.timeMember("created_at", m.CreatedAt)
-	e.optTimeMember("updated_at", m.UpdatedAt)
-	e.key("layers")
-	e.w.BeginArray()
+	e.TimeMember("created_at", m.CreatedAt)
+	e.OptTimeMember("updated_at", m.UpdatedAt)
+	e.Key("layers")
+	e.BeginArray()
 	for _, l := range m.Layers {
-		e.str(string(l))
+		e.String(string(l))
 	}
-	e.w.EndArray()
-	e.key("dependencies")
-	e.w.BeginArray()
-	for _, d := range m.Dependencies {
-		e.w.BeginObject()
-		e.strMember("name", d.Name)
-		e.strMember("version_req", d.VersionReq)
-		e.w.BoolMember("optional", d.Optional)
-		e.w.EndObject()
-	}
-	e.w.EndArray()
-	e.strsMember("tags", m.Tags)
+	e.EndArray()
+	objects(e, "dependencies", m.Dependencies, func(d *Dependency) {
+		e.StringMember("name", d.Name)
+		e.StringMember("version_req", d.VersionReq)
+		e.BoolMember("optional", d.Optional)
+	})
+	e.StringsMember("tags", m.Tags)
 	e.optStr("visibility", m.Visibility)
-	e.key("integrity")
-	e.w.BeginObject()
-	e.strMember("sha256", m.Integrity.SHA256)
-	e.strMember("content_hash", m.Integrity.ContentHash)
-	e.u64Member("byte_size", m.Integrity.ByteSize)
-	e.w.EndObject()
-	e.key("provenance")
-	e.w.BeginObject()
-	e.strMember("tool", m.Provenance.Tool)
-	e.strMember("tool_version", m.Provenance.ToolVersion)
-	e.w.OptStringMember("project_hash", m.Provenance.ProjectHash)
-	e.w.OptStringMember("source_session_id", m.Provenance.SourceSessionID)
-	e.w.EndObject()
-	e.key("compatibility")
-	e.w.BeginObject()
-	e.w.OptStringMember("min_lean_ctx_version", m.Compatibility.MinLeanCtxVersion)
-	e.strsMember("target_languages", m.Compatibility.TargetLanguages)
-	e.strsMember("target_frameworks", m.Compatibility.TargetFrameworks)
-	e.w.EndObject()
-	e.key("stats")
+	e.ObjectMember("integrity", func() {
+		e.StringMember("sha256", m.Integrity.SHA256)
+		e.StringMember("content_hash", m.Integrity.ContentHash)
+		e.Uint64Member("byte_size", m.Integrity.ByteSize)
+	})
+	e.ObjectMember("provenance", func() {
+		e.StringMember("tool", m.Provenance.Tool)
+		e.StringMember("tool_version", m.Provenance.ToolVersion)
+		e.OptStringMember("project_hash", m.Provenance.ProjectHash)
+		e.OptStringMember("source_session_id", m.Provenance.SourceSessionID)
+	})
+	e.ObjectMember("compatibility", func() {
+		e.OptStringMember("min_lean_ctx_version", m.Compatibility.MinLeanCtxVersion)
+		e.StringsMember("target_languages", m.Compatibility.TargetLanguages)
+		e.StringsMember("target_frameworks", m.Compatibility.TargetFrameworks)
+	})
 	s := &m.Stats
-	e.w.BeginObject()
-	e.u64Member("knowledge_facts", uint64(s.KnowledgeFacts))
-	e.u64Member("graph_nodes", uint64(s.GraphNodes))
-	e.u64Member("graph_edges", uint64(s.GraphEdges))
-	e.u64Member("pattern_count", uint64(s.PatternCount))
-	e.u64Member("gotcha_count", uint64(s.GotchaCount))
-	e.f64Member("compression_ratio", "stats.compression_ratio", s.CompressionRatio)
-	e.w.EndObject()
+	e.ObjectMember("stats", func() {
+		e.Uint64Member("knowledge_facts", uint64(s.KnowledgeFacts))
+		e.Uint64Member("graph_nodes", uint64(s.GraphNodes))
+		e.Uint64Member("graph_edges", uint64(s.GraphEdges))
+		e.Uint64Member("pattern_count", uint64(s.PatternCount))
+		e.Uint64Member("gotcha_count", uint64(s.GotchaCount))
+		e.f64Member("compression_ratio", "stats.compression_ratio", s.CompressionRatio)
+	})
 	if sig := m.Signature; sig != nil {
-		e.key("signature")
-		e.w.BeginObject()
-		e.strMember("algorithm", sig.Algorithm)
-		e.strMember("public_key", sig.PublicKey)
-		e.strMember("value", sig.Value)
-		e.w.EndObject()
+		e.ObjectMember("signature", func() {
+			e.StringMember("algorithm", sig.Algorithm)
+			e.StringMember("public_key", sig.PublicKey)
+			e.StringMember("value", sig.Value)
+		})
 	}
 	if g := m.GraphSummary; g != nil {
-		e.key("graph_summary")
-		e.w.BeginObject()
-		e.u64Member("node_count", uint64(g.NodeCount))
-		e.u64Member("edge_count", uint64(g.EdgeCount))
-		e.strsMember("node_types", g.NodeTypes)
-		if g.ActivationMean != nil {
-			e.f64Member("activation_mean", "graph_summary.activation_mean", *g.ActivationMean)
-		}
-		if g.Freshness != nil {
-			e.timeMember("freshness", *g.Freshness)
-		}
-		e.w.EndObject()
+		e.ObjectMember("graph_summary", func() {
+			e.Uint64Member("node_count", uint64(g.NodeCount))
+			e.Uint64Member("edge_count", uint64(g.EdgeCount))
+			e.StringsMember("node_types", g.NodeTypes)
+			if g.ActivationMean != nil {
+				e.f64Member("activation_mean", "graph_summary.activation_mean", *g.ActivationMean)
+			}
+			if g.Freshness != nil {
+				e.TimeMember("freshness", *g.Freshness)
+			}
+		})
 	}
 	if mk := m.Marketplace; mk != nil {
-		e.key("marketplace")
-		e.w.BeginObject()
-		e.strsMember("categories", mk.Categories)
-		e.strsMember("badges", mk.Badges)
-		e.optStr("license", mk.License)
-		e.w.EndObject()
+		e.ObjectMember("marketplace", func() {
+			e.StringsMember("categories", mk.Categories)
+			e.StringsMember("badges", mk.Badges)
+			e.optStr("license", mk.License)
+		})
 	}
-	e.w.EndObject()
+	e.EndObject()
 }
 
 // write writes the content object: each layer present, in the order of
 // lean-ctx's PackageContent fields.
 func (c *Content) write(e *enc) {
-	e.w.BeginObject()
+	e.BeginObject()
 	if k := c.Knowledge; k != nil {
-		e.key("knowledge")
-		k.write(e)
+		e.ObjectMember("knowledge", func() { k.write(e) })
 	}
 	if g := c.Graph; g != nil {
-		e.key("graph")
-		g.write(e)
+		e.ObjectMember("graph", func() { g.write(e) })
 	}
 	if s := c.Session; s != nil {
-		e.key("session")
-		s.write(e)
+		e.ObjectMember("session", func() { s.write(e) })
 	}
 	if p := c.Patterns; p != nil {
-		e.key("patterns")
-		e.w.BeginObject()
-		e.key("patterns")
-		writePatterns(e, p.Patterns)
-		e.timeMember("exported_at", p.ExportedAt)
-		e.w.EndObject()
+		e.ObjectMember("patterns", func() {
+			writePatterns(e, p.Patterns)
+			e.TimeMember("exported_at", p.ExportedAt)
+		})
 	}
 	if g := c.Gotchas; g != nil {
-		e.key("gotchas")
-		g.write(e)
+		e.ObjectMember("gotchas", func() { g.write(e) })
 	}
 	if g := c.ContextGraph; g != nil {
-		e.key("context_graph")
-		g.write(e)
+		e.ObjectMember("context_graph", func() { g.write(e) })
 	}
 	if a := c.Addon; a != nil {
-		e.key("addon")
-		e.w.BeginObject()
-		e.strMember("manifest_toml", a.ManifestTOML)
-		e.w.EndObject()
+		e.ObjectMember("addon", func() { e.StringMember("manifest_toml", a.ManifestTOML) })
 	}
 	if d := c.Documents; d != nil {
-		e.key("documents")
-		d.write(e)
+		e.ObjectMember("documents", func() { d.write(e) })
 	}
-	e.w.EndObject()
+	e.EndObject()
 }
 
+// The layers' write methods write their members (the caller writes the
+// braces).
+
 func (k *KnowledgeLayer) write(e *enc) {
-	e.w.BeginObject()
-	e.key("facts")
-	e.w.BeginArray()
-	for i := range k.Facts {
-		k.Facts[i].write(e)
-	}
-	e.w.EndArray()
-	e.key("patterns")
+	objects(e, "facts", k.Facts, func(f *KnowledgeFact) { f.write(e) })
 	writePatterns(e, k.Patterns)
-	e.key("insights")
-	e.w.BeginArray()
-	for _, in := range k.Insights {
-		e.w.BeginObject()
-		e.strMember("summary", in.Summary)
-		e.strsMember("from_sessions", in.FromSessions)
-		e.timeMember("timestamp", in.Timestamp)
-		e.w.EndObject()
-	}
-	e.w.EndArray()
-	e.timeMember("exported_at", k.ExportedAt)
-	e.w.EndObject()
+	objects(e, "insights", k.Insights, func(in *ConsolidatedInsight) {
+		e.StringMember("summary", in.Summary)
+		e.StringsMember("from_sessions", in.FromSessions)
+		e.TimeMember("timestamp", in.Timestamp)
+	})
+	e.TimeMember("exported_at", k.ExportedAt)
 }
 
 func (g *GraphLayer) write(e *enc) {
-	e.w.BeginObject()
-	e.key("nodes")
-	e.w.BeginArray()
-	for _, n := range g.Nodes {
-		e.w.BeginObject()
-		e.strMember("kind", n.Kind)
-		e.strMember("name", n.Name)
-		e.strMember("file_path", n.FilePath)
+	objects(e, "nodes", g.Nodes, func(n *GraphNode) {
+		e.StringMember("kind", n.Kind)
+		e.StringMember("name", n.Name)
+		e.StringMember("file_path", n.FilePath)
 		e.optU64("line_start", n.LineStart)
 		e.optU64("line_end", n.LineEnd)
 		e.optStr("metadata", n.Metadata)
-		e.w.EndObject()
-	}
-	e.w.EndArray()
-	e.key("edges")
-	e.w.BeginArray()
-	for _, ed := range g.Edges {
-		e.w.BeginObject()
-		e.strMember("source_path", ed.SourcePath)
-		e.strMember("source_name", ed.SourceName)
-		e.strMember("target_path", ed.TargetPath)
-		e.strMember("target_name", ed.TargetName)
-		e.strMember("kind", ed.Kind)
+	})
+	objects(e, "edges", g.Edges, func(ed *GraphEdge) {
+		e.StringMember("source_path", ed.SourcePath)
+		e.StringMember("source_name", ed.SourceName)
+		e.StringMember("target_path", ed.TargetPath)
+		e.StringMember("target_name", ed.TargetName)
+		e.StringMember("kind", ed.Kind)
 		e.optStr("metadata", ed.Metadata)
-		e.w.EndObject()
-	}
-	e.w.EndArray()
-	e.timeMember("exported_at", g.ExportedAt)
-	e.w.EndObject()
+	})
+	e.TimeMember("exported_at", g.ExportedAt)
 }
 
 func (s *SessionLayer) write(e *enc) {
-	e.w.BeginObject()
-	e.w.OptStringMember("task_description", s.TaskDescription)
-	e.key("findings")
-	e.w.BeginArray()
-	for _, f := range s.Findings {
-		e.w.BeginObject()
-		e.strMember("summary", f.Summary)
+	e.OptStringMember("task_description", s.TaskDescription)
+	objects(e, "findings", s.Findings, func(f *SessionFinding) {
+		e.StringMember("summary", f.Summary)
 		e.optStr("file", f.File)
 		if f.Line != nil {
-			e.u64Member("line", uint64(*f.Line))
+			e.Uint64Member("line", uint64(*f.Line))
 		}
-		e.w.EndObject()
-	}
-	e.w.EndArray()
-	e.key("decisions")
-	e.w.BeginArray()
-	for _, d := range s.Decisions {
-		e.w.BeginObject()
-		e.strMember("summary", d.Summary)
+	})
+	objects(e, "decisions", s.Decisions, func(d *SessionDecision) {
+		e.StringMember("summary", d.Summary)
 		e.optStr("rationale", d.Rationale)
-		e.w.EndObject()
-	}
-	e.w.EndArray()
-	e.strsMember("next_steps", s.NextSteps)
-	e.strsMember("files_touched", s.FilesTouched)
-	e.timeMember("exported_at", s.ExportedAt)
-	e.w.EndObject()
+	})
+	e.StringsMember("next_steps", s.NextSteps)
+	e.StringsMember("files_touched", s.FilesTouched)
+	e.TimeMember("exported_at", s.ExportedAt)
 }
 
 func (g *GotchasLayer) write(e *enc) {
-	e.w.BeginObject()
-	e.key("gotchas")
-	e.w.BeginArray()
-	for _, x := range g.Gotchas {
-		e.w.BeginObject()
-		e.strMember("id", x.ID)
-		e.strMember("category", x.Category)
-		e.strMember("severity", x.Severity)
-		e.strMember("trigger", x.Trigger)
-		e.strMember("resolution", x.Resolution)
-		e.strsMember("file_patterns", x.FilePatterns)
+	objects(e, "gotchas", g.Gotchas, func(x *Gotcha) {
+		e.StringMember("id", x.ID)
+		e.StringMember("category", x.Category)
+		e.StringMember("severity", x.Severity)
+		e.StringMember("trigger", x.Trigger)
+		e.StringMember("resolution", x.Resolution)
+		e.StringsMember("file_patterns", x.FilePatterns)
 		e.f32Member("confidence", "gotchas.confidence", x.Confidence)
-		e.w.EndObject()
-	}
-	e.w.EndArray()
-	e.timeMember("exported_at", g.ExportedAt)
-	e.w.EndObject()
+	})
+	e.TimeMember("exported_at", g.ExportedAt)
 }
 
 func (g *ContextGraph) write(e *enc) {
-	e.w.BeginObject()
-	e.strMember("format", g.Format)
-	e.key("nodes")
-	e.w.BeginArray()
-	for _, n := range g.Nodes {
-		n.write(e)
-	}
-	e.w.EndArray()
-	e.key("edges")
-	e.w.BeginArray()
-	for _, ed := range g.Edges {
-		e.w.BeginObject()
-		e.strMember("from", ed.From)
-		e.strMember("to", ed.To)
-		e.strMember("type", ed.Type)
+	e.StringMember("format", g.Format)
+	objects(e, "nodes", g.Nodes, func(n *ContextNode) { n.write(e) })
+	objects(e, "edges", g.Edges, func(ed *ContextEdge) {
+		e.StringMember("from", ed.From)
+		e.StringMember("to", ed.To)
+		e.StringMember("type", ed.Type)
 		e.f64Member("weight", "context_graph.edges.weight", ed.Weight)
 		if ed.Coactivations != 0 {
-			e.u64Member("coactivations", uint64(ed.Coactivations))
+			e.Uint64Member("coactivations", uint64(ed.Coactivations))
 		}
 		e.optStr("metadata", ed.Metadata)
-		e.w.EndObject()
-	}
-	e.w.EndArray()
-	e.w.EndObject()
+	})
 }
 
 func (d *DocumentsContent) write(e *enc) {
-	e.w.BeginObject()
-	e.key("files")
-	e.w.BeginArray()
-	for _, f := range d.Files {
-		e.w.BeginObject()
-		e.strMember("path", f.Path)
-		e.strMember("sha256", f.SHA256)
-		e.strMember("encoding", f.Encoding)
-		e.strMember("body", f.Body)
-		e.w.EndObject()
-	}
-	e.w.EndArray()
-	e.w.EndObject()
+	objects(e, "files", d.Files, func(f *DocumentBlob) {
+		e.StringMember("path", f.Path)
+		e.StringMember("sha256", f.SHA256)
+		e.StringMember("encoding", f.Encoding)
+		e.StringMember("body", f.Body)
+	})
 }
 
 func (n *ContextNode) write(e *enc) {
-	e.w.BeginObject()
-	e.strMember("id", n.ID)
-	e.strMember("type", n.Type)
-	e.strMember("content", n.Content)
+	e.StringMember("id", n.ID)
+	e.StringMember("type", n.Type)
+	e.StringMember("content", n.Content)
 	e.f64Member("activation", "context_graph.nodes.activation", n.Activation)
 	e.optStr("category", n.Category)
 	e.optStr("source", n.Source)
 	if n.CreatedAt != nil {
-		e.timeMember("created_at", *n.CreatedAt)
+		e.TimeMember("created_at", *n.CreatedAt)
 	}
 	if n.DecayHalfLifeDays != nil {
-		e.u64Member("decay_half_life_days", uint64(*n.DecayHalfLifeDays))
+		e.Uint64Member("decay_half_life_days", uint64(*n.DecayHalfLifeDays))
 	}
 	e.optStr("blob_ref", n.BlobRef)
 	e.optStr("file_path", n.FilePath)
@@ -414,21 +314,17 @@ func (n *ContextNode) write(e *enc) {
 		e.f32Member("confidence", "context_graph.nodes.confidence", *n.Confidence)
 	}
 	e.optStr("supersedes", n.Supersedes)
-	e.w.EndObject()
 }
 
+// writePatterns writes the key "patterns" and a Vec<ProjectPattern>.
 func writePatterns(e *enc, ps []ProjectPattern) {
-	e.w.BeginArray()
-	for _, p := range ps {
-		e.w.BeginObject()
-		e.strMember("pattern_type", p.PatternType)
-		e.strMember("description", p.Description)
-		e.strsMember("examples", p.Examples)
-		e.strMember("source_session", p.SourceSession)
-		e.timeMember("created_at", p.CreatedAt)
-		e.w.EndObject()
-	}
-	e.w.EndArray()
+	objects(e, "patterns", ps, func(p *ProjectPattern) {
+		e.StringMember("pattern_type", p.PatternType)
+		e.StringMember("description", p.Description)
+		e.StringsMember("examples", p.Examples)
+		e.StringMember("source_session", p.SourceSession)
+		e.TimeMember("created_at", p.CreatedAt)
+	})
 }
 
 func orDefault[T ~string](v T, def T) T {
@@ -438,38 +334,37 @@ func orDefault[T ~string](v T, def T) T {
 	return v
 }
 
+// write writes a KnowledgeFact's members.
 func (f *KnowledgeFact) write(e *enc) {
-	e.w.BeginObject()
-	e.strMember("category", f.Category)
-	e.strMember("key", f.Key)
-	e.strMember("value", f.Value)
-	e.strMember("source_session", f.SourceSession)
+	e.StringMember("category", f.Category)
+	e.StringMember("key", f.Key)
+	e.StringMember("value", f.Value)
+	e.StringMember("source_session", f.SourceSession)
 	e.f32Member("confidence", "knowledge.facts.confidence", f.Confidence)
-	e.timeMember("created_at", f.CreatedAt)
-	e.timeMember("last_confirmed", f.LastConfirmed)
-	e.u64Member("retrieval_count", uint64(f.RetrievalCount))
-	e.optTimeMember("last_retrieved", f.LastRetrieved)
-	e.optTimeMember("valid_from", f.ValidFrom)
-	e.optTimeMember("valid_until", f.ValidUntil)
-	e.w.OptStringMember("supersedes", f.Supersedes)
-	e.u64Member("confirmation_count", uint64(f.ConfirmationCount))
-	e.u64Member("feedback_up", uint64(f.FeedbackUp))
-	e.u64Member("feedback_down", uint64(f.FeedbackDown))
-	e.optTimeMember("last_feedback", f.LastFeedback)
-	e.strMember("privacy", string(orDefault(f.Privacy, "project_only")))
-	e.strMember("sensitivity", string(orDefault(f.Sensitivity, "public")))
-	e.w.OptStringMember("imported_from", f.ImportedFrom)
-	e.strMember("archetype", string(orDefault(f.Archetype, "fact")))
-	e.key("fidelity")
+	e.TimeMember("created_at", f.CreatedAt)
+	e.TimeMember("last_confirmed", f.LastConfirmed)
+	e.Uint64Member("retrieval_count", uint64(f.RetrievalCount))
+	e.OptTimeMember("last_retrieved", f.LastRetrieved)
+	e.OptTimeMember("valid_from", f.ValidFrom)
+	e.OptTimeMember("valid_until", f.ValidUntil)
+	e.OptStringMember("supersedes", f.Supersedes)
+	e.Uint64Member("confirmation_count", uint64(f.ConfirmationCount))
+	e.Uint64Member("feedback_up", uint64(f.FeedbackUp))
+	e.Uint64Member("feedback_down", uint64(f.FeedbackDown))
+	e.OptTimeMember("last_feedback", f.LastFeedback)
+	e.StringMember("privacy", string(orDefault(f.Privacy, "project_only")))
+	e.StringMember("sensitivity", string(orDefault(f.Sensitivity, "public")))
+	e.OptStringMember("imported_from", f.ImportedFrom)
+	e.StringMember("archetype", string(orDefault(f.Archetype, "fact")))
 	if fd := f.Fidelity; fd == nil {
-		e.w.Null()
+		e.Key("fidelity")
+		e.Null()
 	} else {
-		e.w.BeginObject()
-		e.f64Member("structural", "knowledge.facts.fidelity.structural", fd.Structural)
-		e.f64Member("semantic", "knowledge.facts.fidelity.semantic", fd.Semantic)
-		e.timeMember("computed_at", fd.ComputedAt)
-		e.w.EndObject()
+		e.ObjectMember("fidelity", func() {
+			e.f64Member("structural", "knowledge.facts.fidelity.structural", fd.Structural)
+			e.f64Member("semantic", "knowledge.facts.fidelity.semantic", fd.Semantic)
+			e.TimeMember("computed_at", fd.ComputedAt)
+		})
 	}
-	e.u64Member("revision_count", uint64(f.RevisionCount))
-	e.w.EndObject()
+	e.Uint64Member("revision_count", uint64(f.RevisionCount))
 }

@@ -119,25 +119,22 @@ func (e *Envelope) AppendJSON(dst []byte) []byte {
 	w := serdejson.NewWriter(dst)
 	w.BeginObject()
 	w.Uint64Member("format_version", uint64(e.FormatVersion))
-	w.StringMember("sent_at", serdejson.FormatTime(e.SentAt))
-	w.Key("sender")
-	w.BeginObject()
-	w.StringMember("agent_id", e.Sender.AgentID)
-	w.StringMember("agent_type", e.Sender.AgentType)
-	w.StringMember("daemon_fingerprint", e.Sender.DaemonFingerprint)
-	w.StringsMember("capabilities", e.Sender.Capabilities)
-	w.EndObject()
+	w.TimeMember("sent_at", e.SentAt)
+	w.ObjectMember("sender", func() {
+		w.StringMember("agent_id", e.Sender.AgentID)
+		w.StringMember("agent_type", e.Sender.AgentType)
+		w.StringMember("daemon_fingerprint", e.Sender.DaemonFingerprint)
+		w.StringsMember("capabilities", e.Sender.Capabilities)
+	})
 	w.OptStringMember("recipient", e.Recipient)
 	w.StringMember("content_type", string(e.ContentType))
 	w.StringMember("payload_json", e.PayloadJSON)
 	w.OptStringMember("signature", e.Signature)
-	w.Key("metadata")
-	w.BeginObject()
-	for _, k := range sortedKeys(e.Metadata) {
-		w.Key(k)
-		w.String(e.Metadata[k])
-	}
-	w.EndObject()
+	w.ObjectMember("metadata", func() {
+		for _, k := range sortedKeys(e.Metadata) {
+			w.StringMember(k, e.Metadata[k])
+		}
+	})
 	w.EndObject()
 	return w.Bytes()
 }

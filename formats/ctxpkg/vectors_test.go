@@ -3,9 +3,9 @@ package ctxpkg
 import (
 	"crypto/ed25519"
 	"encoding/hex"
-	"encoding/json"
-	"os"
 	"testing"
+
+	"github.com/git-ctx/git-ctx/formats/internal/vectorfile"
 )
 
 type vectorFile struct {
@@ -53,14 +53,8 @@ type hmacVector struct {
 
 func loadVectors(t *testing.T) *vectorFile {
 	t.Helper()
-	data, err := os.ReadFile("../../testdata/vectors/ctxpkg.json")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var v vectorFile
-	if err := json.Unmarshal(data, &v); err != nil {
-		t.Fatal(err)
-	}
+	vectorfile.Load(t, "ctxpkg.json", &v)
 	return &v
 }
 

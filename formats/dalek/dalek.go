@@ -2,8 +2,9 @@
 // standard library behaves differently: whether a 32-byte ed25519 public
 // key decompresses to a curve point (as curve25519-dalek decides, which
 // crypto/ed25519 does not expose), and hex digits of either case (as the
-// hex crate reads them, DecodeHex). The snapshot and package formats share
-// it.
+// hex crate reads them, DecodeHex). On these it builds lean-ctx's ed25519
+// signature checks with their error texts and its hex signing (Verify,
+// Sign). The snapshot and package formats share it.
 package dalek
 
 import (

@@ -12,12 +12,17 @@
 //     no trailing newline);
 //   - strings use serde_json's escapes: \" \\ \b \t \n \f \r, \u00xx with
 //     lowercase hex for the other bytes below 0x20, and nothing else (no HTML
-//     escaping, U+2028/U+2029 and 0x7F raw);
+//     escaping, U+2028/U+2029 and 0x7F raw); AppendRawString is the same
+//     without the U+FFFD replacement below, for text copied from a file;
 //   - floats are formatted as zmij 1.0.23 formats them for serde_json:
 //     shortest round-trip digits, fixed notation with a ".0" suffix for
 //     integral values when the decimal exponent is in [-5, 15] (f64) or
 //     [-6, 12] (f32), otherwise scientific with an explicit "+" on positive
-//     exponents ("1e+16", "1e-6"); NaN and ±Inf are written as null.
+//     exponents ("1e+16", "1e-6"); NaN and ±Inf are written as null. The
+//     Ryu era (Writer.SetEra), serde_json before 1.0.147, differs only in
+//     writing positive exponents without "+" ("1e16"); verification uses it
+//     to re-render documents older lean-ctx releases wrote (EraSensitive
+//     says whether a value is written differently).
 //
 // Timestamps (FormatTime, FormatRFC3339) follow chrono 0.4.45: the serde form
 // of DateTime<Utc> ends in "Z", to_rfc3339 ends in "+00:00", both with the

@@ -43,36 +43,61 @@ func ListField[T any](dst *[]T, dec func(*T, Value) error) func(Value) error {
 	}
 }
 
-// StringField decodes a string into dst.
-func StringField(dst *string) func(Value) error {
-	return func(v Value) (err error) { *dst, err = v.Text(); return }
+// field decodes a value with get into dst.
+func field[T any](dst *T, get func(Value) (T, error)) func(Value) error {
+	return func(v Value) (err error) { *dst, err = get(v); return }
 }
 
-// OptStringField decodes an Option<String> into dst.
-func OptStringField(dst **string) func(Value) error {
+// optField decodes an Option<T> with get into dst, which is set only when
+// get succeeds.
+func optField[T any](dst **T, get func(Value) (T, error)) func(Value) error {
 	return func(v Value) error {
-		s, err := v.Text()
+		x, err := get(v)
 		if err == nil {
-			*dst = &s
+			*dst = &x
 		}
 		return err
 	}
 }
 
-// Uint64Field decodes a u64 into dst.
-func Uint64Field(dst *uint64) func(Value) error {
-	return func(v Value) (err error) { *dst, err = v.Uint64(); return }
+// uint32Of is Value.Uint(32) as a u32.
+func uint32Of(v Value) (uint32, error) {
+	u, err := v.Uint(32)
+	return uint32(u), err
 }
+
+// StringField decodes a string into dst.
+func StringField(dst *string) func(Value) error { return field(dst, Value.Text) }
+
+// OptStringField decodes an Option<String> into dst.
+func OptStringField(dst **string) func(Value) error { return optField(dst, Value.Text) }
+
+// Uint32Field decodes a u32 into dst.
+func Uint32Field(dst *uint32) func(Value) error { return field(dst, uint32Of) }
+
+// OptUint32Field decodes an Option<u32> into dst.
+func OptUint32Field(dst **uint32) func(Value) error { return optField(dst, uint32Of) }
+
+// Uint64Field decodes a u64 into dst.
+func Uint64Field(dst *uint64) func(Value) error { return field(dst, Value.Uint64) }
+
+// OptUint64Field decodes an Option<u64> into dst.
+func OptUint64Field(dst **uint64) func(Value) error { return optField(dst, Value.Uint64) }
+
+// Float32Field decodes an f32 into dst.
+func Float32Field(dst *float32) func(Value) error { return field(dst, Value.Float32) }
+
+// OptFloat32Field decodes an Option<f32> into dst.
+func OptFloat32Field(dst **float32) func(Value) error { return optField(dst, Value.Float32) }
 
 // Float64Field decodes an f64 into dst.
-func Float64Field(dst *float64) func(Value) error {
-	return func(v Value) (err error) { *dst, err = v.Float64(); return }
-}
+func Float64Field(dst *float64) func(Value) error { return field(dst, Value.Float64) }
+
+// OptFloat64Field decodes an Option<f64> into dst.
+func OptFloat64Field(dst **float64) func(Value) error { return optField(dst, Value.Float64) }
 
 // BoolField decodes a bool into dst.
-func BoolField(dst *bool) func(Value) error {
-	return func(v Value) (err error) { *dst, err = v.Boolean(); return }
-}
+func BoolField(dst *bool) func(Value) error { return field(dst, Value.Boolean) }
 
 // StringsField decodes a Vec<String> into dst (never nil once decoded).
 func StringsField(dst *[]string) func(Value) error {

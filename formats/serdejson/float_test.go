@@ -1,12 +1,11 @@
 package serdejson
 
 import (
-	"encoding/json"
 	"math"
-	"os"
-	"path/filepath"
 	"strconv"
 	"testing"
+
+	"github.com/git-ctx/git-ctx/formats/internal/vectorfile"
 )
 
 type floatVector struct {
@@ -19,14 +18,8 @@ type floatVector struct {
 
 func loadFloatVectors(t testing.TB) []floatVector {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "vectors", "snapshot.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var all []floatVector
-	if err := json.Unmarshal(data, &all); err != nil {
-		t.Fatal(err)
-	}
+	vectorfile.Load(t, "snapshot.json", &all)
 	var out []floatVector
 	for _, v := range all {
 		if v.Kind == "float" {
@@ -103,5 +96,67 @@ func TestFloatFormatRules(t *testing.T) {
 		if got := FormatFloat32(c.f); got != c.want {
 			t.Errorf("FormatFloat32(%v) = %s, want %s", c.f, got, c.want)
 		}
+	}
+}
+
+// TestFloatEras: the Ryu era (serde_json before zmij) writes the same text
+// without the '+' of a positive exponent, and EraSensitive says exactly
+// when the two eras differ.
+func TestFloatEras(t *testing.T) {
+	// render writes f (an f32 when bits is 32) as the Writer of era does.
+	render := func(f float64, bits int, era Era) string {
+		var w Writer
+		w.SetEra(era)
+		if bits == 32 {
+			w.Float32(float32(f))
+		} else {
+			w.Float64(f)
+		}
+		return string(w.Bytes())
+	}
+	for _, c := range []struct {
+		f         float64
+		bits      int
+		zmij, ryu string
+		sensitive bool
+	}{
+		{1e16, 64, "1e+16", "1e16", true},
+		{-3.439070283483335e35, 64, "-3.439070283483335e+35", "-3.439070283483335e35", true},
+		{1.7976931348623157e308, 64, "1.7976931348623157e+308", "1.7976931348623157e308", true},
+		{1e15, 64, "1000000000000000.0", "1000000000000000.0", false},
+		{9999999999999998, 64, "9999999999999998.0", "9999999999999998.0", false},
+		{1e-6, 64, "1e-6", "1e-6", false},
+		{0.5, 64, "0.5", "0.5", false},
+		{math.Inf(1), 64, "null", "null", false},
+		{math.NaN(), 64, "null", "null", false},
+		{1e13, 32, "1e+13", "1e13", true},
+		{3.4028235e38, 32, "3.4028235e+38", "3.4028235e38", true},
+		{1e12, 32, "1000000000000.0", "1000000000000.0", false},
+		{1e-7, 32, "1e-7", "1e-7", false},
+	} {
+		zmij, sensitive := FormatFloat(c.f), EraSensitive(c.f)
+		if c.bits == 32 {
+			zmij, sensitive = FormatFloat32(float32(c.f)), EraSensitive32(float32(c.f))
+		}
+		if zmij != c.zmij || render(c.f, c.bits, Zmij) != c.zmij {
+			t.Errorf("f%d %v: zmij %s / %s, want %s", c.bits, c.f, zmij, render(c.f, c.bits, Zmij), c.zmij)
+		}
+		if got := render(c.f, c.bits, Ryu); got != c.ryu {
+			t.Errorf("f%d %v: ryu %s, want %s", c.bits, c.f, got, c.ryu)
+		}
+		if sensitive != c.sensitive {
+			t.Errorf("f%d %v: EraSensitive %v", c.bits, c.f, sensitive)
+		}
+	}
+	if Zmij.String() != "zmij" || Ryu.String() != "ryu" {
+		t.Errorf("names %s %s", Zmij, Ryu)
+	}
+	// Reset keeps the era.
+	var w Writer
+	w.SetEra(Ryu)
+	w.Reset()
+	w.Float64(2e20)
+	if got := string(w.Bytes()); got != "2e20" {
+		t.Errorf("after Reset: %s", got)
 	}
 }

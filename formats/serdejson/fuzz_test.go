@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"math"
 	"strconv"
+	"strings"
 	"testing"
 	"unicode/utf8"
 )
 
 // FuzzFormatFloat: the output parses back to the same float (f64 and f32),
-// follows the notation rules, and Parse reads it back to the same value.
+// follows the notation rules, and Parse reads it back to the same value; the
+// Ryu era differs exactly by the '+' of a positive exponent.
 func FuzzFormatFloat(f *testing.F) {
 	for _, v := range loadFloatVectors(f) {
 		x, _ := strconv.ParseFloat(v.Value, 64)
@@ -47,6 +49,25 @@ func FuzzFormatFloat(f *testing.F) {
 		check(FormatFloat(x), 64, x)
 		x32 := math.Float32frombits(uint32(bits))
 		check(FormatFloat32(x32), 32, float64(x32))
+		// The Ryu era: the same text without the '+' of a positive
+		// exponent, which also reads back to the same value.
+		var w Writer
+		w.SetEra(Ryu)
+		w.Float64(x)
+		w.Float32(x32)
+		w.Reset()
+		w.Float64(x)
+		zmij := FormatFloat(x)
+		if ryu := string(w.Bytes()); ryu != strings.Replace(zmij, "e+", "e", 1) || (ryu != zmij) != EraSensitive(x) {
+			t.Fatalf("%v: ryu %s, zmij %s, sensitive %v", x, ryu, zmij, EraSensitive(x))
+		}
+		check(string(w.Bytes()), 64, x)
+		w.Reset()
+		w.Float32(x32)
+		zmij = FormatFloat32(x32)
+		if ryu := string(w.Bytes()); ryu != strings.Replace(zmij, "e+", "e", 1) || (ryu != zmij) != EraSensitive32(x32) {
+			t.Fatalf("%v: ryu %s, zmij %s, sensitive %v", x32, ryu, zmij, EraSensitive32(x32))
+		}
 	})
 }
 

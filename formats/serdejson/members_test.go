@@ -82,3 +82,37 @@ func TestFieldKinds(t *testing.T) {
 		t.Fatal("a list with a number decoded as strings")
 	}
 }
+
+// TestNumberFields: the number field decoders store what the typed
+// accessors return; an Option is set only when its value decodes.
+func TestNumberFields(t *testing.T) {
+	var (
+		u32  uint32
+		ou32 *uint32
+		ou64 *uint64
+		f32  float32
+		of32 *float32
+		of64 *float64
+		b    bool
+	)
+	err := DecodeStruct(num(t, `{"a":7,"b":8,"c":9,"d":0.8,"e":1e13,"f":1e16,"g":true}`), "T", []Field{
+		Required("a", Uint32Field(&u32)),
+		Option("b", OptUint32Field(&ou32)),
+		Option("c", OptUint64Field(&ou64)),
+		Required("d", Float32Field(&f32)),
+		Option("e", OptFloat32Field(&of32)),
+		Option("f", OptFloat64Field(&of64)),
+		Required("g", BoolField(&b)),
+	})
+	if err != nil || u32 != 7 || *ou32 != 8 || *ou64 != 9 || f32 != 0.8 || *of32 != 1e13 || *of64 != 1e16 || !b {
+		t.Fatalf("%v: %v %v %v %v %v %v %v", err, u32, ou32, ou64, f32, of32, of64, b)
+	}
+	var none *uint32
+	if err := OptUint32Field(&none)(num(t, `4294967296`)); err == nil || none != nil {
+		t.Fatalf("u32 overflow: %v %v", err, none)
+	}
+	var nf *float64
+	if err := OptFloat64Field(&nf)(num(t, `"x"`)); err == nil || nf != nil {
+		t.Fatalf("string as f64: %v %v", err, nf)
+	}
+}

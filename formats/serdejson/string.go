@@ -13,8 +13,23 @@ func QuoteString(s string) string {
 
 const hexDigits = "0123456789abcdef"
 
+// shortEscapes[c] is the letter of the two-character escape of byte c
+// (\" \\ \b \t \n \f \r), 0 when c has none.
+var shortEscapes = [256]byte{'"': '"', '\\': '\\', '\b': 'b', '\t': 't', '\n': 'n', '\f': 'f', '\r': 'r'}
+
 // AppendString appends QuoteString(s) to dst.
 func AppendString(dst []byte, s string) []byte {
+	return appendString(dst, s, true)
+}
+
+// AppendRawString appends s quoted with QuoteString's escapes but without
+// its U+FFFD replacement: bytes that are not valid UTF-8 are copied as they
+// are, so text read from a JSON file is written back unchanged.
+func AppendRawString(dst []byte, s string) []byte {
+	return appendString(dst, s, false)
+}
+
+func appendString(dst []byte, s string, replaceInvalid bool) []byte {
 	dst = append(dst, '"')
 	start := 0 // s[start:i] is pending raw output
 	for i := 0; i < len(s); {
@@ -25,7 +40,7 @@ func AppendString(dst []byte, s string) []byte {
 		}
 		if c >= utf8.RuneSelf {
 			r, size := utf8.DecodeRuneInString(s[i:])
-			if r != utf8.RuneError || size != 1 {
+			if !replaceInvalid || r != utf8.RuneError || size != 1 {
 				i += size
 				continue
 			}
@@ -36,22 +51,9 @@ func AppendString(dst []byte, s string) []byte {
 			continue
 		}
 		dst = append(dst, s[start:i]...)
-		switch c {
-		case '"':
-			dst = append(dst, '\\', '"')
-		case '\\':
-			dst = append(dst, '\\', '\\')
-		case '\b':
-			dst = append(dst, '\\', 'b')
-		case '\t':
-			dst = append(dst, '\\', 't')
-		case '\n':
-			dst = append(dst, '\\', 'n')
-		case '\f':
-			dst = append(dst, '\\', 'f')
-		case '\r':
-			dst = append(dst, '\\', 'r')
-		default:
+		if e := shortEscapes[c]; e != 0 {
+			dst = append(dst, '\\', e)
+		} else {
 			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
 		}
 		i++

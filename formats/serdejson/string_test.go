@@ -42,3 +42,17 @@ func TestQuoteStringDecodesBack(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendRawString: QuoteString's escapes, but bytes that are not valid
+// UTF-8 are copied as they are.
+func TestAppendRawString(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"a\"b\\c\b\t\n\f\r\x00\x1f\x7f", `"a\"b\\c\b\t\n\f\r\u0000\u001f` + "\x7f\""},
+		{"é 🚀 \u2028", "\"é 🚀 \u2028\""},
+		{"a\xffb\xe2\x80", "\"a\xffb\xe2\x80\""},
+	} {
+		if got := string(AppendRawString(nil, c.in)); got != c.want {
+			t.Errorf("AppendRawString(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}

@@ -155,3 +155,28 @@ func TestFormatTime(t *testing.T) {
 		}
 	}
 }
+
+// TestWriterNestedMembers: ObjectMember, ObjectsMember and the time and
+// Option members write what their Key + value sequence writes.
+func TestWriterNestedMembers(t *testing.T) {
+	at := time.Date(2026, 8, 8, 16, 34, 20, 123_000_000, time.UTC)
+	phi := 0.5
+	type item struct{ n uint64 }
+	var w Writer
+	w.BeginObject()
+	w.ObjectMember("o", func() {
+		w.TimeMember("t", at)
+		w.OptTimeMember("none", nil)
+		w.OptTimeMember("some", &at)
+	})
+	ObjectsMember(&w, "empty", []item(nil), func(*item) { t.Fatal("element of an empty list") })
+	ObjectsMember(&w, "items", []item{{1}, {2}}, func(it *item) { w.Uint64Member("n", it.n) })
+	w.ObjectMember("e", func() {})
+	w.OptFloat64Member("phi", &phi)
+	w.OptFloat64Member("nophi", nil)
+	w.EndObject()
+	want := `{"o":{"t":"2026-08-08T16:34:20.123Z","none":null,"some":"2026-08-08T16:34:20.123Z"},"empty":[],"items":[{"n":1},{"n":2}],"e":{},"phi":0.5,"nophi":null}`
+	if got := string(w.Bytes()); got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+}

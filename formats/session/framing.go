@@ -35,22 +35,31 @@ func WriteSnapshot(w io.Writer, env Envelope, tarPayload io.Reader, size int64) 
 		return err
 	}
 	h := sha256.New()
-	n, err := io.Copy(w, io.TeeReader(io.LimitReader(tarPayload, size), h))
-	if err != nil {
+	n, longer, err := copyExact(io.MultiWriter(w, h), tarPayload, size)
+	switch {
+	case err != nil:
 		return err
-	}
-	if n != size {
+	case n != size:
 		return fmt.Errorf("%w: got %d want %d", ErrPayloadSizeMismatch, n, size)
-	}
-	if extra, err := probeByte(tarPayload); err != nil {
-		return err
-	} else if extra {
+	case longer:
 		return fmt.Errorf("%w: payload longer than %d bytes", ErrPayloadSizeMismatch, size)
 	}
 	if !equalHex(env.Files[0].SHA256, h.Sum(nil)) {
 		return ErrPayloadHashMismatch
 	}
 	return nil
+}
+
+// copyExact copies the first size bytes of src to dst and reports how many
+// it copied (fewer when src ends early) and, when it copied them all,
+// whether src has more.
+func copyExact(dst io.Writer, src io.Reader, size int64) (n int64, longer bool, err error) {
+	n, err = io.Copy(dst, io.LimitReader(src, size))
+	if err != nil || n != size {
+		return n, false, err
+	}
+	longer, err = probeByte(src)
+	return n, longer, err
 }
 
 // probeByte reports whether r has at least one more byte. A reader that

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/git-ctx/git-ctx/formats/serdejson"
 )
 
 // RewriteLine calls fn for every string value that is directly the value of
@@ -143,7 +145,7 @@ func (s *lineScanner) object() bool {
 			}
 			if keyOK && valOK && s.fn != nil {
 				if nv, changed := s.fn(key, val); changed && nv != val {
-					s.edits = append(s.edits, edit{start, s.i, appendJSONString(nil, nv)})
+					s.edits = append(s.edits, edit{start, s.i, serdejson.AppendRawString(nil, nv)})
 				}
 			}
 		} else if !s.value() {
@@ -304,36 +306,6 @@ func (s *lineScanner) hex4() (rune, bool) {
 	}
 	s.i += 4
 	return r, true
-}
-
-// appendJSONString appends s as a minimally escaped JSON string.
-func appendJSONString(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch c {
-		case '"', '\\':
-			dst = append(dst, '\\', c)
-		case '\b':
-			dst = append(dst, '\\', 'b')
-		case '\f':
-			dst = append(dst, '\\', 'f')
-		case '\n':
-			dst = append(dst, '\\', 'n')
-		case '\r':
-			dst = append(dst, '\\', 'r')
-		case '\t':
-			dst = append(dst, '\\', 't')
-		default:
-			if c < 0x20 {
-				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			} else {
-				dst = append(dst, c)
-			}
-		}
-	}
-	return append(dst, '"')
 }
 
 // TransformRecords copies src to dst record by record (a record is

@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/git-ctx/git-ctx/formats/serdejson"
 )
 
 var posixMap = &PathMap{
@@ -238,9 +240,11 @@ func TestNormalizeLineAgents(t *testing.T) {
 	}
 }
 
+// TestAppendJSONString: a rewritten value is written with serde's escapes
+// (serdejson.AppendRawString).
 func TestAppendJSONString(t *testing.T) {
 	in := "a\"b\\c\b\f\n\r\t\x00\x1f\x7f<>&\u2028/é"
-	got := string(appendJSONString(nil, in))
+	got := string(serdejson.AppendRawString(nil, in))
 	want := `"a\"b\\c\b\f\n\r\t\u0000\u001f` + "\x7f" + `<>&` + "\u2028" + `/é"`
 	if got != want {
 		t.Fatalf("%q\n%q", got, want)

@@ -44,16 +44,13 @@ func WriteTAR(w io.Writer, name string, body io.Reader, size int64, modTime time
 	if err := tw.WriteHeader(hdr); err != nil {
 		return err
 	}
-	n, err := io.Copy(tw, io.LimitReader(body, size))
-	if err != nil {
+	n, longer, err := copyExact(tw, body, size)
+	switch {
+	case err != nil:
 		return err
-	}
-	if n != size {
+	case n != size:
 		return fmt.Errorf("%w: body has %d bytes, header says %d", ErrTARSizeMismatch, n, size)
-	}
-	if extra, err := probeByte(body); err != nil {
-		return err
-	} else if extra {
+	case longer:
 		return fmt.Errorf("%w: body longer than %d bytes", ErrTARSizeMismatch, size)
 	}
 	return tw.Close()

@@ -47,11 +47,7 @@ var (
 
 func (s *Snapshot) decode(v serdejson.Value) error {
 	return serdejson.DecodeStruct(v, "ContextSnapshotV1", []field{
-		req("schema_version", func(v serdejson.Value) error {
-			u, err := v.Uint(32)
-			s.SchemaVersion = uint32(u)
-			return err
-		}),
+		req("schema_version", serdejson.Uint32Field(&s.SchemaVersion)),
 		req("snapshot_id", str(&s.SnapshotID)),
 		opt("parent_id", optStr(&s.ParentID)),
 		req("created_at", str(&s.CreatedAt)),
@@ -129,13 +125,7 @@ func (it *LedgerItem) decode(v serdejson.Value) error {
 	return serdejson.DecodeStruct(v, "SnapshotLedgerItemV1", []field{
 		req("path", str(&it.Path)),
 		req("state", str(&it.State)),
-		opt("phi", func(v serdejson.Value) error {
-			f, err := v.Float64()
-			if err == nil {
-				it.Phi = &f
-			}
-			return err
-		}),
+		opt("phi", serdejson.OptFloat64Field(&it.Phi)),
 		req("sent_tokens", u64(&it.SentTokens)),
 		req("original_tokens", u64(&it.OriginalTokens)),
 	})

@@ -13,10 +13,16 @@ import (
 // AppendJSON appends the compact serde_json encoding of s (all fields as
 // they are, including snapshot_id and signature) to dst.
 func (s *Snapshot) AppendJSON(dst []byte) ([]byte, error) {
+	return s.appendJSON(dst, serdejson.Zmij)
+}
+
+// appendJSON is AppendJSON with the floats of era.
+func (s *Snapshot) appendJSON(dst []byte, era serdejson.Era) ([]byte, error) {
 	if err := s.check(); err != nil {
 		return nil, err
 	}
 	w := serdejson.NewWriter(dst)
+	w.SetEra(era)
 	s.write(w)
 	return w.Bytes(), nil
 }
@@ -39,20 +45,49 @@ func (s *Snapshot) MarshalFile() ([]byte, error) {
 // CanonicalBody returns the bytes snapshot_id is the hash of: the compact
 // encoding with snapshot_id set to "" and signature to null.
 func (s *Snapshot) CanonicalBody() ([]byte, error) {
+	return s.canonicalBody(serdejson.Zmij)
+}
+
+func (s *Snapshot) canonicalBody(era serdejson.Era) ([]byte, error) {
 	body := *s
 	body.SnapshotID = ""
 	body.Signature = nil
-	return body.AppendJSON(nil)
+	return body.appendJSON(nil, era)
 }
 
 // ComputeID returns the snapshot id of s's body: lowercase hex BLAKE3-256 of
 // CanonicalBody. The stored SnapshotID and Signature play no part.
 func (s *Snapshot) ComputeID() (string, error) {
-	body, err := s.CanonicalBody()
+	return s.computeID(serdejson.Zmij)
+}
+
+// computeID is ComputeID with the floats of era.
+func (s *Snapshot) computeID(era serdejson.Era) (string, error) {
+	body, err := s.canonicalBody(era)
 	if err != nil {
 		return "", err
 	}
 	return Blake3Hex(body), nil
+}
+
+// eraSensitive reports whether the body holds a float the serde_json float
+// eras write differently (serdejson.EraSensitive), the only case in which
+// its id differs between the eras.
+func (s *Snapshot) eraSensitive() bool {
+	if serdejson.EraSensitive(s.ROI.CompressionRate) {
+		return true
+	}
+	for i := range s.Lineage.Items {
+		if serdejson.EraSensitive(s.Lineage.Items[i].CompressionRatio) {
+			return true
+		}
+	}
+	for i := range s.Ledger.Items {
+		if phi := s.Ledger.Items[i].Phi; phi != nil && serdejson.EraSensitive(*phi) {
+			return true
+		}
+	}
+	return false
 }
 
 // Finalize sets SnapshotID to ComputeID, which is what lean-ctx does to an
@@ -81,97 +116,72 @@ func (s *Snapshot) write(w *serdejson.Writer) {
 	w.OptStringMember("parent_id", s.ParentID)
 	w.StringMember("created_at", s.CreatedAt)
 	w.StringMember("lean_ctx_version", s.LeanCtxVersion)
-
-	w.Key("git")
-	w.BeginObject()
-	w.OptStringMember("commit", s.Git.Commit)
-	w.OptStringMember("branch", s.Git.Branch)
-	w.BoolMember("dirty", s.Git.Dirty)
-	w.EndObject()
-
-	w.Key("project")
-	w.BeginObject()
-	w.OptStringMember("root_hash", s.Project.RootHash)
-	w.OptStringMember("identity_hash", s.Project.IdentityHash)
-	w.EndObject()
-
-	w.Key("roi")
-	w.BeginObject()
-	w.Uint64Member("input_tokens", s.ROI.InputTokens)
-	w.Uint64Member("output_tokens", s.ROI.OutputTokens)
-	w.Uint64Member("tokens_saved", s.ROI.TokensSaved)
-	w.Float64Member("compression_rate", s.ROI.CompressionRate)
-	w.EndObject()
-
-	w.Key("lineage")
-	w.BeginObject()
-	w.Uint64Member("items_recorded", s.Lineage.ItemsRecorded)
-	w.Key("items")
-	w.BeginArray()
-	for i := range s.Lineage.Items {
-		it := &s.Lineage.Items[i]
-		w.BeginObject()
-		w.Uint64Member("seq", it.Seq)
-		w.StringMember("kind", it.Kind)
-		w.StringMember("tool", it.Tool)
-		w.OptStringMember("path", it.Path)
-		w.Uint64Member("input_tokens", it.InputTokens)
-		w.Uint64Member("output_tokens", it.OutputTokens)
-		w.Float64Member("compression_ratio", it.CompressionRatio)
-		w.OptStringMember("content_hash", it.ContentHash)
-		w.EndObject()
-	}
-	w.EndArray()
-	w.EndObject()
-
-	w.Key("ledger")
-	w.BeginObject()
-	w.Uint64Member("window_size", s.Ledger.WindowSize)
-	w.Uint64Member("total_tokens_sent", s.Ledger.TotalTokensSent)
-	w.Uint64Member("total_tokens_saved", s.Ledger.TotalTokensSaved)
-	w.Key("items")
-	w.BeginArray()
-	for i := range s.Ledger.Items {
-		it := &s.Ledger.Items[i]
-		w.BeginObject()
-		w.StringMember("path", it.Path)
-		w.StringMember("state", it.State)
-		w.Key("phi")
-		w.OptFloat64(it.Phi)
-		w.Uint64Member("sent_tokens", it.SentTokens)
-		w.Uint64Member("original_tokens", it.OriginalTokens)
-		w.EndObject()
-	}
-	w.EndArray()
-	w.EndObject()
-
-	w.Key("session")
+	w.ObjectMember("git", func() {
+		w.OptStringMember("commit", s.Git.Commit)
+		w.OptStringMember("branch", s.Git.Branch)
+		w.BoolMember("dirty", s.Git.Dirty)
+	})
+	w.ObjectMember("project", func() {
+		w.OptStringMember("root_hash", s.Project.RootHash)
+		w.OptStringMember("identity_hash", s.Project.IdentityHash)
+	})
+	w.ObjectMember("roi", func() {
+		w.Uint64Member("input_tokens", s.ROI.InputTokens)
+		w.Uint64Member("output_tokens", s.ROI.OutputTokens)
+		w.Uint64Member("tokens_saved", s.ROI.TokensSaved)
+		w.Float64Member("compression_rate", s.ROI.CompressionRate)
+	})
+	w.ObjectMember("lineage", func() {
+		w.Uint64Member("items_recorded", s.Lineage.ItemsRecorded)
+		serdejson.ObjectsMember(w, "items", s.Lineage.Items, func(it *LineageItem) {
+			w.Uint64Member("seq", it.Seq)
+			w.StringMember("kind", it.Kind)
+			w.StringMember("tool", it.Tool)
+			w.OptStringMember("path", it.Path)
+			w.Uint64Member("input_tokens", it.InputTokens)
+			w.Uint64Member("output_tokens", it.OutputTokens)
+			w.Float64Member("compression_ratio", it.CompressionRatio)
+			w.OptStringMember("content_hash", it.ContentHash)
+		})
+	})
+	w.ObjectMember("ledger", func() {
+		w.Uint64Member("window_size", s.Ledger.WindowSize)
+		w.Uint64Member("total_tokens_sent", s.Ledger.TotalTokensSent)
+		w.Uint64Member("total_tokens_saved", s.Ledger.TotalTokensSaved)
+		serdejson.ObjectsMember(w, "items", s.Ledger.Items, func(it *LedgerItem) {
+			w.StringMember("path", it.Path)
+			w.StringMember("state", it.State)
+			w.OptFloat64Member("phi", it.Phi)
+			w.Uint64Member("sent_tokens", it.SentTokens)
+			w.Uint64Member("original_tokens", it.OriginalTokens)
+		})
+	})
 	if se := s.Session; se == nil {
+		w.Key("session")
 		w.Null()
 	} else {
-		w.BeginObject()
-		w.OptStringMember("session_id", se.SessionID)
-		w.OptStringMember("task", se.Task)
-		w.StringsMember("decisions", se.Decisions)
-		w.StringsMember("files_touched", se.FilesTouched)
-		w.Key("progress_pct")
-		if se.ProgressPct == nil {
-			w.Null()
-		} else {
-			w.Uint64(uint64(*se.ProgressPct))
-		}
-		w.EndObject()
+		w.ObjectMember("session", func() {
+			w.OptStringMember("session_id", se.SessionID)
+			w.OptStringMember("task", se.Task)
+			w.StringsMember("decisions", se.Decisions)
+			w.StringsMember("files_touched", se.FilesTouched)
+			w.Key("progress_pct")
+			if se.ProgressPct == nil {
+				w.Null()
+			} else {
+				w.Uint64(uint64(*se.ProgressPct))
+			}
+		})
 	}
-
-	w.Key("signature")
 	if sig := s.Signature; sig == nil {
+		w.Key("signature")
 		w.Null()
 	} else {
-		w.BeginObject()
-		w.StringMember("algorithm", sig.Algorithm)
-		w.StringMember("public_key", sig.PublicKey)
-		w.StringMember("value", sig.Value)
-		w.EndObject()
+		w.ObjectMember("signature", func() {
+			w.StringMember("algorithm", sig.Algorithm)
+			w.StringMember("public_key", sig.PublicKey)
+			w.StringMember("value", sig.Value)
+		})
 	}
 	w.EndObject()
 }

@@ -1,13 +1,12 @@
 package snapshot
 
 import (
-	"bytes"
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
 
 	"github.com/git-ctx/git-ctx/formats/dalek"
+	"github.com/git-ctx/git-ctx/formats/serdejson"
 )
 
 // SigningMessage returns the message lean-ctx signs for id: the lowercase hex
@@ -21,44 +20,68 @@ func SigningMessage(id string) string {
 // Sign sets SnapshotID to ComputeID and Signature to an Ed25519 signature by
 // priv over SigningMessage(SnapshotID), with the public key and signature as
 // lowercase hex, as lean-ctx's signing does. Any previous signature is
-// replaced.
+// replaced. A SnapshotID the body hashes to in the Ryu float era (see
+// IntegrityEra) is kept: signing never renames a snapshot an older lean-ctx
+// wrote.
 func (s *Snapshot) Sign(priv ed25519.PrivateKey) error {
-	if len(priv) != ed25519.PrivateKeySize {
-		return fmt.Errorf("%w: private key is %d bytes, want %d", ErrBadKey, len(priv), ed25519.PrivateKeySize)
+	if err := dalek.CheckPrivateKey(priv); err != nil {
+		return err
 	}
 	id, err := s.ComputeID()
 	if err != nil {
 		return err
 	}
-	s.SnapshotID = id
-	sig := ed25519.Sign(priv, []byte(SigningMessage(id)))
-	s.Signature = &Signature{
-		Algorithm: SignatureAlgorithm,
-		PublicKey: hex.EncodeToString(priv.Public().(ed25519.PublicKey)),
-		Value:     hex.EncodeToString(sig),
+	if _, err := s.eraOf(id); err != nil {
+		s.SnapshotID = id
 	}
-	return nil
+	pub, value, err := dalek.Sign(priv, []byte(SigningMessage(s.SnapshotID)))
+	s.Signature = &Signature{Algorithm: SignatureAlgorithm, PublicKey: pub, Value: value}
+	return err
 }
 
 // VerifyIntegrity reports whether the body still hashes to SnapshotID
-// (string equality, so an uppercase id never matches). It returns
-// ErrIntegrity when it does not, or an ErrUnencodable error.
+// (string equality, so an uppercase id never matches) in either float era
+// (IntegrityEra). It returns ErrIntegrity when it does not, or an
+// ErrUnencodable error.
 func (s *Snapshot) VerifyIntegrity() error {
+	_, err := s.IntegrityEra()
+	return err
+}
+
+// IntegrityEra reports which serde_json float era's rendering of the body
+// hashes to SnapshotID: serdejson.Zmij (current lean-ctx, and everything
+// git-ctx writes) or serdejson.Ryu (a lean-ctx built with serde_json before
+// 1.0.147, which wrote 1e16 where zmij writes 1e+16). The Ryu rendering is
+// tried only when the Zmij one does not match and the body holds a float the
+// eras write differently, so a snapshot without such a float has one id.
+// ErrIntegrity when neither matches, or an ErrUnencodable error.
+func (s *Snapshot) IntegrityEra() (serdejson.Era, error) {
 	id, err := s.ComputeID()
 	if err != nil {
-		return err
+		return serdejson.Zmij, err
 	}
-	if id != s.SnapshotID {
-		return ErrIntegrity
+	return s.eraOf(id)
+}
+
+// eraOf is IntegrityEra given the body's current (Zmij) id.
+func (s *Snapshot) eraOf(current string) (serdejson.Era, error) {
+	if current == s.SnapshotID {
+		return serdejson.Zmij, nil
 	}
-	return nil
+	if s.eraSensitive() {
+		if legacy, err := s.computeID(serdejson.Ryu); err == nil && legacy == s.SnapshotID {
+			return serdejson.Ryu, nil
+		}
+	}
+	return serdejson.Zmij, ErrIntegrity
 }
 
 // Verify checks s as lean-ctx's verify does, in its order:
 //
 //  1. no signature: false;
 //  2. algorithm other than "ed25519": error "unsupported signature algorithm: {alg}";
-//  3. recomputed id differs from snapshot_id: false;
+//  3. recomputed id differs from snapshot_id (in both float eras, see
+//     IntegrityEra): false;
 //  4. public_key not hex: error "invalid public_key hex: {e}";
 //  5. value not hex: error "invalid signature hex: {e}";
 //  6. error "public_key must be 32 bytes", then "signature must be 64 bytes";
@@ -77,35 +100,15 @@ func (s *Snapshot) Verify(pub ed25519.PublicKey) (bool, error) {
 	if sig == nil {
 		return false, nil
 	}
-	if sig.Algorithm != SignatureAlgorithm {
-		return false, fmt.Errorf("%w: %s", ErrUnsupportedAlgorithm, sig.Algorithm)
+	if err := dalek.CheckAlgorithm(sig.Algorithm); err != nil {
+		return false, err
 	}
 	if err := s.VerifyIntegrity(); err == ErrIntegrity {
 		return false, nil
 	} else if err != nil {
 		return false, err
 	}
-	key, err := s.SignerKey()
-	if err != nil {
-		return false, err
-	}
-	value, err := decodeHex(sig.Value)
-	if err != nil {
-		return false, fmt.Errorf("%w: %s", ErrSignatureHex, err)
-	}
-	if len(key) != ed25519.PublicKeySize {
-		return false, ErrPublicKeyLength
-	}
-	if len(value) != ed25519.SignatureSize {
-		return false, ErrSignatureLength
-	}
-	if !dalek.OnCurve(key) {
-		return false, fmt.Errorf("%w: %s", ErrInvalidPublicKey, dalek.ErrNotAPoint)
-	}
-	if pub != nil && !bytes.Equal(pub, key) {
-		return false, nil
-	}
-	return ed25519.Verify(ed25519.PublicKey(key), []byte(SigningMessage(s.SnapshotID)), value), nil
+	return dalek.Verify(sig.PublicKey, sig.Value, []byte(SigningMessage(s.SnapshotID)), pub)
 }
 
 // SignerKey decodes the public key the signature carries (nil when there is
@@ -115,11 +118,7 @@ func (s *Snapshot) SignerKey() (ed25519.PublicKey, error) {
 	if s.Signature == nil {
 		return nil, nil
 	}
-	key, err := decodeHex(s.Signature.PublicKey)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s", ErrPublicKeyHex, err)
-	}
-	return key, nil
+	return dalek.DecodePublicKey(s.Signature.PublicKey)
 }
 
 // CheckImport parses data and checks it as lean-ctx's snapshot import does
@@ -148,6 +147,3 @@ func CheckImport(data []byte) (*Snapshot, error) {
 	}
 	return s, nil
 }
-
-// decodeHex is dalek.DecodeHex: lean-ctx's hex reading and error texts.
-var decodeHex = dalek.DecodeHex

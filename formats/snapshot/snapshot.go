@@ -17,7 +17,10 @@
 //   - snapshot_id = lowercase hex BLAKE3-256 of the canonical body: the
 //     compact encoding with snapshot_id "" and signature null (both keys
 //     kept). It is computed from the typed values, never from file bytes, so
-//     unknown fields in a file are ignored and dropped.
+//     unknown fields in a file are ignored and dropped. Verification accepts
+//     the id of either serde_json float era (IntegrityEra): zmij's "1e+16",
+//     which is what this package writes, or the "1e16" of lean-ctx builds
+//     whose serde_json predates zmij.
 //   - signature = Ed25519 over the 64 ASCII bytes of
 //     hex(SHA-256("ctxsnapshot-sign-v1:" + snapshot_id)), stored with the
 //     signer's public key as lowercase hex. There is no trust list in
@@ -42,11 +45,17 @@
 //   - Verify takes an optional expected public key: with a non-nil key, a
 //     snapshot signed by any other key verifies false. With nil it is
 //     lean-ctx's self-consistency check.
+//   - lean-ctx checks an id only in its own float era; this package also
+//     accepts the older (ryu) era's id, and Sign keeps such an id.
 //   - Floats are parsed correctly rounded (see package serdejson); lean-ctx
 //     may be 1 ulp off on some 17-digit inputs.
 package snapshot
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/git-ctx/git-ctx/formats/dalek"
+)
 
 // SchemaVersion is the schema_version lean-ctx writes. Parsing accepts any
 // u32, as lean-ctx does.
@@ -66,7 +75,7 @@ const (
 const MaxFileSize = 8 << 20
 
 // SignatureAlgorithm is the only algorithm Verify accepts (case-sensitive).
-const SignatureAlgorithm = "ed25519"
+const SignatureAlgorithm = dalek.Algorithm
 
 // SignPrefix is prepended to the snapshot id before hashing the message to
 // sign.
@@ -195,16 +204,12 @@ var (
 	// ErrUnencodable: a value serde_json could not round-trip (see package doc).
 	ErrUnencodable = errors.New("snapshot cannot be encoded")
 	// ErrBadKey: a private key of the wrong size was given to Sign.
-	ErrBadKey = errors.New("bad signing key")
+	ErrBadKey = dalek.ErrBadKey
 
-	// Verification (lean-ctx's order: algorithm, id, key hex, signature hex,
-	// lengths, key point).
-	ErrUnsupportedAlgorithm = errors.New("unsupported signature algorithm") // ": {alg}"
-	ErrPublicKeyHex         = errors.New("invalid public_key hex")          // ": {e}"
-	ErrSignatureHex         = errors.New("invalid signature hex")           // ": {e}"
-	ErrPublicKeyLength      = errors.New("public_key must be 32 bytes")
-	ErrSignatureLength      = errors.New("signature must be 64 bytes")
-	ErrInvalidPublicKey     = errors.New("invalid public key") // ": {e}"
+	// Verification errors of malformed signature material (lean-ctx's
+	// order: algorithm, id, key hex, signature hex, lengths, key point) are
+	// package dalek's (dalek.ErrUnsupportedAlgorithm, …), shared with
+	// packages.
 
 	// Import (CheckImport).
 	ErrIntegrity         = errors.New("integrity check failed: snapshot body does not match its id")

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/git-ctx/git-ctx/formats/internal/vectorfile"
 )
 
 type vector struct {
@@ -32,14 +34,8 @@ type vector struct {
 
 func loadVectors(t testing.TB) []vector {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "vectors", "snapshot.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var vs []vector
-	if err := json.Unmarshal(data, &vs); err != nil {
-		t.Fatal(err)
-	}
+	vectorfile.Load(t, "snapshot.json", &vs)
 	return vs
 }
 

@@ -164,21 +164,21 @@ func TestVerifyErrors(t *testing.T) {
 		okExpected bool
 	}{
 		{"unsigned", func(s *Snapshot) { s.Signature = nil }, "", nil, false},
-		{"algorithm", func(s *Snapshot) { s.Signature.Algorithm = "Ed25519" }, "unsupported signature algorithm: Ed25519", ErrUnsupportedAlgorithm, false},
-		{"algorithm before integrity", func(s *Snapshot) { s.Signature.Algorithm = "rsa"; s.CreatedAt = "x" }, "unsupported signature algorithm: rsa", ErrUnsupportedAlgorithm, false},
+		{"algorithm", func(s *Snapshot) { s.Signature.Algorithm = "Ed25519" }, "unsupported signature algorithm: Ed25519", dalek.ErrUnsupportedAlgorithm, false},
+		{"algorithm before integrity", func(s *Snapshot) { s.Signature.Algorithm = "rsa"; s.CreatedAt = "x" }, "unsupported signature algorithm: rsa", dalek.ErrUnsupportedAlgorithm, false},
 		{"integrity before hex", func(s *Snapshot) { s.Signature.PublicKey = "zz"; s.CreatedAt = "x" }, "", nil, false},
-		{"pk odd", func(s *Snapshot) { s.Signature.PublicKey = "abc" }, "invalid public_key hex: odd-length hex string", ErrPublicKeyHex, false},
-		{"pk digit", func(s *Snapshot) { s.Signature.PublicKey = "00zz" }, "invalid public_key hex: hex decode at 2: invalid digit found in string", ErrPublicKeyHex, false},
-		{"pk plus", func(s *Snapshot) { s.Signature.PublicKey = "+f" }, "invalid public_key hex: hex decode at 0: invalid digit found in string", ErrPublicKeyHex, false},
-		{"pk non-ascii", func(s *Snapshot) { s.Signature.PublicKey = "é" }, "invalid public_key hex: hex decode at 0: invalid digit found in string", ErrPublicKeyHex, false},
-		{"pk before sig", func(s *Snapshot) { s.Signature.PublicKey = "x"; s.Signature.Value = "y" }, "invalid public_key hex: odd-length hex string", ErrPublicKeyHex, false},
-		{"sig odd", func(s *Snapshot) { s.Signature.Value = s.Signature.Value[1:] }, "invalid signature hex: odd-length hex string", ErrSignatureHex, false},
-		{"sig digit", func(s *Snapshot) { s.Signature.Value = "0g" + s.Signature.Value[2:] }, "invalid signature hex: hex decode at 0: invalid digit found in string", ErrSignatureHex, false},
-		{"hex before length", func(s *Snapshot) { s.Signature.PublicKey = "00"; s.Signature.Value = "0" }, "invalid signature hex: odd-length hex string", ErrSignatureHex, false},
-		{"pk length", func(s *Snapshot) { s.Signature.PublicKey = pk[:62]; s.Signature.Value = "00" }, "public_key must be 32 bytes", ErrPublicKeyLength, false},
-		{"pk empty", func(s *Snapshot) { s.Signature.PublicKey = "" }, "public_key must be 32 bytes", ErrPublicKeyLength, false},
-		{"sig length", func(s *Snapshot) { s.Signature.Value += "00" }, "signature must be 64 bytes", ErrSignatureLength, false},
-		{"not a point", func(s *Snapshot) { s.Signature.PublicKey = "02" + strings.Repeat("00", 31) }, "invalid public key: signature error: Cannot decompress Edwards point", ErrInvalidPublicKey, false},
+		{"pk odd", func(s *Snapshot) { s.Signature.PublicKey = "abc" }, "invalid public_key hex: odd-length hex string", dalek.ErrPublicKeyHex, false},
+		{"pk digit", func(s *Snapshot) { s.Signature.PublicKey = "00zz" }, "invalid public_key hex: hex decode at 2: invalid digit found in string", dalek.ErrPublicKeyHex, false},
+		{"pk plus", func(s *Snapshot) { s.Signature.PublicKey = "+f" }, "invalid public_key hex: hex decode at 0: invalid digit found in string", dalek.ErrPublicKeyHex, false},
+		{"pk non-ascii", func(s *Snapshot) { s.Signature.PublicKey = "é" }, "invalid public_key hex: hex decode at 0: invalid digit found in string", dalek.ErrPublicKeyHex, false},
+		{"pk before sig", func(s *Snapshot) { s.Signature.PublicKey = "x"; s.Signature.Value = "y" }, "invalid public_key hex: odd-length hex string", dalek.ErrPublicKeyHex, false},
+		{"sig odd", func(s *Snapshot) { s.Signature.Value = s.Signature.Value[1:] }, "invalid signature hex: odd-length hex string", dalek.ErrSignatureHex, false},
+		{"sig digit", func(s *Snapshot) { s.Signature.Value = "0g" + s.Signature.Value[2:] }, "invalid signature hex: hex decode at 0: invalid digit found in string", dalek.ErrSignatureHex, false},
+		{"hex before length", func(s *Snapshot) { s.Signature.PublicKey = "00"; s.Signature.Value = "0" }, "invalid signature hex: odd-length hex string", dalek.ErrSignatureHex, false},
+		{"pk length", func(s *Snapshot) { s.Signature.PublicKey = pk[:62]; s.Signature.Value = "00" }, "public_key must be 32 bytes", dalek.ErrPublicKeyLength, false},
+		{"pk empty", func(s *Snapshot) { s.Signature.PublicKey = "" }, "public_key must be 32 bytes", dalek.ErrPublicKeyLength, false},
+		{"sig length", func(s *Snapshot) { s.Signature.Value += "00" }, "signature must be 64 bytes", dalek.ErrSignatureLength, false},
+		{"not a point", func(s *Snapshot) { s.Signature.PublicKey = "02" + strings.Repeat("00", 31) }, "invalid public key: signature error: Cannot decompress Edwards point", dalek.ErrInvalidPublicKey, false},
 		{"uppercase hex accepted", func(s *Snapshot) {
 			s.Signature.PublicKey = strings.ToUpper(s.Signature.PublicKey)
 			s.Signature.Value = strings.ToUpper(s.Signature.Value)
@@ -273,7 +273,7 @@ func TestCheckImport(t *testing.T) {
 	}
 	signed.Signature.Algorithm = "x"
 	file, _ = signed.MarshalFile()
-	if _, err := CheckImport(file); !errors.Is(err, ErrUnsupportedAlgorithm) {
+	if _, err := CheckImport(file); !errors.Is(err, dalek.ErrUnsupportedAlgorithm) {
 		t.Fatalf("bad algorithm: %v", err)
 	}
 	// A snapshot signed by any key imports (lean-ctx has no trust list).

@@ -17,6 +17,7 @@ import (
 	"github.com/git-ctx/git-ctx/gitexec"
 	"github.com/git-ctx/git-ctx/gitstore"
 	"github.com/git-ctx/git-ctx/internal/boundedfile"
+	"github.com/git-ctx/git-ctx/internal/fault"
 	"github.com/git-ctx/git-ctx/internal/workspace"
 	"github.com/git-ctx/git-ctx/redact"
 )
@@ -474,7 +475,7 @@ func Import(ctx context.Context, w *workspace.Workspace, file string) (*Imported
 	if errors.Is(err, snapshot.ErrTooLarge) {
 		return nil, workspace.Tagged(err, workspace.ErrInput)
 	} else if err != nil {
-		return nil, err // a verification failure (exit 1)
+		return nil, fault.Default(fault.Failed, err) // a verification failure (exit 1)
 	}
 	if err := snapshot.CheckID(s.SnapshotID); err != nil || len(s.SnapshotID) != 64 {
 		return nil, workspace.Tagged(fmt.Errorf("%w: %s", snapshot.ErrInvalidID, s.SnapshotID), workspace.ErrInput)

@@ -1,0 +1,29 @@
+// Package vectorfile reads the repository's test vectors
+// (testdata/vectors/*.json, copies of the shared lean-ctx and ghyll
+// vectors) for the tests of the formats packages. It is imported by tests
+// only.
+package vectorfile
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// Dir is testdata/vectors as seen from a package directly under formats/
+// (the working directory of its tests).
+var Dir = filepath.Join("..", "..", "testdata", "vectors")
+
+// Load decodes the vector file name (e.g. "snapshot.json") into dst with
+// encoding/json, failing t when it cannot be read or decoded.
+func Load(t testing.TB, name string, dst any) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(Dir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, dst); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+}
