@@ -359,9 +359,9 @@ func (e *branchEdit) append(ctx context.Context, req AppendRequest) (*AppendResu
 
 // seal fills in and seals one draft (a copy: a retry starts from the
 // caller's draft) as the successor of prev, under the branch layout's rule
-// (Layout.Rule), and returns it with the exact
-// bytes to store, checked by reading them back (selfCheck). sealed are the
-// records of this append so far, which Prepare's lookup also finds.
+// (Layout.Rule), and returns it with the exact bytes to store, checked by
+// reading them back (selfCheck). sealed are the records of this append so
+// far, which Prepare's lookup also finds.
 func (e *branchEdit) seal(req AppendRequest, cp Draft, prev *checkpoint.Checkpoint, now time.Time, sealed []*checkpoint.Checkpoint) (*checkpoint.Checkpoint, []byte, error) {
 	dev, rule := req.Device, e.v.Layout.Rule()
 	cp.Version, cp.DeviceID, cp.Hash, cp.Signature = rule.Version(), dev.ID, "", ""
