@@ -150,6 +150,22 @@ func gwWantGhyllRecord(t *testing.T, d *syncDevice, dir, dev, hash string) gwGhy
 	return g
 }
 
+// gwNewRecord is the one record of d's log not in known (fails unless there
+// is exactly one).
+func gwNewRecord(t *testing.T, d *syncDevice, known map[string]bool) string {
+	t.Helper()
+	var fresh []string
+	for _, r := range logJSON(t, d.dir, d.env) {
+		if !known[r.Hash] {
+			fresh = append(fresh, r.Hash)
+		}
+	}
+	if len(fresh) != 1 {
+		t.Fatalf("%d new records in the log, want 1", len(fresh))
+	}
+	return fresh[0]
+}
+
 // TestGhyllWriteLayout: init --layout ghyll-v1 in a clone whose origin is a
 // real bare repository fixes the directory ghyll's Syncer names (SHA-256 of
 // the exact `git remote get-url origin`) and says what the layout means for
@@ -186,18 +202,21 @@ func TestGhyllWriteLayout(t *testing.T) {
 	a2 := checkpoint(t, a.dir, a.env, "-m", "gw: with an embedding", "--emb-file", emb, "--file", "db.go")
 	a.must(t, "hooks", "install")
 	hkQuietCommit(t, a.dir, a.env, "gw: add the schema", map[string]string{"schema.sql": "create table t(x);\n"})
-	log := logJSON(t, a.dir, a.env)
-	if len(log) != 3 {
-		t.Fatalf("log lists %d records after two checkpoints and a hooked commit, want 3", len(log))
+	hooked := gwNewRecord(t, a, map[string]bool{a1.Hash: true, a2.Hash: true})
+	// The agent hook: Claude Code's installed Stop hook records a turn.
+	a.must(t, "hooks", "install", "--agent", "claude")
+	top, err := filepath.EvalSymlinks(a.dir)
+	if err != nil {
+		t.Fatal(err)
 	}
-	hashes := map[string]bool{a1.Hash: true, a2.Hash: true}
-	var hooked string
-	for _, r := range log {
-		if !hashes[r.Hash] {
-			hooked = r.Hash
-		}
+	transcript := filepath.Join(s.root, "home", ".claude", "projects", "gw", "session.jsonl")
+	writeFile(t, transcript, string(bytes.ReplaceAll(fixture(t, "claude-session.jsonl"), []byte("/home/dev/proj"), []byte(jsonString(top)))))
+	command := installedStopCommand(t, readFile(t, filepath.Join(a.dir, ".claude", "settings.local.json")))
+	if r := execute(t, a.dir, a.env, claudeStopInput(t, transcript, top), "sh", "-c", command); r.code != 0 || r.stderr != "" {
+		t.Fatalf("the installed Stop hook: %s", r)
 	}
-	for _, h := range []string{a1.Hash, a2.Hash, hooked} {
+	agent := gwNewRecord(t, a, map[string]bool{a1.Hash: true, a2.Hash: true, hooked: true})
+	for _, h := range []string{a1.Hash, a2.Hash, hooked, agent} {
 		g := gwWantGhyllRecord(t, a, dir, idA, h)
 		if h == a2.Hash && len(g.Embedding) != 3 {
 			t.Fatalf("the embedding was not written: %+v", g.Embedding)
@@ -205,8 +224,11 @@ func TestGhyllWriteLayout(t *testing.T) {
 		if h == hooked && !strings.Contains(g.Summary, "gw: add the schema") {
 			t.Fatalf("the hooked record does not hold the commit: %q", g.Summary)
 		}
+		if h == agent && (g.SessionID == "" || len(g.ToolsUsed) == 0) {
+			t.Fatalf("the agent record lacks its session or tools: %+v", g)
+		}
 	}
-	if rep := a.wantVerifies(t); rep.Chains[0].Verified != 3 {
+	if rep := a.wantVerifies(t); rep.Chains[0].Verified != 4 {
 		t.Fatalf("verify: %s", rep.Raw)
 	}
 	a.must(t, "push")
@@ -219,11 +241,11 @@ func TestGhyllWriteLayout(t *testing.T) {
 	}
 	b1 := b.cp(t, "gw: b read the schema")
 	gwWantGhyllRecord(t, b, dir, b.id(t), b1.Hash)
-	syncWantHashes(t, "B's log", b.hashes(t), a1.Hash, a2.Hash, hooked, b1.Hash)
+	syncWantHashes(t, "B's log", b.hashes(t), a1.Hash, a2.Hash, hooked, agent, b1.Hash)
 	b.wantVerifies(t)
 	b.must(t, "push")
 	a.must(t, "pull")
-	syncWantHashes(t, "A's log after pulling B", a.hashes(t), a1.Hash, a2.Hash, hooked, b1.Hash)
+	syncWantHashes(t, "A's log after pulling B", a.hashes(t), a1.Hash, a2.Hash, hooked, agent, b1.Hash)
 	a.wantVerifies(t)
 
 	// ctx-v1 is unchanged: v1 under the seed rule (emb inside the hash), in
