@@ -20,7 +20,8 @@ func cmdImport() *cli.Command {
 		Description: "Each row is verified first: its hash under either checkpoint rule (trying the version and the\n" +
 			"null/[] list forms ghyll's store loses) and its signature under <ghyll-keys>/<device>.pub.\n" +
 			"Rows that fail are reported and skipped; the rest are re-signed by this device in one commit,\n" +
-			"each naming its origin in an \"imported_from\" member. Importing again adds nothing.\n\n" +
+			"each naming its origin in an \"imported_from\" member (in a ghyll-v1 branch, whose hash rule leaves\n" +
+			"unknown members out: in the summary's last line). Importing again adds nothing.\n\n" +
 			"Example:\n  git ctx import --ghyll-db ~/.ghyll/memory.db",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "ghyll-db", Usage: "ghyll database `PATH`", Required: true},
