@@ -105,8 +105,14 @@ func ReadGhyllDB(ctx context.Context, path string) ([]GhyllRow, error) {
 	return out, rows.Err()
 }
 
+// ImportedFromTrailer starts the last summary line that names a record's
+// origin where no authenticated unknown member can (a record sealed under
+// ghyll's rule, in a ghyll-v1 branch): "imported_from: <origin id>".
+const ImportedFromTrailer = "imported_from: "
+
 // ImportedFrom returns the origin ids recorded in the imported_from member
-// of cached checkpoints of repoID.
+// of cached checkpoints of repoID, and in the last summary line
+// (ImportedFromTrailer) of its verified ones.
 func (d *DB) ImportedFrom(ctx context.Context, repoID string) (map[string]bool, error) {
 	rows, err := d.db.QueryContext(ctx, `SELECT extra FROM records WHERE repo_id = ? AND extra IS NOT NULL`, repoID)
 	if err != nil {
@@ -130,7 +136,32 @@ func (d *DB) ImportedFrom(ctx context.Context, repoID string) (map[string]bool, 
 			}
 		}
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return out, d.importedFromSummaries(ctx, repoID, out)
+}
+
+// importedFromSummaries adds to out the origin ids named by the last
+// summary line of repoID's verified checkpoints.
+func (d *DB) importedFromSummaries(ctx context.Context, repoID string, out map[string]bool) error {
+	rows, err := d.db.QueryContext(ctx, `SELECT c.summary FROM checkpoints c JOIN records r ON r.hash = c.hash
+		WHERE r.repo_id = ? AND c.verified = 1 AND instr(c.summary, ?) > 0`, repoID, "\n"+ImportedFromTrailer)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var sum string
+		if err := rows.Scan(&sum); err != nil {
+			return err
+		}
+		last := sum[strings.LastIndexByte(sum, '\n')+1:]
+		if id, ok := strings.CutPrefix(last, ImportedFromTrailer); ok && id != "" {
+			out[id] = true
+		}
+	}
+	return rows.Err()
 }
 
 // GhyllCodeSchema is the table and indexes of ghyll's code (memory/store.go,

@@ -206,6 +206,21 @@ func (r *Repo) RemoteURL() string {
 	return NormalizeURL(urls[0])
 }
 
+// OriginURL is what `git remote get-url origin` prints, surrounding
+// whitespace trimmed and nothing normalised (url.<base>.insteadOf applied,
+// as git applies it): the string ghyll names a repository by. "" when there
+// is no remote named origin.
+func (r *Repo) OriginURL(ctx context.Context) (string, error) {
+	if len(r.ConfigAll("remote.origin.url")) == 0 {
+		return "", nil
+	}
+	out, err := gitexec.Git(ctx, r.Dir, "remote", "get-url", "origin")
+	if err != nil {
+		return "", fmt.Errorf("git remote get-url origin: %w", err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
 // RepoIDOverride returns git config ctx.repoId ("" when unset), or
 // ErrBadConfig when it is not a safe path segment: a bad value is refused
 // wherever it would count, also when the branch already fixes the id.

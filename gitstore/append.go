@@ -360,12 +360,13 @@ func (e *branchEdit) append(ctx context.Context, req AppendRequest) (*AppendResu
 }
 
 // seal fills in and seals one draft (a copy: a retry starts from the
-// caller's draft) as the successor of prev, and returns it with the exact
-// bytes to store, checked by reading them back (selfCheck). sealed are the
-// records of this append so far, which Prepare's lookup also finds.
+// caller's draft) as the successor of prev, under the branch layout's rule
+// (Layout.Rule), and returns it with the exact bytes to store, checked by
+// reading them back (selfCheck). sealed are the records of this append so
+// far, which Prepare's lookup also finds.
 func (e *branchEdit) seal(req AppendRequest, cp Draft, prev *checkpoint.Checkpoint, now time.Time, sealed []*checkpoint.Checkpoint) (*checkpoint.Checkpoint, []byte, error) {
-	dev := req.Device
-	cp.Version, cp.DeviceID, cp.Hash, cp.Signature = checkpoint.WriteVersion, dev.ID, "", ""
+	dev, rule := req.Device, e.v.Layout.Rule()
+	cp.Version, cp.DeviceID, cp.Hash, cp.Signature = rule.Version(), dev.ID, "", ""
 	cp.ParentHash = checkpoint.ZeroHash
 	if cp.Timestamp == 0 {
 		cp.Timestamp = now.UnixNano()
@@ -389,7 +390,7 @@ func (e *branchEdit) seal(req AppendRequest, cp Draft, prev *checkpoint.Checkpoi
 			return nil, nil, err
 		}
 	}
-	if err := cp.Seal(dev.Key); err != nil {
+	if err := cp.SealRule(dev.Key, rule); err != nil {
 		return nil, nil, fmt.Errorf("seal checkpoint: %w", err)
 	}
 	body, err := cp.MarshalFile()
@@ -399,7 +400,7 @@ func (e *branchEdit) seal(req AppendRequest, cp Draft, prev *checkpoint.Checkpoi
 	if len(body) > checkpoint.MaxFileSize {
 		return nil, nil, fmt.Errorf("%w: checkpoint is %d bytes (limit %d)", checkpoint.ErrTooLarge, len(body), checkpoint.MaxFileSize)
 	}
-	if err := selfCheck(body, &cp, dev.public()); err != nil {
+	if err := selfCheck(body, &cp, dev.public(), rule); err != nil {
 		return nil, nil, err
 	}
 	return &cp, body, nil
@@ -409,15 +410,15 @@ func (e *branchEdit) seal(req AppendRequest, cp Draft, prev *checkpoint.Checkpoi
 // written and verifies it as any reader would: a record that would fail its
 // own hash or signature is refused (nothing is written) instead of poisoning
 // the device's chain.
-func selfCheck(body []byte, want *checkpoint.Checkpoint, pub ed25519.PublicKey) error {
+func selfCheck(body []byte, want *checkpoint.Checkpoint, pub ed25519.PublicKey, rule checkpoint.Rule) error {
 	back, err := checkpoint.Parse(body)
 	if err == nil {
 		if back.Hash != want.Hash || back.Signature != want.Signature {
 			err = errors.New("hash or signature changed on re-reading")
-		} else if rule, verr := back.Verify(pub); verr != nil {
+		} else if got, verr := back.Verify(pub); verr != nil {
 			err = verr
-		} else if rule != checkpoint.RuleSeedV1 {
-			err = fmt.Errorf("matched rule %s, want %s", rule, checkpoint.RuleSeedV1)
+		} else if got != rule {
+			err = fmt.Errorf("matched rule %s, want %s", got, rule)
 		}
 	}
 	if err != nil {

@@ -84,7 +84,7 @@ func checkLayoutChain(t *testing.T, s *Store, layout Layout, first string) []che
 		t.Fatal("chain does not link")
 	}
 	cp, err := v.Checkpoint(repoID, entries[300].Hash)
-	if err != nil || cp.Summary != "one 0" || cp.Version != checkpoint.WriteVersion {
+	if err != nil || cp.Summary != "one 0" || cp.Version != layout.Rule().Version() {
 		t.Fatalf("read back: %+v %v", cp, err)
 	}
 	rep, err := v.Verify()

@@ -1,8 +1,13 @@
 package gitstore
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"path"
+	"strings"
+
+	"github.com/git-ctx/git-ctx/formats/checkpoint"
 )
 
 // Layout names a branch layout. The root file LAYOUT holds it; a branch
@@ -41,6 +46,30 @@ func ParseLayout(s string) (Layout, error) {
 // per session (ghyll-v1, as ghyll's library writes it): the linkage rule of
 // chain.Input.SessionRoots, docs/FORMAT.md §5.1.
 func (l Layout) SessionRoots() bool { return l == LayoutGhyllV1 }
+
+// Rule is the canonicalisation rule git-ctx seals new checkpoints with in
+// layout l: ghyll's code rule (v2 records, "emb" outside the hash) in
+// ghyll-v1, so that ghyll's own code verifies them; the seed rule (v1) in
+// ctx-v1.
+func (l Layout) Rule() checkpoint.Rule {
+	if l == LayoutGhyllV1 {
+		return checkpoint.RuleGhyllV2
+	}
+	return checkpoint.RuleSeedV1
+}
+
+// GhyllRepoID is the repository directory name ghyll's Syncer uses for a
+// repository whose `git remote get-url origin` printed originURL: the
+// lowercase hex SHA-256 of that output with surrounding whitespace trimmed,
+// not normalised (FORMAT §3). "" for an empty URL.
+func GhyllRepoID(originURL string) string {
+	u := strings.TrimSpace(originURL)
+	if u == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(u))
+	return hex.EncodeToString(sum[:])
+}
 
 // DeviceKeyPath is where a device's public key lives.
 func DeviceKeyPath(device string) string { return "devices/" + device + ".pub" }

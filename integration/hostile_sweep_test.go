@@ -792,6 +792,11 @@ func sweepRun(d *syncDevice, w *sweepWorld, reads []sweepRead, tip string, contr
 				}
 				args = append(args, a)
 			}
+			if w.layout == "ghyll-v1" && argv[0] == "similar" {
+				// git-ctx writes ghyll-v1 under ghyll's rule, whose hash
+				// leaves emb out (FORMAT §4.5): use the embeddings anyway.
+				args = append(args, "--include-unauthenticated")
+			}
 			if js {
 				args = append(args, "--json")
 			}

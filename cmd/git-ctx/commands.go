@@ -108,7 +108,7 @@ func cmdInit() *cli.Command {
 			if c.Bool("json") {
 				return output.Write(w, output.Init{Device: id.DeviceID, Fingerprint: checkpoint.Fingerprint(id.Public),
 					IdentityCreated: id.Created, Created: res.Created, Layout: string(res.Layout), Tip: res.Tip.String(),
-					Published: res.Published, Remote: c.String("remote")})
+					Published: res.Published, Remote: c.String("remote"), RepoID: res.RepoID, Notes: res.Notes})
 			}
 			if id.Created {
 				fmt.Fprintf(w, "Created device identity %s (key %s) in %s\n", id.DeviceID, checkpoint.Fingerprint(id.Public), id.KeyPath)
@@ -121,6 +121,9 @@ func cmdInit() *cli.Command {
 			}
 			if res.Published {
 				fmt.Fprintf(w, "Published key of device %s\n", id.DeviceID)
+			}
+			for _, n := range res.Notes {
+				fmt.Fprintf(w, "Note: %s\n", n)
 			}
 			return nil
 		},

@@ -7,15 +7,18 @@
 //
 // Two canonicalisation rules exist and give different hashes for one record:
 //
-//   - RuleSeedV1 (the seed document, and what git-ctx writes): every field of
-//     the record except "hash" and "sig", exactly as the record's own JSON
-//     encoding has them (so "emb" is covered, nil lists are null, empty lists
-//     are [], and an empty "injections" is absent), keys sorted, no
-//     whitespace.
-//   - RuleGhyllV2 (ghyll's CanonicalHash): as above but "emb" is left out and
-//     plan_mode, resumed_from and injections appear only when set.
+//   - RuleSeedV1 (the seed document, and what git-ctx writes in a ctx-v1
+//     branch): every field of the record except "hash" and "sig", exactly
+//     as the record's own JSON encoding has them (so "emb" is covered, nil
+//     lists are null, empty lists are [], and an empty "injections" is
+//     absent), keys sorted, no whitespace.
+//   - RuleGhyllV2 (ghyll's CanonicalHash, and what git-ctx writes in a
+//     ghyll-v1 branch, as v2 records): as above but "emb" and unknown
+//     members are left out and plan_mode, resumed_from and injections
+//     appear only when set.
 //
-// Verify accepts either and reports which one matched.
+// Seal and SealRule write under one rule; Verify accepts either and reports
+// which one matched.
 package checkpoint
 
 import (
@@ -38,7 +41,8 @@ const ZeroHash = "00000000000000000000000000000000000000000000000000000000000000
 // reading from a stream must check it before reading the whole input.
 const MaxFileSize = 1 << 20
 
-// WriteVersion is the format version git-ctx writes.
+// WriteVersion is the format version git-ctx writes under RuleSeedV1 (a
+// ctx-v1 branch); under RuleGhyllV2 it writes RuleGhyllV2.Version().
 const WriteVersion = 1
 
 // Checkpoint is one record. Field order is the key order of checkpoint files

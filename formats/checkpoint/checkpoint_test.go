@@ -375,3 +375,145 @@ func TestSealInvalidUTF8(t *testing.T) {
 		t.Fatalf("read back: %v %v\n%s", rule, err, body)
 	}
 }
+
+// ghyllFileA is vector A as a checkpoint file (reference
+// checkpoint-format.md §8.3): what ghyll's json.MarshalIndent writes.
+const ghyllFileA = `{
+  "v": 2,
+  "hash": "cadfdb7594b1ad5ab315fdb5c912328cdf4262a329cd8e74bef4ea83b37204aa",
+  "parent": "0000000000000000000000000000000000000000000000000000000000000000",
+  "device": "alice-laptop",
+  "author": "alice-laptop",
+  "ts": 1712345678123456789,
+  "repo": "",
+  "branch": "",
+  "session": "alice-laptop-1712345600000000000",
+  "turn": 5,
+  "model": "m25",
+  "summary": "turn 5",
+  "emb": null,
+  "files": null,
+  "tools": null,
+  "sig": "9c785941ffdb25cc426e0867b38ec057cb1edf06d99a5aab5a49a5278e07acc64513671d92efed29495c053bc8f7ff9f8686cd2b4a18852fb2f75b5632fc9809"
+}`
+
+// ghyllStruct mirrors the declaration of ghyll's Checkpoint (reference
+// §2.2), whose json.MarshalIndent output is the checkpoint file ghyll
+// writes.
+type ghyllStruct struct {
+	Version      int          `json:"v"`
+	Hash         string       `json:"hash"`
+	ParentHash   string       `json:"parent"`
+	DeviceID     string       `json:"device"`
+	AuthorID     string       `json:"author"`
+	Timestamp    int64        `json:"ts"`
+	RepoRemote   string       `json:"repo"`
+	Branch       string       `json:"branch"`
+	SessionID    string       `json:"session"`
+	Turn         int          `json:"turn"`
+	ActiveModel  string       `json:"model"`
+	PlanMode     bool         `json:"plan_mode,omitempty"`
+	ResumedFrom  *ResumedFrom `json:"resumed_from,omitempty"`
+	Summary      string       `json:"summary"`
+	Embedding    []float32    `json:"emb"`
+	FilesTouched []string     `json:"files"`
+	ToolsUsed    []string     `json:"tools"`
+	InjectionSig []string     `json:"injections,omitempty"`
+	Signature    string       `json:"sig"`
+}
+
+// TestGhyllVectorsWritten reproduces the ghyll-code-v2 vectors in the
+// writer's direction: the record built from the vector's input and sealed
+// with the vector's key under RuleGhyllV2 has the vector's canonical bytes,
+// hash and signature, version 2, and a file byte-identical to ghyll's
+// MarshalIndent of the same record (for A: the file of reference §8.3).
+func TestGhyllVectorsWritten(t *testing.T) {
+	n := 0
+	for _, v := range loadVectors(t) {
+		if v.Kind != "checkpoint" || v.Rule != RuleGhyllV2 {
+			continue
+		}
+		n++
+		t.Run(v.Name, func(t *testing.T) {
+			var g ghyllStruct
+			if err := json.Unmarshal(v.Input, &g); err != nil {
+				t.Fatal(err)
+			}
+			cp := &Checkpoint{ParentHash: g.ParentHash, DeviceID: g.DeviceID, AuthorID: g.AuthorID,
+				Timestamp: g.Timestamp, RepoRemote: g.RepoRemote, Branch: g.Branch, SessionID: g.SessionID,
+				Turn: g.Turn, ActiveModel: g.ActiveModel, PlanMode: g.PlanMode, ResumedFrom: g.ResumedFrom,
+				Summary: g.Summary, FilesTouched: g.FilesTouched, ToolsUsed: g.ToolsUsed, InjectionSig: g.InjectionSig}
+			priv := vectorKey(t, v.SeedHex)
+			if err := cp.SealRule(priv, RuleGhyllV2); err != nil {
+				t.Fatal(err)
+			}
+			if cp.Version != 2 {
+				t.Fatalf("version %d, want 2", cp.Version)
+			}
+			canon, err := cp.Canonical(RuleGhyllV2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(canon) != v.Canonical {
+				t.Fatalf("canonical\n got %s\nwant %s", canon, v.Canonical)
+			}
+			if cp.Hash != v.Hash {
+				t.Fatalf("hash %s, want %s", cp.Hash, v.Hash)
+			}
+			if v.Signature != nil && cp.Signature != *v.Signature {
+				t.Fatalf("sig %s, want %s", cp.Signature, *v.Signature)
+			}
+			file, err := cp.MarshalFile()
+			if err != nil {
+				t.Fatal(err)
+			}
+			g.Version, g.Hash, g.Signature = 2, v.Hash, cp.Signature
+			want, _ := json.MarshalIndent(&g, "", "  ")
+			if !bytes.Equal(file, want) {
+				t.Fatalf("file\n got %s\nwant %s", file, want)
+			}
+			if v.Name == "A_typical_production" && string(file) != ghyllFileA {
+				t.Fatalf("file\n got %s\nwant %s", file, ghyllFileA)
+			}
+			back, err := Parse(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rule, err := back.Verify(priv.Public().(ed25519.PublicKey))
+			if err != nil || rule != RuleGhyllV2 {
+				t.Fatalf("read back: rule %s, %v", rule, err)
+			}
+		})
+	}
+	if n != 3 {
+		t.Fatalf("ran %d ghyll-code-v2 vectors, want 3", n)
+	}
+}
+
+// TestSealRuleVersions: Seal keeps the seed rule and v1; SealRule under
+// ghyll's rule writes v2 and a hash that leaves emb out; an unknown rule is
+// refused.
+func TestSealRuleVersions(t *testing.T) {
+	cp, priv := sealed(t)
+	if cp.Version != 1 {
+		t.Fatalf("Seal wrote v%d", cp.Version)
+	}
+	if r, err := cp.MatchRule(); err != nil || r != RuleSeedV1 {
+		t.Fatalf("Seal: rule %s, %v", r, err)
+	}
+	g := *cp
+	g.Version, g.Hash, g.Signature = 0, "", ""
+	if err := g.SealRule(priv, RuleGhyllV2); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := g.MatchRule(); err != nil || r != RuleGhyllV2 || g.Version != 2 {
+		t.Fatalf("SealRule ghyll: v%d rule %s, %v", g.Version, r, err)
+	}
+	g.Embedding = []float32{9}
+	if r, err := g.MatchRule(); err != nil || r != RuleGhyllV2 {
+		t.Fatalf("emb is inside the ghyll hash: %s, %v", r, err)
+	}
+	if err := g.SealRule(priv, Rule("nope")); err == nil {
+		t.Fatal("unknown rule accepted")
+	}
+}

@@ -8,27 +8,53 @@ import (
 	"unicode/utf8"
 )
 
-// Seal sets Version (when zero), Hash under RuleSeedV1 and Signature with
-// priv. It is what git-ctx does to every record it writes.
+// Seal is SealRule under RuleSeedV1: what git-ctx does to every record it
+// writes in a ctx-v1 branch.
+func (cp *Checkpoint) Seal(priv ed25519.PrivateKey) error {
+	return cp.SealRule(priv, RuleSeedV1)
+}
+
+// SealRule sets Version (when zero) to rule's Version, Hash under rule and
+// Signature with priv (ed25519 over the 64 ASCII bytes of Hash). Under
+// RuleGhyllV2 (a ghyll-v1 branch) the record is then what ghyll's own code
+// writes and verifies: "emb" and unknown members are written by MarshalFile
+// but are outside the hash, so nothing vouches for them.
 //
 // Every string of the record is first made valid UTF-8 (each invalid byte
 // becomes U+FFFD): JSON cannot carry invalid bytes, so a hash over them
 // would never match the record read back from its file.
-func (cp *Checkpoint) Seal(priv ed25519.PrivateKey) error {
+func (cp *Checkpoint) SealRule(priv ed25519.PrivateKey, rule Rule) error {
 	if len(priv) != ed25519.PrivateKeySize {
 		return fmt.Errorf("%w: private key is %d bytes", ErrBadKey, len(priv))
 	}
+	v := rule.Version()
+	if v == 0 {
+		return fmt.Errorf("unknown canonicalisation rule %q", rule)
+	}
 	if cp.Version == 0 {
-		cp.Version = WriteVersion
+		cp.Version = v
 	}
 	cp.MakeValidUTF8()
-	h, err := cp.ComputeHash(RuleSeedV1)
+	h, err := cp.ComputeHash(rule)
 	if err != nil {
 		return err
 	}
 	cp.Hash = h
 	cp.Signature = hex.EncodeToString(ed25519.Sign(priv, []byte(h)))
 	return nil
+}
+
+// Version is the format version of records written under r: 1 for
+// RuleSeedV1 (WriteVersion), 2 for RuleGhyllV2 (what ghyll's code writes),
+// 0 for an unknown rule.
+func (r Rule) Version() int {
+	switch r {
+	case RuleSeedV1:
+		return WriteVersion
+	case RuleGhyllV2:
+		return 2
+	}
+	return 0
 }
 
 // MatchRule returns the first rule under which the stored hash equals the

@@ -42,8 +42,10 @@ type SkippedRecord struct {
 // either rule, trying the version and the null/[] forms of files and tools
 // that ghyll's store loses; signature under <keysDir>/<device>.pub) and
 // appends those that verify to this device's chain, in one commit, each with
-// an "imported_from" member naming the ghyll hash. Rows already imported are
-// skipped, so importing again is a no-op.
+// an "imported_from" member naming the ghyll hash (in a ghyll-v1 branch,
+// whose rule leaves unknown members out of the hash: a last summary line
+// "imported_from: ghyll:<hash>" instead). Rows already imported are skipped,
+// so importing again is a no-op.
 func ImportGhyllDB(ctx context.Context, w *workspace.Workspace, dbPath, keysDir string) (*ImportResult, error) {
 	rows, err := cache.ReadGhyllDB(ctx, dbPath)
 	if err != nil {
@@ -62,6 +64,13 @@ func ImportGhyllDB(ctx context.Context, w *workspace.Workspace, dbPath, keysDir 
 	if err != nil {
 		return nil, err
 	}
+	// In a ghyll-v1 branch records are sealed under ghyll's rule, which
+	// covers no unknown member: the origin goes into the summary instead.
+	view, err := w.Store.View()
+	if err != nil {
+		return nil, err
+	}
+	ghyllRule := view.Layout.Rule() == checkpoint.RuleGhyllV2
 	res := &ImportResult{Imported: []ImportedRecord{}, Skipped: []SkippedRecord{}}
 	keys := map[string]ed25519.PublicKey{}
 	var drafts []gitstore.Draft
@@ -110,6 +119,10 @@ func ImportGhyllDB(ctx context.Context, w *workspace.Workspace, dbPath, keysDir 
 			d.Embedding = nil
 		}
 		d.Extra = append(append([]checkpoint.Member(nil), keep...), checkpoint.Member{Key: "imported_from", Value: origin})
+		if ghyllRule {
+			d.Extra = nil
+			d.Summary += "\n\n" + cache.ImportedFromTrailer + "ghyll:" + cp.Hash
+		}
 		drafts = append(drafts, d)
 		origins = append(origins, ImportedRecord{From: cp.Hash, Rule: rule})
 		done["ghyll:"+cp.Hash] = true

@@ -193,6 +193,12 @@ type Init struct {
 	Tip             string `json:"tip"`
 	Published       bool   `json:"published"`
 	Remote          string `json:"remote,omitempty"`
+	// RepoID is the repository id this run fixed in the new branch's
+	// REPO file.
+	RepoID string `json:"repo_id,omitempty"`
+	// Notes say what a ghyll-v1 branch means (emb outside the hash,
+	// where the records go).
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Reindex is `reindex --json`.

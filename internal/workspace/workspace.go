@@ -17,7 +17,6 @@ package workspace
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -128,20 +127,17 @@ func (w *Workspace) Device() (gitstore.Device, error) {
 }
 
 // Init creates the memory branch if needed (from the memory remote's
-// fetched branch when there is one) and publishes this device's key.
-func (w *Workspace) Init(ctx context.Context, layout gitstore.Layout) (gitstore.InitResult, error) {
+// fetched branch when there is one) and publishes this device's key. A new
+// branch gets its repository id fixed in its REPO file (newBranchRepoID);
+// the report's Notes say what a ghyll-v1 branch means (ghyllNotes).
+func (w *Workspace) Init(ctx context.Context, layout gitstore.Layout) (InitReport, error) {
 	dev, err := w.Device()
 	if err != nil {
-		return gitstore.InitResult{}, err
+		return InitReport{}, err
 	}
-	// A new branch gets the id this clone derives, fixed in its REPO file.
-	// A new repository without commits or a remote has none yet: it is
-	// fixed at its first checkpoint (its root commit then exists).
 	opt := gitstore.InitOptions{Layout: layout, Device: dev, Author: w.Author()}
-	if id, err := w.DerivedRepoID(ctx); err == nil {
-		opt.RepoID = id
-	} else if !errors.Is(err, gitrepo.ErrNoRepoID) {
-		return gitstore.InitResult{}, err
+	if opt.RepoID, err = w.newBranchRepoID(ctx, layout); err != nil {
+		return InitReport{}, err
 	}
 	if remote := w.Repo.MemoryRemote(); remote != "" {
 		if h, err := w.Store.ResolveRef("refs/remotes/" + remote + "/ghyll/memory"); err == nil {
@@ -149,10 +145,20 @@ func (w *Workspace) Init(ctx context.Context, layout gitstore.Layout) (gitstore.
 		}
 	}
 	res, err := w.Store.Init(ctx, opt)
+	rep := InitReport{InitResult: res}
 	if err == nil && layout != "" && res.Layout != layout {
-		return res, fmt.Errorf("%w: the memory branch already uses layout %s; --layout %s applies only to a new branch", ErrLayoutMismatch, res.Layout, layout)
+		return rep, fmt.Errorf("%w: the memory branch already uses layout %s; --layout %s applies only to a new branch", ErrLayoutMismatch, res.Layout, layout)
 	}
-	return res, err
+	if err != nil {
+		return rep, err
+	}
+	if res.Created && opt.Base.IsZero() {
+		rep.RepoID = opt.RepoID
+	}
+	if res.Layout == gitstore.LayoutGhyllV1 {
+		rep.Notes, err = w.ghyllNotes(ctx, rep, opt.Base.IsZero())
+	}
+	return rep, err
 }
 
 // SetConfig writes key=value into the repository's local git config.
