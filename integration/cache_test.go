@@ -41,10 +41,7 @@ func cacheWantLogEqualsBranch(t *testing.T, dir string, env []string, unverified
 func TestCacheTwoProcesses30s(t *testing.T) {
 	t.Parallel()
 	const runFor = 30 * time.Second
-	s := newSandbox(t)
-	repo := newRepo(t, s, "repo")
-	env := s.env("dev")
-	mustCtx(t, repo, env, "init")
+	s, repo, env := cltInitRepo(t, "dev")
 	emb := filepath.Join(s.root, "emb.json")
 	writeFile(t, emb, "[1, 0.5, 0]")
 	mustCtx(t, repo, env, "checkpoint", "-m", "steady start", "--emb-file", emb)

@@ -5,7 +5,6 @@ package integration
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -129,22 +128,39 @@ func (r result) String() string {
 	return fmt.Sprintf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 }
 
-// execute runs argv in dir with exactly env. argv[0] "git" is the real git,
-// "git-ctx" is the built binary; anything else is looked up as is.
-func execute(t *testing.T, dir string, env []string, stdin []byte, argv ...string) result {
+// binCLI is the shared CLI test helpers (testrepo.CLI) running the built
+// binary: the helpers below are this package's names for them.
+var binCLI = testrepo.CLI{Exec: binRun}
+
+// binRun runs argv in dir with exactly env, bounded by cmdTimeout. argv[0]
+// "git" is the real git, "git-ctx" is the built binary; anything else is
+// looked up as is.
+func binRun(t testing.TB, dir string, env []string, stdin []byte, argv ...string) testrepo.Result {
 	t.Helper()
-	res, err := inpExec(cmdTimeout, dir, env, stdin, argv...)
+	res, err := binExec(cmdTimeout, dir, env, stdin, argv...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return res
 }
 
+// execute runs argv in dir with exactly env (binRun).
+func execute(t *testing.T, dir string, env []string, stdin []byte, argv ...string) result {
+	t.Helper()
+	return fromRepo(binRun(t, dir, env, stdin, argv...))
+}
+
 // inpExec runs argv like execute, bounded by limit, and never calls t (it
-// is safe in goroutines): "git" is the real git, "git-ctx" the built
-// binary; stdin nil is /dev/null. A non-zero exit is a result; a command
-// that could not run or outlived limit is an error.
+// is safe in goroutines); see binExec.
 func inpExec(limit time.Duration, dir string, env []string, stdin []byte, argv ...string) (result, error) {
+	r, err := binExec(limit, dir, env, stdin, argv...)
+	return fromRepo(r), err
+}
+
+// binExec runs argv bounded by limit and never calls t: "git" is the real
+// git, "git-ctx" the built binary; stdin nil is /dev/null. A non-zero exit
+// is a result; a command that could not run or outlived limit is an error.
+func binExec(limit time.Duration, dir string, env []string, stdin []byte, argv ...string) (testrepo.Result, error) {
 	prog := argv[0]
 	switch prog {
 	case "git":
@@ -153,8 +169,7 @@ func inpExec(limit time.Duration, dir string, env []string, stdin []byte, argv .
 		prog = binPath
 		env = withEnv(env, strictErrors)
 	}
-	r, err := testrepo.Run(limit, dir, env, stdin, prog, argv[1:]...)
-	return fromRepo(r), err
+	return testrepo.Run(limit, dir, env, stdin, prog, argv[1:]...)
 }
 
 // fromRepo is r with this package's field names.
@@ -185,48 +200,38 @@ func inpNULList(out string) []string {
 // run runs argv and returns stdout, stderr and the exit code.
 func run(t *testing.T, dir string, env []string, argv ...string) (string, string, int) {
 	t.Helper()
-	r := execute(t, dir, env, nil, argv...)
-	return r.stdout, r.stderr, r.code
+	r := binCLI.Run(t, dir, env, argv...)
+	return r.Stdout, r.Stderr, r.Code
 }
 
 // mustRun runs argv, fails the test unless it exits 0, and returns stdout.
 func mustRun(t *testing.T, dir string, env []string, argv ...string) string {
 	t.Helper()
-	r := execute(t, dir, env, nil, argv...)
-	if r.code != 0 {
-		t.Fatalf("%q in %s: %s", argv, dir, r)
-	}
-	return r.stdout
+	return binCLI.MustRun(t, dir, env, argv...)
 }
 
 // gitOut runs git and returns its trimmed stdout; it must succeed.
 func gitOut(t *testing.T, dir string, env []string, args ...string) string {
 	t.Helper()
-	return strings.TrimSpace(mustRun(t, dir, env, append([]string{"git"}, args...)...))
+	return binCLI.GitOut(t, dir, env, args...)
 }
 
 // gitCtx runs `git ctx ARGS` through git's dispatch.
 func gitCtx(t *testing.T, dir string, env []string, args ...string) result {
 	t.Helper()
-	return execute(t, dir, env, nil, append([]string{"git", "ctx"}, args...)...)
+	return fromRepo(binCLI.Ctx(t, dir, env, args...))
 }
 
 // mustCtx runs `git ctx ARGS`, which must exit 0, and returns stdout.
 func mustCtx(t *testing.T, dir string, env []string, args ...string) string {
 	t.Helper()
-	r := gitCtx(t, dir, env, args...)
-	if r.code != 0 {
-		t.Fatalf("git ctx %q in %s: %s", args, dir, r)
-	}
-	return r.stdout
+	return binCLI.MustCtx(t, dir, env, args...)
 }
 
 // wantCode fails unless r exited with code.
 func wantCode(t *testing.T, what string, r result, code int) {
 	t.Helper()
-	if r.code != code {
-		t.Fatalf("%s: want exit %d, got %s", what, code, r)
-	}
+	testrepo.WantCode(t, what, r.toRepo(), code)
 }
 
 // wantOneLine fails unless s is exactly one non-empty line ending in "\n".
@@ -269,8 +274,7 @@ var hexHash = testrepo.HexHash
 // checkpoint runs `git ctx checkpoint --json ARGS` and returns the record.
 func checkpoint(t *testing.T, dir string, env []string, args ...string) record {
 	t.Helper()
-	out := mustCtx(t, dir, env, append([]string{"checkpoint", "--json"}, args...)...)
-	return decodeRecord(t, []byte(out))
+	return binCLI.Checkpoint(t, dir, env, args...)
 }
 
 func decodeRecord(t *testing.T, data []byte) record {
@@ -282,10 +286,7 @@ func decodeRecord(t *testing.T, data []byte) record {
 // stdout into v.
 func inpCtxJSON(t *testing.T, dir string, env []string, v any, args ...string) {
 	t.Helper()
-	out := mustCtx(t, dir, env, args...)
-	if err := json.Unmarshal([]byte(out), v); err != nil {
-		t.Fatalf("decode git ctx %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
+	binCLI.CtxJSON(t, dir, env, v, args...)
 }
 
 // logJSON runs `git ctx log --json ARGS`.
@@ -314,7 +315,7 @@ type verifyReport = testrepo.VerifyReport
 // ok, and returns the report.
 func verifyJSON(t *testing.T, dir string, env []string) verifyReport {
 	t.Helper()
-	return testrepo.DecodeVerify(t, gitCtx(t, dir, env, "verify", "--json").toRepo())
+	return binCLI.Verify(t, dir, env)
 }
 
 // ---- the memory branch ----

@@ -86,8 +86,7 @@ func TestHooksClaude(t *testing.T) {
 // restores the settings (or, edited since, takes out only git-ctx's hook).
 func tstClaudeMergeRecordRestore(t *testing.T) {
 	t.Parallel()
-	s, env := newHookSandbox(t)
-	repo := newRepo(t, s, "repo")
+	s, env, repo := cltHookRepo(t)
 	settings := filepath.Join(repo, ".claude", "settings.local.json")
 	writeFile(t, settings, claudeSettings)
 
@@ -203,8 +202,7 @@ func tstClaudeUninstall(t *testing.T, repo string, env []string, settings string
 // uninstall.
 func tstClaudeCreatedThenDeleted(t *testing.T) {
 	t.Parallel()
-	s, env := newHookSandbox(t)
-	repo := newRepo(t, s, "repo")
+	_, env, repo := cltHookRepo(t)
 	settings := filepath.Join(repo, ".claude", "settings.local.json")
 	mustCtx(t, repo, env, "hooks", "install", "--agent", "claude")
 	data := readFile(t, settings)
@@ -376,8 +374,7 @@ func TestHooksCodex(t *testing.T) {
 // table; uninstall restores config.toml byte for byte.
 func tstCodexConfigKept(t *testing.T) {
 	t.Parallel()
-	s, env := newHookSandbox(t)
-	repo := newRepo(t, s, "repo")
+	_, env, repo := cltHookRepo(t)
 	cfg := hkCodexConfig(env)
 	writeFile(t, cfg, codexTOML)
 	if hkHooksStatus(t, repo, env).Codex {
@@ -417,8 +414,7 @@ func tstCodexConfigKept(t *testing.T) {
 // and comes back on uninstall.
 func tstCodexOtherNotify(t *testing.T) {
 	t.Parallel()
-	s, env := newHookSandbox(t)
-	repo := newRepo(t, s, "repo")
+	_, env, repo := cltHookRepo(t)
 	cfg := hkCodexConfig(env)
 	orig := "notify = [\"notify-send\", \"Codex\"]\n" + codexTOML
 	writeFile(t, cfg, orig)
@@ -462,8 +458,7 @@ func tstCodexUninstallElsewhere(t *testing.T) {
 // tstCodexNoConfig: a config.toml install created goes with uninstall.
 func tstCodexNoConfig(t *testing.T) {
 	t.Parallel()
-	s, env := newHookSandbox(t)
-	repo := newRepo(t, s, "repo")
+	_, env, repo := cltHookRepo(t)
 	cfg := hkCodexConfig(env)
 	mustCtx(t, repo, env, "hooks", "install", "--agent", "codex", "--global")
 	if got := string(readFile(t, cfg)); got != tstCodexNotifyLine+"\n" {
@@ -479,8 +474,7 @@ func tstCodexNoConfig(t *testing.T) {
 // nothing for other notifications).
 func tstCodexRecord(t *testing.T) {
 	t.Parallel()
-	s, env := newHookSandbox(t)
-	repo := newRepo(t, s, "repo")
+	s, env, repo := cltHookRepo(t)
 	mustCtx(t, repo, env, "hooks", "install", "--agent", "codex", "--global")
 	// The program Codex runs, as configured.
 	line := regexp.MustCompile(`(?m)^notify = \[(.*)\]$`).FindStringSubmatch(string(readFile(t, hkCodexConfig(env))))

@@ -14,8 +14,7 @@ import (
 // was made, and a fast-forward (no new commit) records nothing.
 func TestHooksOneCheckpointPerCommit(t *testing.T) {
 	t.Parallel()
-	s, env := newHookSandbox(t)
-	repo := newRepo(t, s, "repo")
+	s, env, repo := cltHookRepo(t)
 	// core.hooksPath for commits that must not be recorded
 	r := &tstCommits{t: t, repo: repo, env: env, noHooks: s.dir(t, "no-hooks")}
 	tstCommitsInstall(t, repo, env)
@@ -243,8 +242,7 @@ func tstCommitsRecorded(t *testing.T, repo string, env []string, want []string) 
 // many files is bounded with a note of how many were left out.
 func TestHooksCommitMetadata(t *testing.T) {
 	t.Parallel()
-	s, env := newHookSandbox(t)
-	repo := newRepo(t, s, "repo")
+	_, env, repo := cltHookRepo(t)
 	mustCtx(t, repo, env, "hooks", "install")
 
 	agentEnv := withEnv(env, "GIT_CTX_SESSION=sess-env", "GIT_CTX_MODEL=model-env", "CLAUDECODE=1", "GIT_CTX_TOOLS=lint, test")
@@ -284,8 +282,7 @@ func TestHooksCommitMetadata(t *testing.T) {
 // keeps counting when checkpoints of another session came in between.
 func TestHooksTurnPerSession(t *testing.T) {
 	t.Parallel()
-	s, env := newHookSandbox(t)
-	repo := newRepo(t, s, "repo")
+	_, env, repo := cltHookRepo(t)
 	mustCtx(t, repo, env, "hooks", "install")
 	a := withEnv(env, "GIT_CTX_SESSION=sess-a")
 	b := withEnv(env, "GIT_CTX_SESSION=sess-b")
@@ -306,8 +303,7 @@ func TestHooksTurnPerSession(t *testing.T) {
 // (a failing pre-commit) still fails.
 func TestHooksNeverFailTheCommit(t *testing.T) {
 	t.Parallel()
-	s, env := newHookSandbox(t)
-	repo := newRepo(t, s, "repo")
+	s, env, repo := cltHookRepo(t)
 	mustCtx(t, repo, env, "hooks", "install")
 	hkQuietCommit(t, repo, env, "recorded", map[string]string{"ok.txt": "1\n"})
 	recorded := 1

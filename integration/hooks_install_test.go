@@ -13,9 +13,7 @@ import (
 // --force; uninstall puts the original back byte for byte, mode included.
 func TestHooksChainForeignHook(t *testing.T) {
 	t.Parallel()
-	s, env := newHookSandbox(t)
-	repo := newRepo(t, s, "repo")
-	hkRequireStubHooks(t, repo, env)
+	s, env, repo := cltStubHookRepo(t)
 	hooksDir := filepath.Join(hkCommonDir(t, repo, env), "hooks")
 	hook := filepath.Join(hooksDir, "post-commit")
 	backup := hook + ".pre-git-ctx"
@@ -173,9 +171,7 @@ func TestHooksLocations(t *testing.T) {
 
 	t.Run("core.hooksPath", func(t *testing.T) {
 		t.Parallel()
-		s, env := newHookSandbox(t)
-		repo := newRepo(t, s, "repo")
-		hkRequireStubHooks(t, repo, env)
+		s, env, repo := cltStubHookRepo(t)
 		custom := s.dir(t, "shared-hooks")
 		mustRun(t, repo, env, "git", "config", "core.hooksPath", custom)
 		mustCtx(t, repo, env, "hooks", "install")
@@ -202,9 +198,7 @@ func TestHooksLocations(t *testing.T) {
 
 	t.Run("linked-worktree", func(t *testing.T) {
 		t.Parallel()
-		s, env := newHookSandbox(t)
-		repo := newRepo(t, s, "repo")
-		hkRequireStubHooks(t, repo, env)
+		s, env, repo := cltStubHookRepo(t)
 		wt := filepath.Join(s.root, "wt")
 		mustRun(t, repo, env, "git", "worktree", "add", "-q", "-b", "topic", wt)
 		// Installed from the linked worktree: the hooks are shared.
@@ -289,9 +283,7 @@ func TestHooksManagers(t *testing.T) {
 
 	t.Run("husky", func(t *testing.T) {
 		t.Parallel()
-		s, env := newHookSandbox(t)
-		repo := newRepo(t, s, "repo")
-		hkRequireStubHooks(t, repo, env)
+		_, env, repo := cltStubHookRepo(t)
 		hooksDir := filepath.Join(repo, ".git", "hooks")
 		hkWriteExec(t, filepath.Join(repo, ".husky", "pre-commit"), "#!/bin/sh\nexit 0\n", 0o755)
 
@@ -343,9 +335,7 @@ func TestHooksManagers(t *testing.T) {
 
 	t.Run("lefthook", func(t *testing.T) {
 		t.Parallel()
-		s, env := newHookSandbox(t)
-		repo := newRepo(t, s, "repo")
-		hkRequireStubHooks(t, repo, env)
+		_, env, repo := cltStubHookRepo(t)
 		hooksDir := filepath.Join(repo, ".git", "hooks")
 		cfg := filepath.Join(repo, "lefthook.yml")
 		orig := "pre-commit:\n  commands:\n    lint:\n      run: golangci-lint run\n"

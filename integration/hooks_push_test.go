@@ -11,8 +11,7 @@ import (
 // user's push, even when the remote refuses the memory branch.
 func TestHooksPrePush(t *testing.T) {
 	t.Parallel()
-	s, env := newHookSandbox(t)
-	repo := newRepo(t, s, "repo")
+	s, env, repo := cltHookRepo(t)
 	remote := filepath.Join(s.root, "remote.git")
 	mustRun(t, s.root, env, "git", "init", "-q", "--bare", remote)
 	mustRun(t, repo, env, "git", "remote", "add", "origin", remote)

@@ -46,8 +46,7 @@ func wantNowhere(t *testing.T, repo string, env []string, secrets ...string) {
 // branch nor in the cache.
 func TestHooksSecretHygiene(t *testing.T) {
 	t.Parallel()
-	s, env := newHookSandbox(t)
-	repo := newRepo(t, s, "repo")
+	s, env, repo := cltHookRepo(t)
 	mustCtx(t, repo, env, "hooks", "install")
 
 	token, token2 := fakeGitHubToken("t1"), fakeGitHubToken("t2")
@@ -111,8 +110,7 @@ func TestHooksSecretHygiene(t *testing.T) {
 // has to see the whole secret before the text is cut.
 func TestHooksSecretAtSummaryBound(t *testing.T) {
 	t.Parallel()
-	s, env := newHookSandbox(t)
-	repo := newRepo(t, s, "repo")
+	s, env, repo := cltHookRepo(t)
 	mustCtx(t, repo, env, "hooks", "install")
 
 	// The commit body is bounded at 4096 bytes; the token starts 16 bytes

@@ -49,23 +49,15 @@ type costWorld struct {
 
 func costNewWorld(t *testing.T) *costWorld {
 	t.Helper()
-	s := newSandbox(t)
-	w := &costWorld{s: s, rem: syncNewRemote(t, s, "file"), mEnv: s.env("M")}
-	w.a = syncFirstDevice(t, s, w.rem, "A")
-	w.a.must(t, "init")
+	s, rem, a := cltTeam(t, "file", "A")
+	w := &costWorld{s: s, rem: rem, a: a, mEnv: s.env("M")}
 	w.a1 = w.a.cp(t, "a1 before the attack")
 	w.a.must(t, "push")
-	w.b = syncCloneDevice(t, s, w.rem, "B")
-	w.b.must(t, "pull")
-	w.b.must(t, "init")
-	w.b1 = w.b.cp(t, "b1 before the attack")
-	w.b.must(t, "sync")
-	w.a.must(t, "pull")
+	w.b, w.b1 = cltJoin(t, s, w.rem, w.a, "b1 before the attack")
 	w.idA, w.idB = w.a.id(t), w.b.id(t)
 	w.repoID = status(t, w.a.dir, w.a.env).RepoID
 	w.m = w.s.root + "/M"
-	mustRun(t, s.root, w.mEnv, "git", "clone", "-q", w.rem.bare, w.m)
-	gitOut(t, w.m, w.mEnv, "update-ref", memRef, "refs/remotes/origin/ghyll/memory")
+	cltAttackerClone(t, s, w.rem.bare, w.m, w.mEnv)
 	return w
 }
 

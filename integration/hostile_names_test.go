@@ -35,23 +35,17 @@ type namesWorld struct {
 
 func namesNewWorld(t *testing.T) *namesWorld {
 	t.Helper()
-	s := newSandbox(t)
-	w := &namesWorld{s: s, rem: syncNewRemote(t, s, "file"), menv: s.env("M")}
-	w.a = syncFirstDevice(t, s, w.rem, "A")
-	w.a.must(t, "init")
+	s, rem, a := cltTeam(t, "file", "A")
+	w := &namesWorld{s: s, rem: rem, a: a, menv: s.env("M")}
 	w.before = append(w.before, w.a.cp(t, "a1 before the attack"))
 	w.a.must(t, "push")
-	w.b = syncCloneDevice(t, s, w.rem, "B")
-	w.b.must(t, "pull")
-	w.b.must(t, "init")
-	w.before = append(w.before, w.b.cp(t, "b1 before the attack"))
-	w.b.must(t, "sync")
-	w.a.must(t, "pull")
+	var b1 record
+	w.b, b1 = cltJoin(t, s, w.rem, w.a, "b1 before the attack")
+	w.before = append(w.before, b1)
 	w.idA, w.idB = w.a.id(t), w.b.id(t)
 	w.repoID = status(t, w.a.dir, w.a.env).RepoID
 	w.m = filepath.Join(s.root, "M")
-	mustRun(t, s.root, w.menv, "git", "clone", "-q", w.rem.bare, w.m)
-	gitOut(t, w.m, w.menv, "update-ref", memRef, "refs/remotes/origin/ghyll/memory")
+	cltAttackerClone(t, s, w.rem.bare, w.m, w.menv)
 	return w
 }
 

@@ -66,20 +66,14 @@ func TestRepoReplayAttack(t *testing.T) {
 	if idP == idQ {
 		t.Fatalf("P and Q share the repository id %s", idP)
 	}
-	b := syncCloneDevice(t, s, remP, "B")
-	b.must(t, "pull")
-	b.must(t, "init")
-	b1 := b.cp(t, "b1: honest, before the attack")
-	b.must(t, "sync")
-	a.must(t, "pull")
+	b, b1 := cltJoin(t, s, remP, a, "b1: honest, before the attack")
 	idA := a.id(t)
 
 	// The attacker: a clone of P that fetches Q's branch and copies A's
 	// records with plumbing, into P's directory and as Q's whole directory.
 	m := filepath.Join(s.root, "M")
 	menv := s.env("M")
-	mustRun(t, s.root, menv, "git", "clone", "-q", remP.bare, m)
-	gitOut(t, m, menv, "update-ref", memRef, "refs/remotes/origin/ghyll/memory")
+	cltAttackerClone(t, s, remP.bare, m, menv)
 	gitOut(t, m, menv, "fetch", "-q", remQ.bare, "+"+memRef+":refs/q")
 	var edits []fileEdit
 	prefix := "repos/" + idQ + "/"

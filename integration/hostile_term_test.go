@@ -142,18 +142,10 @@ func (f *termForger) edits(t *testing.T, repoID string) []fileEdit {
 // on both clones.
 func TestHostileTerminalText(t *testing.T) {
 	t.Parallel()
-	s := newSandbox(t)
-	rem := syncNewRemote(t, s, "file")
-	a := syncFirstDevice(t, s, rem, "A")
-	a.must(t, "init")
+	s, rem, a := cltTeam(t, "file", "A")
 	a1 := a.cp(t, "a1 honest zebra before the attack")
 	a.must(t, "push")
-	b := syncCloneDevice(t, s, rem, "B")
-	b.must(t, "pull")
-	b.must(t, "init")
-	b1 := b.cp(t, "b1 honest zebra before the attack")
-	b.must(t, "sync")
-	a.must(t, "pull")
+	b, b1 := cltJoin(t, s, rem, a, "b1 honest zebra before the attack")
 	repoID := status(t, a.dir, a.env).RepoID
 	honestLine := tstTermHonestLine(t, a, a1)
 

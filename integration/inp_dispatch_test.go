@@ -12,10 +12,7 @@ import (
 // forms are the same call; this is what only the real binary can show.
 func TestInpGitDispatch(t *testing.T) {
 	t.Parallel()
-	s := newSandbox(t)
-	repo := newRepo(t, s, "repo")
-	env := s.env("laptop")
-	mustCtx(t, repo, env, "init")
+	_, repo, env := cltInitRepo(t, "laptop")
 	cp := checkpoint(t, repo, env, "-m", "switched auth to JWT")
 
 	logOut := mustCtx(t, repo, env, "log")

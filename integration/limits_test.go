@@ -114,10 +114,7 @@ func sparseFile(t *testing.T, path string, prefix string, size int64) {
 
 func TestLimits(t *testing.T) {
 	t.Parallel()
-	s := newSandbox(t)
-	repo := newRepo(t, s, "repo")
-	env := s.env("dev")
-	mustCtx(t, repo, env, "init")
+	s, repo, env := cltInitRepo(t, "dev")
 	before := len(logJSON(t, repo, env))
 
 	big := filepath.Join(s.root, "big.json")

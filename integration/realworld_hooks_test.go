@@ -146,9 +146,7 @@ func tstHooksGlobalHooksPath(t *testing.T) {
 // of the project: install needs --force.
 func tstHooksPathInWorkTree(t *testing.T) {
 	t.Parallel()
-	s, env := newHookSandbox(t)
-	repo := newRepo(t, s, "repo")
-	hkRequireStubHooks(t, repo, env)
+	_, env, repo := cltStubHookRepo(t)
 	mustRun(t, repo, env, "git", "config", "core.hooksPath", ".githooks")
 	r := gitCtx(t, repo, env, "hooks", "install")
 	wantCode(t, "install into a hooks directory inside the work tree", r, 7)
@@ -176,8 +174,7 @@ func tstHooksPathInWorkTree(t *testing.T) {
 // .gitignore covers the file.
 func tstHooksClaudeSettingsIgnored(t *testing.T) {
 	t.Parallel()
-	s, env := newHookSandbox(t)
-	repo := newRepo(t, s, "repo")
+	_, env, repo := cltHookRepo(t)
 	exclude := filepath.Join(repo, ".git", "info", "exclude")
 	before := readFile(t, exclude)
 	out := mustCtx(t, repo, env, "hooks", "install", "--agent", "claude")

@@ -38,10 +38,7 @@ func unhWantSummary(t *testing.T, d *syncDevice, want string) {
 // commit messages are decoded by their declared encoding.
 func TestUTF8RecordsVerify(t *testing.T) {
 	t.Parallel()
-	s := newSandbox(t)
-	rem := syncNewRemote(t, s, "file")
-	a := syncFirstDevice(t, s, rem, "A")
-	a.must(t, "init")
+	s, rem, a := cltTeam(t, "file", "A")
 
 	r := a.ctx(t, "checkpoint", "--json", "-m", "caf\xe9 au lait")
 	wantCode(t, "checkpoint -m with a Latin-1 byte", r, 0)

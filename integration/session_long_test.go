@@ -26,9 +26,7 @@ func TestSessionLargeRoundTrip(t *testing.T) {
 	}
 	const size = 1 << 30
 	const limitKiB = 64 << 10
-	w := newSessWorld(t)
-	a := w.machine(t, "alice", "code")
-	b := w.machine(t, "bob", "elsewhere")
+	w, a, b := cltSessPair(t, "elsewhere")
 	const id = "6a5b4c3d-2e1f-4a0b-9c8d-7e6f5a4b3c2d"
 	src := claudeFile(a.home, a.repo, id)
 	if err := os.MkdirAll(filepath.Dir(src), 0o700); err != nil {

@@ -209,9 +209,7 @@ func treeState(t *testing.T, dir string) string {
 }
 
 func TestSessionClaudeRoundTrip(t *testing.T) {
-	w := newSessWorld(t)
-	a := w.machine(t, "alice", "code")
-	b := w.machine(t, "bob", "elsewhere/deeper")
+	w, a, b := cltSessPair(t, "elsewhere/deeper")
 	const id = "0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9"
 	content := claudeTranscript(a, id)
 	writeSession(t, claudeFile(a.home, a.repo, id), content, time.Time{})
@@ -322,9 +320,7 @@ func codexFile(home, uuid string) (string, string) {
 }
 
 func TestSessionCodexRoundTrip(t *testing.T) {
-	w := newSessWorld(t)
-	a := w.machine(t, "alice", "code")
-	b := w.machine(t, "bob", "other/place")
+	w, a, b := cltSessPair(t, "other/place")
 	const id = "019a1b2c-3d4e-7f60-8a9b-0c1d2e3f4a5b"
 	fa, rel := codexFile(a.home, id)
 	content := fmt.Sprintf(`{"timestamp":"2026-11-30T05:00:00.000Z","type":"session_meta","payload":{"id":%q,"cwd":%q,"cli_version":"0.140.0","big":123456789012345678901}}`+"\n"+
@@ -412,12 +408,9 @@ func storeKeys(t *testing.T, root string) []string {
 }
 
 func TestSessionConcurrentPushes(t *testing.T) {
-	w := newSessWorld(t)
-	a := w.machine(t, "alice", "code")
-	b := w.machine(t, "bob", "work")
+	w, a, b := cltSessPair(t, "work")
 	// Establish the profile first, so that both machines use it.
-	writeSession(t, claudeFile(a.home, a.repo, "seed"), `{"cwd":"`+a.repo+`"}`+"\n", time.Time{})
-	mustSess(t, a, "push", "--store", w.store, "--work-factor", sessWF)
+	cltSessSeed(t, w, a, "seed")
 
 	// Different sessions from two machines at once: both land.
 	writeSession(t, claudeFile(a.home, a.repo, "sa"), `{"cwd":"`+a.repo+`","n":1}`+"\n", time.Now().Add(time.Minute))
@@ -522,9 +515,7 @@ func snapshotPlain(t *testing.T, snapID, agent, id, projectID, p string, declare
 }
 
 func TestSessionPullRejectsHostileSnapshots(t *testing.T) {
-	w := newSessWorld(t)
-	a := w.machine(t, "alice", "code")
-	b := w.machine(t, "bob", "elsewhere")
+	w, a, b := cltSessPair(t, "elsewhere")
 	const id = "3c2b1a09-8f7e-4d6c-9b5a-493827160504"
 	writeSession(t, claudeFile(a.home, a.repo, id), `{"cwd":"`+a.repo+`"}`+"\n", time.Time{})
 	mustSess(t, a, "push", "--store", w.store, "--work-factor", sessWF)
@@ -614,11 +605,8 @@ func TestSessionPullRejectsHostileSnapshots(t *testing.T) {
 }
 
 func TestSessionPullRejectsHostileSessionID(t *testing.T) {
-	w := newSessWorld(t)
-	a := w.machine(t, "alice", "code")
-	b := w.machine(t, "bob", "elsewhere")
-	writeSession(t, claudeFile(a.home, a.repo, "s0"), `{"cwd":"`+a.repo+`"}`+"\n", time.Time{})
-	mustSess(t, a, "push", "--store", w.store, "--work-factor", sessWF)
+	w, a, b := cltSessPair(t, "elsewhere")
+	cltSessSeed(t, w, a, "s0")
 	profile := gitOut(t, a.repo, a.env, "config", "--local", "ctx.sessionProfile")
 	projectID := gitOut(t, a.repo, a.env, "config", "--get", "remote.origin.url") // any id: mapped below
 	for _, id := range []string{"../../../evil", "a/b", ".."} {
@@ -691,9 +679,7 @@ func plantID(t *testing.T, w *sessWorld, profile, agent, id, projectID, snap str
 // pushes of the same session from two machines with the same base give one
 // exit 6.
 func TestSessionGitStore(t *testing.T) {
-	w := newSessWorld(t)
-	a := w.machine(t, "alice", "code")
-	b := w.machine(t, "bob", "far/away")
+	w, a, b := cltSessPair(t, "far/away")
 	const id = "7d6c5b4a-3f2e-4d1c-8b0a-9f8e7d6c5b4a"
 	content := claudeTranscript(a, id)
 	writeSession(t, claudeFile(a.home, a.repo, id), content, time.Time{})
@@ -745,12 +731,9 @@ func TestSessionGitStore(t *testing.T) {
 // transcript) in a second profile of the store restores with --profile and
 // --project.
 func TestSessionRestoresReinstateObject(t *testing.T) {
-	w := newSessWorld(t)
-	a := w.machine(t, "alice", "code")
-	b := w.machine(t, "bob", "elsewhere")
+	w, a, b := cltSessPair(t, "elsewhere")
 	// A first profile, so that the store holds two and a choice is needed.
-	writeSession(t, claudeFile(a.home, a.repo, "s0"), `{"cwd":"`+a.repo+`"}`+"\n", time.Time{})
-	mustSess(t, a, "push", "--store", w.store, "--work-factor", sessWF)
+	cltSessSeed(t, w, a, "s0")
 
 	const profile = "9e8d7c6b-5a49-4382-a716-f5e4d3c2b1a0"
 	const sid = "4f3e2d1c-0b9a-4887-a665-544332211000"
@@ -874,9 +857,7 @@ func TestSessionGitStoreLargeObject(t *testing.T) {
 	if os.Getenv("GIT_CTX_LONG") == "" {
 		t.Skip("34 MiB session through the git store: set GIT_CTX_LONG=1 to run it")
 	}
-	w := newSessWorld(t)
-	a := w.machine(t, "alice", "code")
-	b := w.machine(t, "bob", "elsewhere")
+	w, a, b := cltSessPair(t, "elsewhere")
 	const id = "5e4d3c2b-1a09-4f8e-9d7c-6b5a49382716"
 	src := claudeFile(a.home, a.repo, id)
 	if err := os.MkdirAll(filepath.Dir(src), 0o700); err != nil {

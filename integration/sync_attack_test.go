@@ -93,8 +93,7 @@ func (f *syncAttackFixture) copy(t *testing.T) *syncAttack {
 	// C keeps its remote URL (which names the repository) but reaches the copy.
 	at.c.git(t, "config", "url."+at.bare+".insteadOf", f.bare)
 	at.attacker = filepath.Join(s.root, "attacker")
-	mustRun(t, s.root, at.env, "git", "clone", "-q", at.bare, at.attacker)
-	gitOut(t, at.attacker, at.env, "update-ref", memRef, "refs/remotes/origin/ghyll/memory")
+	cltAttackerClone(t, s, at.bare, at.attacker, at.env)
 	return at
 }
 

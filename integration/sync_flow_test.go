@@ -324,10 +324,7 @@ func TestSyncTransportFailure(t *testing.T) {
 // verifies and merges only the new ones.
 func TestSyncPartialImport(t *testing.T) {
 	t.Parallel()
-	s := newSandbox(t)
-	rem := syncNewRemote(t, s, "file")
-	b := syncFirstDevice(t, s, rem, "B")
-	b.must(t, "init")
+	s, rem, b := cltTeam(t, "file", "B")
 	b1, b2 := b.cp(t, "b1"), b.cp(t, "b2")
 	b.must(t, "push")
 	idB := b.id(t)

@@ -28,6 +28,7 @@ import (
 // and simulated devices (one clone and one GIT_CTX_HOME each).
 
 // syncDevice is one simulated machine: a checkout and its own GIT_CTX_HOME.
+// Its methods are testrepo.Device's, run with the built binary.
 type syncDevice struct {
 	name string // the sandbox device name (GIT_CTX_HOME suffix)
 	dir  string
@@ -39,46 +40,45 @@ func newSyncDevice(s *sandbox, name, dir string) *syncDevice {
 	return &syncDevice{name: name, dir: dir, env: s.env(name), s: s}
 }
 
+// dev is d as a testrepo.Device (made anew each call, so a test that
+// changed d.env or d.dir is heard).
+func (d *syncDevice) dev() *testrepo.Device {
+	return &testrepo.Device{CLI: binCLI, Sandbox: d.s.tr, Name: d.name, Dir: d.dir, Env: d.env}
+}
+
 // id is the device id git-ctx created for this device.
-func (d *syncDevice) id(t *testing.T) string { t.Helper(); return d.s.tr.DeviceID(t, d.name) }
+func (d *syncDevice) id(t *testing.T) string { t.Helper(); return d.dev().ID(t) }
 
 func (d *syncDevice) ctx(t *testing.T, args ...string) result {
 	t.Helper()
-	return gitCtx(t, d.dir, d.env, args...)
+	return fromRepo(d.dev().Ctx(t, args...))
 }
 
 func (d *syncDevice) must(t *testing.T, args ...string) string {
 	t.Helper()
-	return mustCtx(t, d.dir, d.env, args...)
+	return d.dev().Must(t, args...)
 }
 
 func (d *syncDevice) cp(t *testing.T, summary string) record {
 	t.Helper()
-	return checkpoint(t, d.dir, d.env, "-m", summary)
+	return d.dev().Checkpoint(t, summary)
 }
 
 func (d *syncDevice) git(t *testing.T, args ...string) string {
 	t.Helper()
-	return gitOut(t, d.dir, d.env, args...)
+	return d.dev().Git(t, args...)
 }
 
 // tip is the device's memory branch tip ("" when there is none).
-func (d *syncDevice) tip(t *testing.T) string { t.Helper(); return testrepo.Tip(t, d.dir, d.env) }
+func (d *syncDevice) tip(t *testing.T) string { t.Helper(); return d.dev().Tip(t) }
 
 // hashes is the set of checkpoint hashes `git ctx log --json` lists.
-func (d *syncDevice) hashes(t *testing.T) map[string]bool {
-	t.Helper()
-	return testrepo.HashSet(t, d.name, logJSON(t, d.dir, d.env))
-}
+func (d *syncDevice) hashes(t *testing.T) map[string]bool { t.Helper(); return d.dev().Hashes(t) }
 
 // wantVerifies fails unless `git ctx verify --json` passes on the device.
 func (d *syncDevice) wantVerifies(t *testing.T) verifyReport {
 	t.Helper()
-	rep := verifyJSON(t, d.dir, d.env)
-	if !rep.OK {
-		t.Fatalf("device %s: verify fails:\n%s", d.name, rep.Raw)
-	}
-	return rep
+	return d.dev().WantVerifies(t)
 }
 
 // syncNewBare creates an empty bare repository at path (receive-pack over

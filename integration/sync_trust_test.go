@@ -46,10 +46,7 @@ func syncDevices(t *testing.T, d *syncDevice) map[string]syncDeviceInfo {
 // records merge; untrusting a device blocks it from then on.
 func TestSyncTrustAllowlist(t *testing.T) {
 	t.Parallel()
-	s := newSandbox(t)
-	rem := syncNewRemote(t, s, "file")
-	a := syncFirstDevice(t, s, rem, "A")
-	a.must(t, "init")
+	s, rem, a := cltTeam(t, "file", "A")
 	a1 := a.cp(t, "a1")
 	a.must(t, "push")
 	idA := a.id(t)
@@ -228,10 +225,7 @@ func syncWantReviewed(t *testing.T, what string, got map[string]string, want map
 // after a pull what it brought, with device and verification status.
 func TestSyncReview(t *testing.T) {
 	t.Parallel()
-	s := newSandbox(t)
-	rem := syncNewRemote(t, s, "file")
-	a := syncFirstDevice(t, s, rem, "A")
-	a.must(t, "init")
+	s, rem, a := cltTeam(t, "file", "A")
 	idA := a.id(t)
 	a1 := a.cp(t, "a1 first")
 

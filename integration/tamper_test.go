@@ -220,30 +220,31 @@ func TestTamperingIsDetected(t *testing.T) {
 		}
 	})
 
+	// renamed is a fresh clone of the ctx-v1 world, the hash of its second
+	// record, another hash, and the edits that move the record's file to
+	// that other hash's name.
+	renamed := func(t *testing.T) (f *tamperFixture, hash, other string, rename []fileEdit) {
+		t.Helper()
+		f = ctxV1.clone(t)
+		hash = f.cps[1].Hash
+		other = otherHash(hash)
+		data := branchFile(t, f.repo, f.env, f.cpPath(hash))
+		return f, hash, other, []fileEdit{{path: f.cpPath(hash), remove: true}, {path: f.cpPath(other), content: data}}
+	}
+
 	t.Run("file-renamed", func(t *testing.T) {
 		t.Parallel()
-		f := ctxV1.clone(t)
-		cp := f.cps[1]
-		other := otherHash(cp.Hash)
-		data := branchFile(t, f.repo, f.env, f.cpPath(cp.Hash))
-		rewriteBranch(t, f.repo, f.env, "rename",
-			fileEdit{path: f.cpPath(cp.Hash), remove: true},
-			fileEdit{path: f.cpPath(other), content: data})
-		f.wantFailure(t, failLine(f.device, cp.Hash, 2, "missing_checkpoint"),
+		f, hash, other, rename := renamed(t)
+		rewriteBranch(t, f.repo, f.env, "rename", rename...)
+		f.wantFailure(t, failLine(f.device, hash, 2, "missing_checkpoint"),
 			"FAIL "+f.cpPath(other)+": checkpoint file not named by any chain")
 	})
 
 	t.Run("file-renamed-and-chain-rewritten", func(t *testing.T) {
 		t.Parallel()
-		f := ctxV1.clone(t)
-		cp := f.cps[1]
-		other := otherHash(cp.Hash)
-		data := branchFile(t, f.repo, f.env, f.cpPath(cp.Hash))
-		chain := strings.Replace(branchFile(t, f.repo, f.env, f.chainPath), `"hash":"`+cp.Hash+`"`, `"hash":"`+other+`"`, 1)
-		rewriteBranch(t, f.repo, f.env, "rename and relink",
-			fileEdit{path: f.cpPath(cp.Hash), remove: true},
-			fileEdit{path: f.cpPath(other), content: data},
-			fileEdit{path: f.chainPath, content: chain})
+		f, hash, other, rename := renamed(t)
+		chain := strings.Replace(branchFile(t, f.repo, f.env, f.chainPath), `"hash":"`+hash+`"`, `"hash":"`+other+`"`, 1)
+		rewriteBranch(t, f.repo, f.env, "rename and relink", append(rename, fileEdit{path: f.chainPath, content: chain})...)
 		f.wantFailure(t, failLine(f.device, other, 2, "hash_mismatch"), "hash_mismatch")
 	})
 

@@ -42,15 +42,6 @@ type ghyllCP struct {
 	canonical string
 }
 
-// cacheGhyllKey is the reference vectors' key (seed 0x01 … 0x20).
-func cacheGhyllKey() ed25519.PrivateKey {
-	seed := make([]byte, ed25519.SeedSize)
-	for i := range seed {
-		seed[i] = byte(i + 1)
-	}
-	return ed25519.NewKeyFromSeed(seed)
-}
-
 // seal computes ghyll's v2 canonical hash (a map of typed values, keys
 // sorted by encoding/json, emb left out, optional members absent) and signs
 // the hash string.
@@ -99,7 +90,7 @@ func cacheWriteGhyllDB(t *testing.T, path string, rows ...*ghyllCP) {
 // cacheWriteGhyllKey writes <dir>/<device>.pub.
 func cacheWriteGhyllKey(t *testing.T, dir, device string, pub ed25519.PublicKey) {
 	t.Helper()
-	writeFile(t, filepath.Join(dir, device+".pub"), string(pem.EncodeToMemory(&pem.Block{Type: "ED25519 PUBLIC KEY", Bytes: pub})))
+	testrepo.WriteFile(t, filepath.Join(dir, device+".pub"), string(pem.EncodeToMemory(&pem.Block{Type: "ED25519 PUBLIC KEY", Bytes: pub})))
 }
 
 func cacheTime(t *testing.T, s string) int64 {
@@ -117,9 +108,9 @@ func cacheTime(t *testing.T, s string) int64 {
 // raw, compacted.
 func cacheLogEntries(t *testing.T, dir string, env []string, args ...string) []string {
 	t.Helper()
-	r := gitCtx(t, dir, env, append([]string{"log", "--json"}, args...)...)
-	wantCode(t, "log --json", r, 0)
-	return testrepo.LogEntries(t, r.stdout)
+	r := inproc.Ctx(t, dir, env, append([]string{"log", "--json"}, args...)...)
+	testrepo.WantCode(t, "log --json", r, 0)
+	return testrepo.LogEntries(t, r.Stdout)
 }
 
 func cacheCompact(t *testing.T, b []byte) string { t.Helper(); return testrepo.Compact(t, b) }
@@ -129,7 +120,7 @@ func cacheCompact(t *testing.T, b []byte) string { t.Helper(); return testrepo.C
 // file's JSON plus "verified" (true unless listed in unverified).
 func cacheWantLogEqualsBranch(t *testing.T, dir string, env []string, unverified map[string]bool) int {
 	t.Helper()
-	st := cliStatus(t, dir, env)
+	st := inproc.Status(t, dir, env)
 	return testrepo.WantLogEqualsBranch(t, dir, env, st, cacheLogEntries(t, dir, env), unverified)
 }
 
@@ -137,7 +128,7 @@ func cacheWantLogEqualsBranch(t *testing.T, dir string, env []string, unverified
 // whatever the layout's directory fan-out.
 func cacheCheckpointPath(t *testing.T, dir string, env []string, repoID, hash string) string {
 	t.Helper()
-	for _, p := range branchPaths(t, dir, env) {
+	for _, p := range testrepo.BranchPaths(t, dir, env) {
 		if strings.HasPrefix(p, "repos/"+repoID+"/checkpoints/") && strings.HasSuffix(p, "/"+hash+".json") {
 			return p
 		}
@@ -166,7 +157,7 @@ func cacheHashes(t *testing.T, entries []string) []string {
 // cacheFixture: one repository with two imported ghyll records from 2024
 // and four recent checkpoints by two devices.
 type cacheFixture struct {
-	s                    *sandbox
+	s                    *testrepo.Sandbox
 	repo                 string
 	env, env2            []string
 	dev1, dev2           string
@@ -177,21 +168,21 @@ type cacheFixture struct {
 func newCacheFixture(t *testing.T) *cacheFixture {
 	t.Helper()
 	s := newSandbox(t)
-	f := &cacheFixture{s: s, repo: newRepo(t, s, "repo"), env: s.env("dev1"), env2: s.env("dev2")}
-	mustCtx(t, f.repo, f.env, "init")
+	f := &cacheFixture{s: s, repo: testrepo.NewRepo(t, s, "repo"), env: s.Env("dev1"), env2: s.Env("dev2")}
+	inproc.MustCtx(t, f.repo, f.env, "init")
 
-	key := cacheGhyllKey()
-	g1 := &ghyllCP{V: 2, Parent: zeroHash, Device: "alice-laptop", TS: cacheTime(t, "2024-01-15T12:00:00Z"),
+	key := ghylldbtest.VectorKey()
+	g1 := &ghyllCP{V: 2, Parent: testrepo.ZeroHash, Device: "alice-laptop", TS: cacheTime(t, "2024-01-15T12:00:00Z"),
 		Session: "alice-laptop-1", Turn: 1, Model: "m25", Summary: "turn 1 imported legacy"}
 	g1.seal(t, key)
 	g2 := &ghyllCP{V: 2, Parent: g1.Hash, Device: "alice-laptop", TS: cacheTime(t, "2024-06-15T12:00:00Z"),
 		Session: "alice-laptop-1", Turn: 2, Model: "m25", Summary: "turn 2 imported legacy"}
 	g2.seal(t, key)
-	dbPath := filepath.Join(s.root, "memory.db")
-	keys := filepath.Join(s.root, "ghyll-keys")
+	dbPath := filepath.Join(s.Root, "memory.db")
+	keys := filepath.Join(s.Root, "ghyll-keys")
 	cacheWriteGhyllDB(t, dbPath, g1, g2)
 	cacheWriteGhyllKey(t, keys, "alice-laptop", key.Public().(ed25519.PublicKey))
-	out := mustCtx(t, f.repo, f.env, "import", "--ghyll-db", dbPath, "--ghyll-keys", keys, "--json")
+	out := inproc.MustCtx(t, f.repo, f.env, "import", "--ghyll-db", dbPath, "--ghyll-keys", keys, "--json")
 	var res struct {
 		Imported []struct{ From, Hash, Rule string } `json:"imported"`
 	}
@@ -200,21 +191,21 @@ func newCacheFixture(t *testing.T) *cacheFixture {
 	}
 	f.old1, f.old2 = res.Imported[0].Hash, res.Imported[1].Hash
 
-	e1 := filepath.Join(s.root, "e1.json")
-	writeFile(t, e1, "[1, 0, 0]")
-	e2 := filepath.Join(s.root, "e2.f32")
-	writeFile(t, e2, string(cacheF32(0.9, 0.1, 0)))
-	e3 := filepath.Join(s.root, "e3.json")
-	writeFile(t, e3, "[0,1,0]")
-	f.jwt = cliCheckpoint(t, f.repo, f.env, "-m", "switched auth to JWT: jwt refresh tokens and jwt rotation", "--session", "s1",
+	e1 := filepath.Join(s.Root, "e1.json")
+	testrepo.WriteFile(t, e1, "[1, 0, 0]")
+	e2 := filepath.Join(s.Root, "e2.f32")
+	testrepo.WriteFile(t, e2, string(cacheF32(0.9, 0.1, 0)))
+	e3 := filepath.Join(s.Root, "e3.json")
+	testrepo.WriteFile(t, e3, "[0,1,0]")
+	f.jwt = inproc.Checkpoint(t, f.repo, f.env, "-m", "switched auth to JWT: jwt refresh tokens and jwt rotation", "--session", "s1",
 		"--file", "auth.go", "--tool", "edit", "--emb-file", e1).Hash
-	f.db = cliCheckpoint(t, f.repo, f.env, "-m", "database migration for users", "--session", "s1", "--emb-file", e2).Hash
+	f.db = inproc.Checkpoint(t, f.repo, f.env, "-m", "database migration for users", "--session", "s1", "--emb-file", e2).Hash
 	r := execute(t, f.repo, f.env2, nil, "git", "-c", "user.email=bob@example.org", "ctx", "checkpoint", "--json",
 		"-m", "frontend tweaks", "--session", "s2", "--emb-file", e3)
-	wantCode(t, "checkpoint as dev2", r, 0)
-	f.front = decodeRecord(t, []byte(r.stdout)).Hash
-	f.jwt2 = cliCheckpoint(t, f.repo, f.env, "-m", "jwt again, without an embedding, after a long afternoon of other unrelated work", "--session", "s3").Hash
-	f.dev1, f.dev2 = cliStatus(t, f.repo, f.env).Device, cliStatus(t, f.repo, f.env2).Device
+	testrepo.WantCode(t, "checkpoint as dev2", r, 0)
+	f.front = testrepo.DecodeRecord(t, []byte(r.Stdout)).Hash
+	f.jwt2 = inproc.Checkpoint(t, f.repo, f.env, "-m", "jwt again, without an embedding, after a long afternoon of other unrelated work", "--session", "s3").Hash
+	f.dev1, f.dev2 = inproc.Status(t, f.repo, f.env).Device, inproc.Status(t, f.repo, f.env2).Device
 	return f
 }
 
@@ -287,16 +278,16 @@ func cacheLogFilters(t *testing.T, f *cacheFixture, all []string) {
 		}
 	}
 	for _, bad := range [][]string{{"--since", "yesterday"}, {"--until", "5x"}, {"-n", "-1"}, {"--since", "-3d"}} {
-		r := gitCtx(t, f.repo, f.env, append([]string{"log"}, bad...)...)
-		wantCode(t, fmt.Sprintf("log %q", bad), r, 2)
-		wantOneLine(t, fmt.Sprintf("log %q stderr", bad), r.stderr)
+		r := inproc.Ctx(t, f.repo, f.env, append([]string{"log"}, bad...)...)
+		testrepo.WantCode(t, fmt.Sprintf("log %q", bad), r, 2)
+		testrepo.WantOneLine(t, fmt.Sprintf("log %q stderr", bad), r.Stderr)
 	}
 }
 
 // cacheLogText: one line per checkpoint, hash prefix first, device named.
 func cacheLogText(t *testing.T, f *cacheFixture, all []string) {
 	t.Helper()
-	out := mustCtx(t, f.repo, f.env, "log")
+	out := inproc.MustCtx(t, f.repo, f.env, "log")
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 	if len(lines) != 6 {
 		t.Fatalf("log text: %d lines\n%s", len(lines), out)
@@ -315,12 +306,12 @@ func cacheLogText(t *testing.T, f *cacheFixture, all []string) {
 // present and empty.
 func cacheLogUnverifiedClean(t *testing.T, f *cacheFixture) {
 	t.Helper()
-	r := gitCtx(t, f.repo, f.env, "log", "--unverified", "--json")
-	wantCode(t, "log --unverified --json", r, 0)
-	if cacheCompact(t, []byte(r.stdout)) != `{"checkpoints":[],"quarantine":[]}` {
-		t.Errorf("log --unverified --json on a clean branch: %s", r.stdout)
+	r := inproc.Ctx(t, f.repo, f.env, "log", "--unverified", "--json")
+	testrepo.WantCode(t, "log --unverified --json", r, 0)
+	if cacheCompact(t, []byte(r.Stdout)) != `{"checkpoints":[],"quarantine":[]}` {
+		t.Errorf("log --unverified --json on a clean branch: %s", r.Stdout)
 	}
-	if out := mustCtx(t, f.repo, f.env, "log", "--unverified"); out != "" {
+	if out := inproc.MustCtx(t, f.repo, f.env, "log", "--unverified"); out != "" {
 		t.Errorf("log --unverified on a clean branch: %q", out)
 	}
 }
@@ -330,31 +321,31 @@ func cacheLogUnverifiedClean(t *testing.T, f *cacheFixture) {
 // log --unverified reports it in both forms and log marks it.
 func cacheLogUnverifiedTampered(t *testing.T, f *cacheFixture) {
 	t.Helper()
-	st := cliStatus(t, f.repo, f.env)
-	bad2 := cliCheckpoint(t, f.repo, f.env, "-m", "tamper me", "--session", "s9")
+	st := inproc.Status(t, f.repo, f.env)
+	bad2 := inproc.Checkpoint(t, f.repo, f.env, "-m", "tamper me", "--session", "s9")
 	p := cacheCheckpointPath(t, f.repo, f.env, st.RepoID, bad2.Hash)
-	body := branchFile(t, f.repo, f.env, p)
+	body := testrepo.BranchFile(t, f.repo, f.env, p)
 	edited := strings.Replace(body, `"summary": "tamper me"`, `"summary": "tampered"`, 1)
 	if edited == body {
 		t.Fatalf("setup: summary not found in %s", body)
 	}
-	rewriteBranch(t, f.repo, f.env, "tamper", fileEdit{path: p, content: edited})
-	r := gitCtx(t, f.repo, f.env, "log", "--unverified", "--json")
-	wantCode(t, "log --unverified --json", r, 0)
+	testrepo.RewriteBranch(t, f.repo, f.env, "tamper", testrepo.FileEdit{Path: p, Content: edited})
+	r := inproc.Ctx(t, f.repo, f.env, "log", "--unverified", "--json")
+	testrepo.WantCode(t, "log --unverified --json", r, 0)
 	var un struct {
 		Quarantine  []map[string]any `json:"quarantine"`
 		Checkpoints []map[string]any `json:"checkpoints"`
 	}
-	dec := json.NewDecoder(strings.NewReader(r.stdout))
+	dec := json.NewDecoder(strings.NewReader(r.Stdout))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&un); err != nil {
-		t.Fatalf("log --unverified --json: %v\n%s", err, r.stdout)
+		t.Fatalf("log --unverified --json: %v\n%s", err, r.Stdout)
 	}
 	if len(un.Quarantine) != 1 || len(un.Checkpoints) != 1 {
-		t.Fatalf("log --unverified --json: %s", r.stdout)
+		t.Fatalf("log --unverified --json: %s", r.Stdout)
 	}
 	q := un.Quarantine[0]
-	if q["ref"] != memRef || q["repo_id"] != st.RepoID || q["device"] != f.dev1 || q["record"] != bad2.Hash ||
+	if q["ref"] != testrepo.MemRef || q["repo_id"] != st.RepoID || q["device"] != f.dev1 || q["record"] != bad2.Hash ||
 		q["reason"] != "hash_mismatch" || q["detail"] == "" || q["seen"] == nil || len(q) != 7 {
 		t.Errorf("quarantine entry: %v", q)
 	}
@@ -362,16 +353,16 @@ func cacheLogUnverifiedTampered(t *testing.T, f *cacheFixture) {
 	if c["hash"] != bad2.Hash || c["verified"] != false || c["summary"] != "tampered" {
 		t.Errorf("unverified checkpoint: %v", c)
 	}
-	out := mustCtx(t, f.repo, f.env, "log", "--unverified")
+	out := inproc.MustCtx(t, f.repo, f.env, "log", "--unverified")
 	if !strings.Contains(out, "REJECTED device "+f.dev1+", "+bad2.Hash[:12]+": hash_mismatch: ") ||
 		!strings.Contains(out, bad2.Hash[:12]+" ") || !strings.Contains(out, " UNVERIFIED tampered") {
 		t.Errorf("log --unverified text:\n%s", out)
 	}
-	if out := mustCtx(t, f.repo, f.env, "log", "-n", "1"); !strings.Contains(out, "UNVERIFIED") {
+	if out := inproc.MustCtx(t, f.repo, f.env, "log", "-n", "1"); !strings.Contains(out, "UNVERIFIED") {
 		t.Errorf("log does not mark the unverified record: %q", out)
 	}
 	cacheWantLogEqualsBranch(t, f.repo, f.env, map[string]bool{bad2.Hash: true})
-	if st := cliStatus(t, f.repo, f.env); st.Checkpoints != 7 {
+	if st := inproc.Status(t, f.repo, f.env); st.Checkpoints != 7 {
 		t.Errorf("status after tampering: %+v", st)
 	}
 }
@@ -410,11 +401,11 @@ func TestCacheSearchSimilarShowReindex(t *testing.T) {
 // marked.
 func cacheSearchText(t *testing.T, f *cacheFixture) {
 	t.Helper()
-	r := gitCtx(t, f.repo, f.env, "search", "jwt")
-	wantCode(t, "search jwt", r, 0)
-	lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
+	r := inproc.Ctx(t, f.repo, f.env, "search", "jwt")
+	testrepo.WantCode(t, "search jwt", r, 0)
+	lines := strings.Split(strings.TrimSuffix(r.Stdout, "\n"), "\n")
 	if len(lines) != 2 {
-		t.Fatalf("search jwt: %q", r.stdout)
+		t.Fatalf("search jwt: %q", r.Stdout)
 	}
 	got := []string{lines[0][:12], lines[1][:12]}
 	if !(got[0] == f.jwt[:12] && got[1] == f.jwt2[:12]) {
@@ -431,11 +422,11 @@ func cacheSearchText(t *testing.T, f *cacheFixture) {
 // rank, ordered by rank; -n limits them.
 func cacheSearchJSON(t *testing.T, f *cacheFixture) {
 	t.Helper()
-	r := gitCtx(t, f.repo, f.env, "search", "jwt", "--json")
-	wantCode(t, "search --json", r, 0)
+	r := inproc.Ctx(t, f.repo, f.env, "search", "jwt", "--json")
+	testrepo.WantCode(t, "search --json", r, 0)
 	var hits []map[string]any
-	if err := json.Unmarshal([]byte(r.stdout), &hits); err != nil || len(hits) != 2 {
-		t.Fatalf("search --json: %v\n%s", err, r.stdout)
+	if err := json.Unmarshal([]byte(r.Stdout), &hits); err != nil || len(hits) != 2 {
+		t.Fatalf("search --json: %v\n%s", err, r.Stdout)
 	}
 	for _, h := range hits {
 		snip, ok1 := h["snippet"].(string)
@@ -450,7 +441,7 @@ func cacheSearchJSON(t *testing.T, f *cacheFixture) {
 	if hits[0]["rank"].(float64) > hits[1]["rank"].(float64) {
 		t.Errorf("search --json not ordered by rank: %v, %v", hits[0]["rank"], hits[1]["rank"])
 	}
-	if r := gitCtx(t, f.repo, f.env, "search", "-n", "1", "jwt", "--json"); r.code != 0 || strings.Count(r.stdout, `"snippet"`) != 1 {
+	if r := inproc.Ctx(t, f.repo, f.env, "search", "-n", "1", "jwt", "--json"); r.Code != 0 || strings.Count(r.Stdout, `"snippet"`) != 1 {
 		t.Errorf("search -n 1: %s", r)
 	}
 }
@@ -459,25 +450,25 @@ func cacheSearchJSON(t *testing.T, f *cacheFixture) {
 // error), no match (exit 1, also with --json) and no query (exit 2).
 func cacheSearchQueries(t *testing.T, f *cacheFixture) {
 	t.Helper()
-	if r := gitCtx(t, f.repo, f.env, "search", "auth.go"); r.code != 0 || !strings.HasPrefix(r.stdout, f.jwt[:12]) {
+	if r := inproc.Ctx(t, f.repo, f.env, "search", "auth.go"); r.Code != 0 || !strings.HasPrefix(r.Stdout, f.jwt[:12]) {
 		t.Errorf("search auth.go: %s", r)
 	}
 	for _, q := range []string{`"jwt`, "jwt)", "(", "OR", "-", "NEAR(jwt"} {
-		if r := gitCtx(t, f.repo, f.env, "search", q); r.code != 0 && r.code != 1 || r.code == 0 && r.stderr != "" || r.code == 1 && r.stderr != "git-ctx: no matches\n" {
+		if r := inproc.Ctx(t, f.repo, f.env, "search", q); r.Code != 0 && r.Code != 1 || r.Code == 0 && r.Stderr != "" || r.Code == 1 && r.Stderr != "git-ctx: no matches\n" {
 			t.Errorf("search %q: %s", q, r)
 		}
 	}
-	r := gitCtx(t, f.repo, f.env, "search", "kubernetes")
-	wantCode(t, "search without a hit", r, 1)
-	if r.stdout != "" || r.stderr != "git-ctx: no matches\n" {
+	r := inproc.Ctx(t, f.repo, f.env, "search", "kubernetes")
+	testrepo.WantCode(t, "search without a hit", r, 1)
+	if r.Stdout != "" || r.Stderr != "git-ctx: no matches\n" {
 		t.Errorf("search without a hit: want only 'no matches' on stderr, got %s", r)
 	}
 	// Like grep, nothing found is exit 1 in both modes; JSON still prints [].
-	r = gitCtx(t, f.repo, f.env, "search", "kubernetes", "--json")
-	if r.code != 1 || strings.TrimSpace(r.stdout) != "[]" {
+	r = inproc.Ctx(t, f.repo, f.env, "search", "kubernetes", "--json")
+	if r.Code != 1 || strings.TrimSpace(r.Stdout) != "[]" {
 		t.Errorf("search --json without a hit: %s", r)
 	}
-	wantCode(t, "search without a query", gitCtx(t, f.repo, f.env, "search"), 2)
+	testrepo.WantCode(t, "search without a query", inproc.Ctx(t, f.repo, f.env, "search"), 2)
 }
 
 // cacheMatch is one element of `git ctx similar --json`.
@@ -489,11 +480,11 @@ type cacheMatch struct {
 // cacheSimilar runs `git ctx similar --json ARGS`, which must exit 0.
 func cacheSimilar(t *testing.T, f *cacheFixture, args ...string) []cacheMatch {
 	t.Helper()
-	r := gitCtx(t, f.repo, f.env, append([]string{"similar", "--json"}, args...)...)
-	wantCode(t, fmt.Sprintf("similar %q", args), r, 0)
+	r := inproc.Ctx(t, f.repo, f.env, append([]string{"similar", "--json"}, args...)...)
+	testrepo.WantCode(t, fmt.Sprintf("similar %q", args), r, 0)
 	var ms []cacheMatch
-	if err := json.Unmarshal([]byte(r.stdout), &ms); err != nil {
-		t.Fatalf("similar --json: %v\n%s", err, r.stdout)
+	if err := json.Unmarshal([]byte(r.Stdout), &ms); err != nil {
+		t.Fatalf("similar --json: %v\n%s", err, r.Stdout)
 	}
 	return ms
 }
@@ -522,9 +513,9 @@ func cacheSimilarScores(t *testing.T, f *cacheFixture) {
 	}
 	cos := 0.9 / math.Sqrt(0.82)
 	want("--to", similar("--to", f.jwt[:10]), []string{f.db, f.front}, []float64{cos, 0})
-	want("--emb-file json", similar("--emb-file", filepath.Join(f.s.root, "e1.json")), []string{f.jwt, f.db, f.front}, []float64{1, cos, 0})
-	q := filepath.Join(f.s.root, "q.f32")
-	writeFile(t, q, string(cacheF32(0, 2, 0)))
+	want("--emb-file json", similar("--emb-file", filepath.Join(f.s.Root, "e1.json")), []string{f.jwt, f.db, f.front}, []float64{1, cos, 0})
+	q := filepath.Join(f.s.Root, "q.f32")
+	testrepo.WriteFile(t, q, string(cacheF32(0, 2, 0)))
 	want("--emb-file raw", similar("--emb-file", q), []string{f.front, f.db, f.jwt}, []float64{1, 0.1 / math.Sqrt(0.82), 0})
 	want("-k 1", similar("--emb-file", q, "-k", "1"), []string{f.front}, []float64{1})
 }
@@ -534,27 +525,27 @@ func cacheSimilarScores(t *testing.T, f *cacheFixture) {
 // embedding (1) and a zero vector.
 func cacheSimilarErrors(t *testing.T, f *cacheFixture) {
 	t.Helper()
-	q := filepath.Join(f.s.root, "q.f32") // written by cacheSimilarScores
-	q4 := filepath.Join(f.s.root, "q4.json")
-	writeFile(t, q4, "[1,0,0,0]")
+	q := filepath.Join(f.s.Root, "q.f32") // written by cacheSimilarScores
+	q4 := filepath.Join(f.s.Root, "q4.json")
+	testrepo.WriteFile(t, q4, "[1,0,0,0]")
 	// A dimension no stored embedding has is a mistake, not "no match".
-	if r := gitCtx(t, f.repo, f.env, "similar", "--json", "--emb-file", q4); r.code != 7 || r.stdout != "" ||
-		!strings.Contains(r.stderr, "it has 4 dimensions; the embeddings stored here have 3") {
+	if r := inproc.Ctx(t, f.repo, f.env, "similar", "--json", "--emb-file", q4); r.Code != 7 || r.Stdout != "" ||
+		!strings.Contains(r.Stderr, "it has 4 dimensions; the embeddings stored here have 3") {
 		t.Errorf("a 4-dimensional query: want exit 7 naming both dimensions, got %s", r)
 	}
-	r := gitCtx(t, f.repo, f.env, "similar", "--to", f.jwt[:10])
-	wantCode(t, "similar text", r, 0)
-	if !regexp.MustCompile(`^0\.99\d\d ` + f.db[:12] + ` `).MatchString(r.stdout) {
-		t.Errorf("similar text: %q", r.stdout)
+	r := inproc.Ctx(t, f.repo, f.env, "similar", "--to", f.jwt[:10])
+	testrepo.WantCode(t, "similar text", r, 0)
+	if !regexp.MustCompile(`^0\.99\d\d ` + f.db[:12] + ` `).MatchString(r.Stdout) {
+		t.Errorf("similar text: %q", r.Stdout)
 	}
-	wantCode(t, "similar with both", gitCtx(t, f.repo, f.env, "similar", "--to", f.jwt[:10], "--emb-file", q), 2)
-	wantCode(t, "similar with neither", gitCtx(t, f.repo, f.env, "similar"), 2)
-	r = gitCtx(t, f.repo, f.env, "similar", "--to", f.jwt2[:12])
-	wantCode(t, "similar to a record without embedding", r, 1)
-	wantOneLine(t, "similar stderr", r.stderr)
-	zero := filepath.Join(f.s.root, "zero.json")
-	writeFile(t, zero, "[0,0,0]")
-	if r := gitCtx(t, f.repo, f.env, "similar", "--emb-file", zero); r.code == 0 {
+	testrepo.WantCode(t, "similar with both", inproc.Ctx(t, f.repo, f.env, "similar", "--to", f.jwt[:10], "--emb-file", q), 2)
+	testrepo.WantCode(t, "similar with neither", inproc.Ctx(t, f.repo, f.env, "similar"), 2)
+	r = inproc.Ctx(t, f.repo, f.env, "similar", "--to", f.jwt2[:12])
+	testrepo.WantCode(t, "similar to a record without embedding", r, 1)
+	testrepo.WantOneLine(t, "similar stderr", r.Stderr)
+	zero := filepath.Join(f.s.Root, "zero.json")
+	testrepo.WriteFile(t, zero, "[0,0,0]")
+	if r := inproc.Ctx(t, f.repo, f.env, "similar", "--emb-file", zero); r.Code == 0 {
 		t.Errorf("similar to a zero vector: %s", r)
 	}
 }
@@ -578,24 +569,24 @@ func cacheShowAmbiguous(t *testing.T, f *cacheFixture) {
 	}
 	prefix, same := find()
 	for i := 0; prefix == "" && i < 20; i++ {
-		hashes = append(hashes, cliCheckpoint(t, f.repo, f.env, "-m", fmt.Sprintf("filler %d", i)).Hash)
+		hashes = append(hashes, inproc.Checkpoint(t, f.repo, f.env, "-m", fmt.Sprintf("filler %d", i)).Hash)
 		prefix, same = find()
 	}
 	if prefix == "" {
 		t.Fatalf("setup: no two hashes share a first character: %v", hashes)
 	}
-	r := gitCtx(t, f.repo, f.env, "show", prefix)
-	wantCode(t, "show of an ambiguous prefix", r, 2)
-	wantOneLine(t, "show stderr", r.stderr)
+	r := inproc.Ctx(t, f.repo, f.env, "show", prefix)
+	testrepo.WantCode(t, "show of an ambiguous prefix", r, 2)
+	testrepo.WantOneLine(t, "show stderr", r.Stderr)
 	for _, h := range same {
-		if !strings.Contains(r.stderr, h) {
-			t.Errorf("show %s: candidate %s not listed: %q", prefix, h, r.stderr)
+		if !strings.Contains(r.Stderr, h) {
+			t.Errorf("show %s: candidate %s not listed: %q", prefix, h, r.Stderr)
 		}
 	}
-	r = gitCtx(t, f.repo, f.env, "show", "--json", same[0][:12])
-	wantCode(t, "show of a unique prefix", r, 0)
-	if !strings.HasPrefix(r.stdout, "{\n  \"v\": 1,\n  \"hash\": \""+same[0]+"\"") {
-		t.Errorf("show --json: %q", r.stdout)
+	r = inproc.Ctx(t, f.repo, f.env, "show", "--json", same[0][:12])
+	testrepo.WantCode(t, "show of a unique prefix", r, 0)
+	if !strings.HasPrefix(r.Stdout, "{\n  \"v\": 1,\n  \"hash\": \""+same[0]+"\"") {
+		t.Errorf("show --json: %q", r.Stdout)
 	}
 }
 
@@ -604,10 +595,10 @@ func cacheShowAmbiguous(t *testing.T, f *cacheFixture) {
 func cacheReindex(t *testing.T, f *cacheFixture) {
 	t.Helper()
 	before := cacheLogEntries(t, f.repo, f.env)
-	r := gitCtx(t, f.repo, f.env, "reindex")
-	wantCode(t, "reindex", r, 0)
+	r := inproc.Ctx(t, f.repo, f.env, "reindex")
+	testrepo.WantCode(t, "reindex", r, 0)
 	re := regexp.MustCompile(fmt.Sprintf(`^Reindexed %d checkpoints of this repository \(2 devices\) in \d+\.\d\ds\n$`, len(before)))
-	if !re.MatchString(r.stdout) || r.stderr != "" {
+	if !re.MatchString(r.Stdout) || r.Stderr != "" {
 		t.Errorf("reindex output: %s", r)
 	}
 	if after := cacheLogEntries(t, f.repo, f.env); !slices.Equal(before, after) {
@@ -617,24 +608,24 @@ func cacheReindex(t *testing.T, f *cacheFixture) {
 
 	// A deleted cache is built again on the next command, a damaged
 	// one rebuilt; each says so once on stderr.
-	gitDir := gitOut(t, f.repo, f.env, "rev-parse", "--path-format=absolute", "--git-common-dir")
+	gitDir := inproc.GitOut(t, f.repo, f.env, "rev-parse", "--path-format=absolute", "--git-common-dir")
 	db := filepath.Join(gitDir, "ctx", "cache.db")
 	if _, err := os.Stat(db); err != nil {
 		t.Fatalf("no cache at %s: %v", db, err)
 	}
 	os.Remove(db)
-	r = gitCtx(t, f.repo, f.env, "log", "--json")
-	wantCode(t, "log without a cache", r, 0)
-	if !strings.Contains(r.stderr, "building the cache") {
-		t.Errorf("no notice when building the cache: %q", r.stderr)
+	r = inproc.Ctx(t, f.repo, f.env, "log", "--json")
+	testrepo.WantCode(t, "log without a cache", r, 0)
+	if !strings.Contains(r.Stderr, "building the cache") {
+		t.Errorf("no notice when building the cache: %q", r.Stderr)
 	}
-	writeFile(t, db, strings.Repeat("not a database\n", 300))
-	r = gitCtx(t, f.repo, f.env, "log", "--json")
-	wantCode(t, "log with a damaged cache", r, 0)
-	if !strings.Contains(r.stderr, "rebuilding the cache") {
-		t.Errorf("no notice when rebuilding a damaged cache: %q", r.stderr)
+	testrepo.WriteFile(t, db, strings.Repeat("not a database\n", 300))
+	r = inproc.Ctx(t, f.repo, f.env, "log", "--json")
+	testrepo.WantCode(t, "log with a damaged cache", r, 0)
+	if !strings.Contains(r.Stderr, "rebuilding the cache") {
+		t.Errorf("no notice when rebuilding a damaged cache: %q", r.Stderr)
 	}
-	wantOneLine(t, "log stderr with a damaged cache", r.stderr)
+	testrepo.WantOneLine(t, "log stderr with a damaged cache", r.Stderr)
 	if after := cacheLogEntries(t, f.repo, f.env); !slices.Equal(before, after) {
 		t.Errorf("log changed across the rebuild")
 	}
@@ -645,11 +636,8 @@ func cacheReindex(t *testing.T, f *cacheFixture) {
 // edited after signing and of a row without a device key (exit 1, skipped
 // and named), and usage and input errors (never 0 or 1).
 func TestCacheImportGhyllDBExitCodes(t *testing.T) {
-	s := newSandbox(t)
-	repo := newRepo(t, s, "repo")
-	env := s.env("dev")
-	mustCtx(t, repo, env, "init")
-	key := cacheGhyllKey()
+	s, repo, env := newInitRepo(t)
+	key := ghylldbtest.VectorKey()
 	a, b := cacheImportGood(t, s, repo, env, key)
 	cacheImportSkipped(t, s, repo, env, key, a, b)
 	cacheImportErrors(t, s, repo, env)
@@ -657,11 +645,11 @@ func TestCacheImportGhyllDBExitCodes(t *testing.T) {
 
 // cacheImportGood imports vector A of the reference and its successor
 // (twice, and with --json) and returns them.
-func cacheImportGood(t *testing.T, s *sandbox, repo string, env []string, key ed25519.PrivateKey) (*ghyllCP, *ghyllCP) {
+func cacheImportGood(t *testing.T, s *testrepo.Sandbox, repo string, env []string, key ed25519.PrivateKey) (*ghyllCP, *ghyllCP) {
 	t.Helper()
 
 	// Vector A of the reference, and its successor.
-	a := &ghyllCP{V: 2, Parent: zeroHash, Device: "alice-laptop", TS: 1712345678123456789,
+	a := &ghyllCP{V: 2, Parent: testrepo.ZeroHash, Device: "alice-laptop", TS: 1712345678123456789,
 		Session: "alice-laptop-1712345600000000000", Turn: 5, Model: "m25", Summary: "turn 5"}
 	a.seal(t, key)
 	if a.Hash != "cadfdb7594b1ad5ab315fdb5c912328cdf4262a329cd8e74bef4ea83b37204aa" {
@@ -670,37 +658,37 @@ func cacheImportGood(t *testing.T, s *sandbox, repo string, env []string, key ed
 	b := &ghyllCP{V: 1, Parent: a.Hash, Device: "alice-laptop", TS: a.TS + 1e9, Session: a.Session, Turn: 6, Model: "m25",
 		Summary: "turn 6 <b> & more", Files: []string{"auth.go"}}
 	b.seal(t, key)
-	good := filepath.Join(s.root, "good.db")
+	good := filepath.Join(s.Root, "good.db")
 	cacheWriteGhyllDB(t, good, a, b)
 	// The default keys directory is ~/.ghyll/keys.
-	cacheWriteGhyllKey(t, filepath.Join(s.root, "home", ".ghyll", "keys"), "alice-laptop", key.Public().(ed25519.PublicKey))
+	cacheWriteGhyllKey(t, filepath.Join(s.Root, "home", ".ghyll", "keys"), "alice-laptop", key.Public().(ed25519.PublicKey))
 
-	r := gitCtx(t, repo, env, "import", "--ghyll-db", good)
-	wantCode(t, "import of good rows", r, 0)
+	r := inproc.Ctx(t, repo, env, "import", "--ghyll-db", good)
+	testrepo.WantCode(t, "import of good rows", r, 0)
 	// The first command reading the cache builds it and may say so.
-	if r.stdout != "Imported 2 checkpoints (0 skipped, 0 already imported)\n" ||
-		r.stderr != "" && r.stderr != "git-ctx: building the cache of the memory branch\n" {
+	if r.Stdout != "Imported 2 checkpoints (0 skipped, 0 already imported)\n" ||
+		r.Stderr != "" && r.Stderr != "git-ctx: building the cache of the memory branch\n" {
 		t.Errorf("import output: %s", r)
 	}
-	r = gitCtx(t, repo, env, "import", "--ghyll-db", good)
-	wantCode(t, "second import", r, 0)
-	if r.stdout != "Imported 0 checkpoints (0 skipped, 2 already imported)\n" {
+	r = inproc.Ctx(t, repo, env, "import", "--ghyll-db", good)
+	testrepo.WantCode(t, "second import", r, 0)
+	if r.Stdout != "Imported 0 checkpoints (0 skipped, 2 already imported)\n" {
 		t.Errorf("second import output: %s", r)
 	}
-	r = gitCtx(t, repo, env, "import", "--ghyll-db", good, "--json")
-	wantCode(t, "import --json", r, 0)
-	if cacheCompact(t, []byte(r.stdout)) != `{"imported":[],"skipped":[],"already_imported":2}` {
-		t.Errorf("import --json: %s", r.stdout)
+	r = inproc.Ctx(t, repo, env, "import", "--ghyll-db", good, "--json")
+	testrepo.WantCode(t, "import --json", r, 0)
+	if cacheCompact(t, []byte(r.Stdout)) != `{"imported":[],"skipped":[],"already_imported":2}` {
+		t.Errorf("import --json: %s", r.Stdout)
 	}
-	if rep := verifyJSON(t, repo, env); !rep.OK || len(rep.Chains) != 1 || rep.Chains[0].Verified != 2 {
+	if rep := inproc.Verify(t, repo, env); !rep.OK || len(rep.Chains) != 1 || rep.Chains[0].Verified != 2 {
 		t.Errorf("verify after import:\n%s", rep.Raw)
 	}
-	log := logJSON(t, repo, env)
+	log := inproc.Log(t, repo, env)
 	if len(log) != 2 || log[0].Summary != b.Summary || log[1].Summary != a.Summary || log[0].TS != b.TS || log[1].Files != nil {
 		t.Errorf("imported records: %+v", log)
 	}
 	cacheWantLogEqualsBranch(t, repo, env, nil)
-	if f := branchFile(t, repo, env, cacheCheckpointPath(t, repo, env, cliStatus(t, repo, env).RepoID, log[1].Hash)); !strings.Contains(f, `"imported_from": "ghyll:`+a.Hash+`"`) ||
+	if f := testrepo.BranchFile(t, repo, env, cacheCheckpointPath(t, repo, env, inproc.Status(t, repo, env).RepoID, log[1].Hash)); !strings.Contains(f, `"imported_from": "ghyll:`+a.Hash+`"`) ||
 		!strings.Contains(f, `"files": null`) {
 		t.Errorf("imported record file:\n%s", f)
 	}
@@ -709,23 +697,23 @@ func cacheImportGood(t *testing.T, s *sandbox, repo string, env []string, key ed
 
 // cacheImportSkipped: one more good row and one whose summary was edited
 // after signing; then a row whose device has no key. Both skip (exit 1).
-func cacheImportSkipped(t *testing.T, s *sandbox, repo string, env []string, key ed25519.PrivateKey, a, b *ghyllCP) {
+func cacheImportSkipped(t *testing.T, s *testrepo.Sandbox, repo string, env []string, key ed25519.PrivateKey, a, b *ghyllCP) {
 	t.Helper()
 	c := &ghyllCP{V: 2, Parent: b.Hash, Device: "alice-laptop", TS: b.TS + 1e9, Session: a.Session, Turn: 7, Model: "m25", Summary: "turn 7"}
 	c.seal(t, key)
 	d := &ghyllCP{V: 2, Parent: c.Hash, Device: "alice-laptop", TS: c.TS + 1e9, Session: a.Session, Turn: 8, Model: "m25", Summary: "turn 8"}
 	d.seal(t, key)
 	d.stored = "turn 8, edited"
-	mixed := filepath.Join(s.root, "mixed.db")
+	mixed := filepath.Join(s.Root, "mixed.db")
 	cacheWriteGhyllDB(t, mixed, a, b, c, d)
-	r := gitCtx(t, repo, env, "import", "--ghyll-db", mixed)
-	wantCode(t, "import with a bad row", r, 1)
+	r := inproc.Ctx(t, repo, env, "import", "--ghyll-db", mixed)
+	testrepo.WantCode(t, "import with a bad row", r, 1)
 	wantLines := "skipped " + d.Hash[:12] + " (device alice-laptop): hash_mismatch"
-	if !strings.HasPrefix(r.stdout, wantLines) || !strings.HasSuffix(r.stdout, "Imported 1 checkpoints (1 skipped, 2 already imported)\n") {
+	if !strings.HasPrefix(r.Stdout, wantLines) || !strings.HasSuffix(r.Stdout, "Imported 1 checkpoints (1 skipped, 2 already imported)\n") {
 		t.Errorf("import with a bad row: %s", r)
 	}
-	r = gitCtx(t, repo, env, "import", "--ghyll-db", mixed, "--json")
-	wantCode(t, "import --json with a bad row", r, 1)
+	r = inproc.Ctx(t, repo, env, "import", "--ghyll-db", mixed, "--json")
+	testrepo.WantCode(t, "import --json with a bad row", r, 1)
 	var res struct {
 		Imported []json.RawMessage `json:"imported"`
 		Skipped  []struct {
@@ -733,41 +721,41 @@ func cacheImportSkipped(t *testing.T, s *sandbox, repo string, env []string, key
 		} `json:"skipped"`
 		Already int `json:"already_imported"`
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
-		t.Fatalf("import --json: %v\n%s", err, r.stdout)
+	if err := json.Unmarshal([]byte(r.Stdout), &res); err != nil {
+		t.Fatalf("import --json: %v\n%s", err, r.Stdout)
 	}
 	if len(res.Imported) != 0 || res.Already != 3 || len(res.Skipped) != 1 || res.Skipped[0].Hash != d.Hash ||
 		res.Skipped[0].Device != "alice-laptop" || !strings.Contains(res.Skipped[0].Reason, "hash_mismatch") {
-		t.Errorf("import --json with a bad row: %s", r.stdout)
+		t.Errorf("import --json with a bad row: %s", r.Stdout)
 	}
 
 	// A row whose device has no key: skipped, exit 1.
-	e := &ghyllCP{V: 2, Parent: zeroHash, Device: "bob-desktop", TS: d.TS + 1e9, Session: "bob-1", Turn: 1, Model: "m25", Summary: "bob"}
+	e := &ghyllCP{V: 2, Parent: testrepo.ZeroHash, Device: "bob-desktop", TS: d.TS + 1e9, Session: "bob-1", Turn: 1, Model: "m25", Summary: "bob"}
 	e.seal(t, key)
-	nokey := filepath.Join(s.root, "nokey.db")
+	nokey := filepath.Join(s.Root, "nokey.db")
 	cacheWriteGhyllDB(t, nokey, e)
-	r = gitCtx(t, repo, env, "import", "--ghyll-db", nokey)
-	wantCode(t, "import without the device key", r, 1)
-	if !strings.Contains(r.stdout, "skipped "+e.Hash[:12]+" (device bob-desktop): no public key") {
+	r = inproc.Ctx(t, repo, env, "import", "--ghyll-db", nokey)
+	testrepo.WantCode(t, "import without the device key", r, 1)
+	if !strings.Contains(r.Stdout, "skipped "+e.Hash[:12]+" (device bob-desktop): no public key") {
 		t.Errorf("import without the device key: %s", r)
 	}
 	cacheWantLogEqualsBranch(t, repo, env, nil)
-	if rep := verifyJSON(t, repo, env); !rep.OK {
+	if rep := inproc.Verify(t, repo, env); !rep.OK {
 		t.Errorf("verify after imports:\n%s", rep.Raw)
 	}
 }
 
 // cacheImportErrors: usage and input errors: never 0, never 1 (which means
 // "skipped").
-func cacheImportErrors(t *testing.T, s *sandbox, repo string, env []string) {
+func cacheImportErrors(t *testing.T, s *testrepo.Sandbox, repo string, env []string) {
 	t.Helper()
-	r := gitCtx(t, repo, env, "import", "--ghyll-db", filepath.Join(s.root, "absent.db"))
-	if r.code == 0 || r.code == 1 {
+	r := inproc.Ctx(t, repo, env, "import", "--ghyll-db", filepath.Join(s.Root, "absent.db"))
+	if r.Code == 0 || r.Code == 1 {
 		t.Errorf("import of a missing file: %s", r)
 	}
-	wantOneLine(t, "import of a missing file", r.stderr)
+	testrepo.WantOneLine(t, "import of a missing file", r.Stderr)
 	// A missing required flag is a usage error (exit 2, README), not 1.
-	if r = gitCtx(t, repo, env, "import"); r.code != 2 {
+	if r = inproc.Ctx(t, repo, env, "import"); r.Code != 2 {
 		t.Errorf("import without --ghyll-db: want exit 2 (usage), got %s", r)
 	}
 }
@@ -776,38 +764,35 @@ func cacheImportErrors(t *testing.T, s *sandbox, repo string, env []string) {
 // the branch with plumbing. The next command must treat it (and the
 // device's later records) as unverified, as a first build would.
 func TestCacheTamperAfterCached(t *testing.T) {
-	s := newSandbox(t)
-	repo := newRepo(t, s, "repo")
-	env := s.env("dev")
-	mustCtx(t, repo, env, "init")
-	first := cliCheckpoint(t, repo, env, "-m", "original summary")
-	second := cliCheckpoint(t, repo, env, "-m", "later one")
-	st := cliStatus(t, repo, env) // builds the cache: both verified
+	_, repo, env := newInitRepo(t)
+	first := inproc.Checkpoint(t, repo, env, "-m", "original summary")
+	second := inproc.Checkpoint(t, repo, env, "-m", "later one")
+	st := inproc.Status(t, repo, env) // builds the cache: both verified
 	p := cacheCheckpointPath(t, repo, env, st.RepoID, first.Hash)
-	body := branchFile(t, repo, env, p)
+	body := testrepo.BranchFile(t, repo, env, p)
 	edited := strings.Replace(body, `"summary": "original summary"`, `"summary": "forged summary"`, 1)
 	if edited == body {
 		t.Fatalf("setup: summary not found in %s", body)
 	}
-	rewriteBranch(t, repo, env, "tamper", fileEdit{path: p, content: edited})
+	testrepo.RewriteBranch(t, repo, env, "tamper", testrepo.FileEdit{Path: p, Content: edited})
 
-	r := gitCtx(t, repo, env, "show", first.Hash[:12])
-	wantCode(t, "show", r, 0)
-	if !strings.Contains(r.stdout, "UNVERIFIED") || strings.Contains(r.stdout, "original summary") {
-		t.Errorf("show of the tampered record:\n%s", r.stdout)
+	r := inproc.Ctx(t, repo, env, "show", first.Hash[:12])
+	testrepo.WantCode(t, "show", r, 0)
+	if !strings.Contains(r.Stdout, "UNVERIFIED") || strings.Contains(r.Stdout, "original summary") {
+		t.Errorf("show of the tampered record:\n%s", r.Stdout)
 	}
-	r = gitCtx(t, repo, env, "log", "--unverified", "--json")
-	wantCode(t, "log --unverified --json", r, 0)
+	r = inproc.Ctx(t, repo, env, "log", "--unverified", "--json")
+	testrepo.WantCode(t, "log --unverified --json", r, 0)
 	var un struct {
 		Quarantine  []struct{ Record, Reason string } `json:"quarantine"`
-		Checkpoints []record                          `json:"checkpoints"`
+		Checkpoints []testrepo.Record                 `json:"checkpoints"`
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &un); err != nil {
+	if err := json.Unmarshal([]byte(r.Stdout), &un); err != nil {
 		t.Fatal(err)
 	}
 	if len(un.Quarantine) != 1 || un.Quarantine[0].Record != first.Hash || un.Quarantine[0].Reason != "hash_mismatch" ||
 		len(un.Checkpoints) != 2 || un.Checkpoints[0].Hash != second.Hash || un.Checkpoints[1].Summary != "forged summary" {
-		t.Errorf("log --unverified --json after tampering a cached record:\n%s", r.stdout)
+		t.Errorf("log --unverified --json after tampering a cached record:\n%s", r.Stdout)
 	}
 	cacheWantLogEqualsBranch(t, repo, env, map[string]bool{first.Hash: true, second.Hash: true})
 }

@@ -20,6 +20,7 @@ import (
 	"testing"
 
 	"github.com/git-ctx/git-ctx/formats/checkpoint"
+	"github.com/git-ctx/git-ctx/internal/ghylldbtest"
 	"github.com/git-ctx/git-ctx/internal/testrepo"
 )
 
@@ -34,7 +35,7 @@ const exportRepoID = "golden-repo"
 // e under ghyll's rule but edited after signing (unverified), and f, an
 // authentic record after it (unverified too: it links to e).
 type exportFixture struct {
-	s          *sandbox
+	s          *testrepo.Sandbox
 	repo       string
 	env        []string
 	key        ed25519.PrivateKey
@@ -45,9 +46,9 @@ type exportFixture struct {
 func newExportFixture(t *testing.T) *exportFixture {
 	t.Helper()
 	s := newSandbox(t)
-	f := &exportFixture{s: s, repo: newRepo(t, s, "repo"), env: s.env("dev1"), key: cacheGhyllKey()}
-	gitOut(t, f.repo, f.env, "config", "ctx.repoId", exportRepoID)
-	mustCtx(t, f.repo, f.env, "init")
+	f := &exportFixture{s: s, repo: testrepo.NewRepo(t, s, "repo"), env: s.Env("dev1"), key: ghylldbtest.VectorKey()}
+	inproc.GitOut(t, f.repo, f.env, "config", "ctx.repoId", exportRepoID)
+	inproc.MustCtx(t, f.repo, f.env, "init")
 
 	ghyll := func(c *checkpoint.Checkpoint) *checkpoint.Checkpoint {
 		t.Helper()
@@ -63,7 +64,7 @@ func newExportFixture(t *testing.T) *exportFixture {
 			Timestamp: 1712345678123456789 + int64(turn-5)*1e9, SessionID: "alice-laptop-1712345600000000000",
 			Turn: turn, ActiveModel: "m25", Summary: summary}
 	}
-	f.a = ghyll(base(zeroHash, 5, "turn 5"))
+	f.a = ghyll(base(testrepo.ZeroHash, 5, "turn 5"))
 	if f.a.Hash != "cadfdb7594b1ad5ab315fdb5c912328cdf4262a329cd8e74bef4ea83b37204aa" {
 		t.Fatalf("setup: vector A hashes to %s", f.a.Hash)
 	}
@@ -85,18 +86,18 @@ func newExportFixture(t *testing.T) *exportFixture {
 	f.bad.Summary = "turn 9, edited after signing"
 	f.after = ghyll(base(f.bad.Hash, 10, "turn 10"))
 
-	edits := []fileEdit{{path: "devices/alice-laptop.pub", content: string(checkpoint.EncodePublicKey(f.key.Public().(ed25519.PublicKey)))}}
+	edits := []testrepo.FileEdit{{Path: "devices/alice-laptop.pub", Content: string(checkpoint.EncodePublicKey(f.key.Public().(ed25519.PublicKey)))}}
 	var chain strings.Builder
 	for _, cp := range []*checkpoint.Checkpoint{f.a, f.b, f.c, f.d, f.bad, f.after} {
 		file, err := cp.MarshalFile()
 		if err != nil {
 			t.Fatal(err)
 		}
-		edits = append(edits, fileEdit{path: ctxV1CheckpointPath(exportRepoID, cp.Hash), content: string(file)})
+		edits = append(edits, testrepo.FileEdit{Path: testrepo.CtxV1CheckpointPath(exportRepoID, cp.Hash), Content: string(file)})
 		chain.Write(cp.Entry().MarshalLine())
 	}
-	edits = append(edits, fileEdit{path: "repos/" + exportRepoID + "/chains/alice-laptop/00000000.jsonl", content: chain.String()})
-	rewriteBranch(t, f.repo, f.env, "ghyll: checkpoints", edits...)
+	edits = append(edits, testrepo.FileEdit{Path: "repos/" + exportRepoID + "/chains/alice-laptop/00000000.jsonl", Content: chain.String()})
+	testrepo.RewriteBranch(t, f.repo, f.env, "ghyll: checkpoints", edits...)
 	return f
 }
 
@@ -111,13 +112,13 @@ type exportJSON struct {
 	Note       string `json:"note"`
 }
 
-func exportRun(t *testing.T, dir string, env []string, args ...string) (exportJSON, result) {
+func exportRun(t *testing.T, dir string, env []string, args ...string) (exportJSON, testrepo.Result) {
 	t.Helper()
-	r := gitCtx(t, dir, env, append([]string{"export", "--json"}, args...)...)
-	wantCode(t, "export "+strings.Join(args, " "), r, 0)
+	r := inproc.Ctx(t, dir, env, append([]string{"export", "--json"}, args...)...)
+	testrepo.WantCode(t, "export "+strings.Join(args, " "), r, 0)
 	var res exportJSON
-	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
-		t.Fatalf("export --json: %v\n%s", err, r.stdout)
+	if err := json.Unmarshal([]byte(r.Stdout), &res); err != nil {
+		t.Fatalf("export --json: %v\n%s", err, r.Stdout)
 	}
 	return res, r
 }
@@ -192,16 +193,16 @@ func exportDump(t *testing.T, path string) string {
 // (UPDATE_GOLDEN=1 rewrites it). The edited record is not in it.
 func TestExportGhyllGolden(t *testing.T) {
 	f := newExportFixture(t)
-	out := filepath.Join(f.s.root, "memory.db")
+	out := filepath.Join(f.s.Root, "memory.db")
 	res, r := exportRun(t, f.repo, f.env, "--ghyll-db", out)
 	if res.Path != out || res.Exported != 4 || res.Verifiable != 3 || res.Mismatch != 1 || res.LeftOut != 0 ||
 		res.EmbLeftOut != 1 || !strings.Contains(res.Note, "hash_mismatch") {
-		t.Errorf("export --json: %s", r.stdout)
+		t.Errorf("export --json: %s", r.Stdout)
 	}
 	// The count and the one-line explanation on stderr.
-	if !strings.Contains(r.stderr, "git-ctx: note: 1 exported checkpoints will not verify in ghyll: ") ||
-		!strings.Contains(r.stderr, "hash_mismatch") || !strings.Contains(r.stderr, "--ghyll-verifiable-only") {
-		t.Errorf("export stderr lacks the note:\n%s", r.stderr)
+	if !strings.Contains(r.Stderr, "git-ctx: note: 1 exported checkpoints will not verify in ghyll: ") ||
+		!strings.Contains(r.Stderr, "hash_mismatch") || !strings.Contains(r.Stderr, "--ghyll-verifiable-only") {
+		t.Errorf("export stderr lacks the note:\n%s", r.Stderr)
 	}
 	got := exportDump(t, out)
 	if strings.Contains(got, f.bad.Hash) || strings.Contains(got, f.after.Hash) {
@@ -222,12 +223,12 @@ func TestExportGhyllGolden(t *testing.T) {
 	}
 
 	// Text form, and --ghyll-verifiable-only leaves the seed-rule record out.
-	only := filepath.Join(f.s.root, "only.db")
-	r = gitCtx(t, f.repo, f.env, "export", "--ghyll-db", only, "--ghyll-verifiable-only")
-	wantCode(t, "export --ghyll-verifiable-only", r, 0)
-	if !strings.HasPrefix(r.stdout, "Exported 3 checkpoints to "+only+" (3 that ghyll verifies, 0 that it reports as hash_mismatch)\n") ||
-		!strings.Contains(r.stdout, "Left out 1 checkpoints that ghyll would report as hash_mismatch\n") ||
-		strings.Contains(r.stderr, "note:") {
+	only := filepath.Join(f.s.Root, "only.db")
+	r = inproc.Ctx(t, f.repo, f.env, "export", "--ghyll-db", only, "--ghyll-verifiable-only")
+	testrepo.WantCode(t, "export --ghyll-verifiable-only", r, 0)
+	if !strings.HasPrefix(r.Stdout, "Exported 3 checkpoints to "+only+" (3 that ghyll verifies, 0 that it reports as hash_mismatch)\n") ||
+		!strings.Contains(r.Stdout, "Left out 1 checkpoints that ghyll would report as hash_mismatch\n") ||
+		strings.Contains(r.Stderr, "note:") {
 		t.Errorf("export --ghyll-verifiable-only: %s", r)
 	}
 	if rows := exportReadAsGhyll(t, only); len(rows) != 3 || rows[2].Hash != f.c.Hash {
@@ -301,7 +302,7 @@ func exportReadAsGhyll(t *testing.T, path string) []*checkpoint.Checkpoint {
 // ghyll-rule row's emb (not covered) is left out.
 func TestExportGhyllVerifiesInGhyll(t *testing.T) {
 	f := newExportFixture(t)
-	out := filepath.Join(f.s.root, "memory.db")
+	out := filepath.Join(f.s.Root, "memory.db")
 	exportRun(t, f.repo, f.env, "--ghyll-db", out)
 	rows := exportReadAsGhyll(t, out)
 	if len(rows) != 4 {
@@ -356,30 +357,30 @@ func TestExportGhyllVerifiesInGhyll(t *testing.T) {
 func TestExportGhyllRoundTrip(t *testing.T) {
 	f := newExportFixture(t)
 	secret := testrepo.FakeGitHubToken("gx-export")
-	own := cliCheckpoint(t, f.repo, f.env, "-m", "deploy with "+secret, "--file", "deploy.sh")
-	out := filepath.Join(f.s.root, "memory.db")
+	own := inproc.Checkpoint(t, f.repo, f.env, "-m", "deploy with "+secret, "--file", "deploy.sh")
+	out := filepath.Join(f.s.Root, "memory.db")
 	res, _ := exportRun(t, f.repo, f.env, "--ghyll-db", out)
 	if res.Exported != 5 || res.Mismatch != 2 {
 		t.Fatalf("export: %+v", res)
 	}
-	if data := readFile(t, out); bytes.Contains(data, []byte(secret)) || !bytes.Contains(data, []byte(own.Hash)) {
+	if data := testrepo.ReadFile(t, out); bytes.Contains(data, []byte(secret)) || !bytes.Contains(data, []byte(own.Hash)) {
 		t.Fatalf("exported file: secret present %v, own record present %v", bytes.Contains(data, []byte(secret)), bytes.Contains(data, []byte(own.Hash)))
 	}
 
-	keys := filepath.Join(f.s.root, "keys")
+	keys := filepath.Join(f.s.Root, "keys")
 	for _, dev := range []string{"alice-laptop", own.Device} {
-		writeFile(t, filepath.Join(keys, dev+".pub"), branchFile(t, f.repo, f.env, "devices/"+dev+".pub"))
+		testrepo.WriteFile(t, filepath.Join(keys, dev+".pub"), testrepo.BranchFile(t, f.repo, f.env, "devices/"+dev+".pub"))
 	}
-	other := newRepo(t, f.s, "other")
-	env2 := f.s.env("dev2")
-	mustCtx(t, other, env2, "init")
-	r := gitCtx(t, other, env2, "import", "--ghyll-db", out, "--ghyll-keys", keys, "--json")
-	wantCode(t, "import of the export", r, 0)
+	other := testrepo.NewRepo(t, f.s, "other")
+	env2 := f.s.Env("dev2")
+	inproc.MustCtx(t, other, env2, "init")
+	r := inproc.Ctx(t, other, env2, "import", "--ghyll-db", out, "--ghyll-keys", keys, "--json")
+	testrepo.WantCode(t, "import of the export", r, 0)
 	var imp struct {
 		Imported []struct{ From, Hash, Rule string } `json:"imported"`
 		Skipped  []json.RawMessage                   `json:"skipped"`
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &imp); err != nil {
+	if err := json.Unmarshal([]byte(r.Stdout), &imp); err != nil {
 		t.Fatal(err)
 	}
 	rules := map[string]string{}
@@ -389,7 +390,7 @@ func TestExportGhyllRoundTrip(t *testing.T) {
 	want := map[string]string{f.a.Hash: "ghyll-code-v2", f.b.Hash: "ghyll-code-v2", f.c.Hash: "ghyll-code-v2",
 		f.d.Hash: "seed-v1", own.Hash: "seed-v1"}
 	if len(imp.Skipped) != 0 || len(rules) != len(want) {
-		t.Fatalf("import of the export: %s", r.stdout)
+		t.Fatalf("import of the export: %s", r.Stdout)
 	}
 	for h, rule := range want {
 		if rules[h] != rule {
@@ -404,24 +405,24 @@ func TestExportGhyllRoundTrip(t *testing.T) {
 // repository without a memory branch exits 3 and writes nothing.
 func TestExportGhyllCareless(t *testing.T) {
 	f := newExportFixture(t)
-	out := filepath.Join(f.s.root, "memory.db")
-	writeFile(t, out, "precious")
-	r := gitCtx(t, f.repo, f.env, "export", "--ghyll-db", out)
-	wantCode(t, "export over an existing file", r, 7)
-	wantOneLine(t, "export over an existing file", r.stderr)
-	if !strings.Contains(r.stderr, "already exists") || string(readFile(t, out)) != "precious" {
-		t.Errorf("existing file: %s\nfile now %q", r, readFile(t, out))
+	out := filepath.Join(f.s.Root, "memory.db")
+	testrepo.WriteFile(t, out, "precious")
+	r := inproc.Ctx(t, f.repo, f.env, "export", "--ghyll-db", out)
+	testrepo.WantCode(t, "export over an existing file", r, 7)
+	testrepo.WantOneLine(t, "export over an existing file", r.Stderr)
+	if !strings.Contains(r.Stderr, "already exists") || string(testrepo.ReadFile(t, out)) != "precious" {
+		t.Errorf("existing file: %s\nfile now %q", r, testrepo.ReadFile(t, out))
 	}
 	res, _ := exportRun(t, f.repo, f.env, "--ghyll-db", out, "--force")
 	if res.Exported != 4 || len(exportReadAsGhyll(t, out)) != 4 {
 		t.Errorf("--force did not replace the file: %+v", res)
 	}
 
-	missing := filepath.Join(f.s.root, "no-such-dir", "memory.db")
-	r = gitCtx(t, f.repo, f.env, "export", "--ghyll-db", missing)
-	wantCode(t, "export into a missing directory", r, 7)
-	wantOneLine(t, "export into a missing directory", r.stderr)
-	if !strings.Contains(r.stderr, "does not exist") {
+	missing := filepath.Join(f.s.Root, "no-such-dir", "memory.db")
+	r = inproc.Ctx(t, f.repo, f.env, "export", "--ghyll-db", missing)
+	testrepo.WantCode(t, "export into a missing directory", r, 7)
+	testrepo.WantOneLine(t, "export into a missing directory", r.Stderr)
+	if !strings.Contains(r.Stderr, "does not exist") {
 		t.Errorf("missing directory: %s", r)
 	}
 	if _, err := os.Stat(filepath.Dir(missing)); !errors.Is(err, os.ErrNotExist) {
@@ -430,10 +431,10 @@ func TestExportGhyllCareless(t *testing.T) {
 
 	if ro := exportReadOnlyDir(t, f.s); ro != "" {
 		before := exportNames(t, ro)
-		r = gitCtx(t, f.repo, f.env, "export", "--ghyll-db", filepath.Join(ro, "gx-export.db"))
-		wantCode(t, "export into a read-only directory", r, 1)
-		wantOneLine(t, "export into a read-only directory", r.stderr)
-		if !strings.Contains(r.stderr, "permission denied") {
+		r = inproc.Ctx(t, f.repo, f.env, "export", "--ghyll-db", filepath.Join(ro, "gx-export.db"))
+		testrepo.WantCode(t, "export into a read-only directory", r, 1)
+		testrepo.WantOneLine(t, "export into a read-only directory", r.Stderr)
+		if !strings.Contains(r.Stderr, "permission denied") {
 			t.Errorf("read-only directory: %s", r)
 		}
 		if after := exportNames(t, ro); after != before {
@@ -441,15 +442,15 @@ func TestExportGhyllCareless(t *testing.T) {
 		}
 	}
 
-	bare := newRepo(t, f.s, "no-branch")
-	nb := filepath.Join(f.s.root, "nobranch.db")
-	r = gitCtx(t, bare, f.env, "export", "--ghyll-db", nb)
-	wantCode(t, "export without a memory branch", r, 3)
-	wantOneLine(t, "export without a memory branch", r.stderr)
+	bare := testrepo.NewRepo(t, f.s, "no-branch")
+	nb := filepath.Join(f.s.Root, "nobranch.db")
+	r = inproc.Ctx(t, bare, f.env, "export", "--ghyll-db", nb)
+	testrepo.WantCode(t, "export without a memory branch", r, 3)
+	testrepo.WantOneLine(t, "export without a memory branch", r.Stderr)
 	if _, err := os.Stat(nb); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("export without a branch wrote %s", nb)
 	}
-	if r = gitCtx(t, f.repo, f.env, "export"); r.code != 2 {
+	if r = inproc.Ctx(t, f.repo, f.env, "export"); r.Code != 2 {
 		t.Errorf("export without --ghyll-db: want exit 2, got %s", r)
 	}
 }
@@ -457,9 +458,9 @@ func TestExportGhyllCareless(t *testing.T) {
 // exportReadOnlyDir is a directory this process cannot create files in: a
 // new one made read-only, or (for root, which writes anywhere) /sys when
 // that refuses too; "" when there is none.
-func exportReadOnlyDir(t *testing.T, s *sandbox) string {
+func exportReadOnlyDir(t *testing.T, s *testrepo.Sandbox) string {
 	t.Helper()
-	ro := s.dir(t, "read-only")
+	ro := s.Dir(t, "read-only")
 	if err := os.Chmod(ro, 0o555); err != nil {
 		t.Fatal(err)
 	}

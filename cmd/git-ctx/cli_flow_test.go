@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/git-ctx/git-ctx/internal/testrepo"
 )
 
 // TestNewUserFlow is the first session of a new user: init, one checkpoint,
@@ -16,11 +18,9 @@ import (
 // are run in process; ../../integration checks git's dispatch to the
 // binary gives the same).
 func TestNewUserFlow(t *testing.T) {
-	s := newSandbox(t)
-	repo := newRepo(t, s, "repo")
-	env := s.env("laptop")
-	root := gitOut(t, repo, env, "rev-list", "--max-parents=0", "HEAD")
-	wantRepoID := sha256Hex(root) // no remote: the root commit names the repo
+	s, repo, env := newRepoAs(t, "laptop")
+	root := inproc.GitOut(t, repo, env, "rev-list", "--max-parents=0", "HEAD")
+	wantRepoID := testrepo.SHA256Hex(root) // no remote: the root commit names the repo
 
 	deviceID := newUserInit(t, s, repo, env)
 	hash := newUserCheckpoint(t, repo, env, deviceID, wantRepoID)
@@ -33,30 +33,30 @@ const newUserSummary = "switched auth to JWT"
 
 // newUserInit: status before init, init, a second harmless init; it
 // returns the device id init created.
-func newUserInit(t *testing.T, s *sandbox, repo string, env []string) string {
+func newUserInit(t *testing.T, s *testrepo.Sandbox, repo string, env []string) string {
 	t.Helper()
 	// Before init: not initialised.
-	st := cliStatus(t, repo, env)
+	st := inproc.Status(t, repo, env)
 	if st.Initialized || st.Checkpoints != 0 {
 		t.Fatalf("status before init: %+v", st)
 	}
 
-	out := mustCtx(t, repo, env, "init")
+	out := inproc.MustCtx(t, repo, env, "init")
 	if !strings.Contains(out, "Initialised memory branch ghyll/memory (layout ctx-v1)") ||
 		!strings.Contains(out, "Published key of device") {
 		t.Fatalf("init output: %q", out)
 	}
-	deviceID := strings.TrimSpace(string(readFile(t, filepath.Join(s.ctxHome("laptop"), "device-id"))))
+	deviceID := strings.TrimSpace(string(testrepo.ReadFile(t, filepath.Join(s.CtxHome("laptop"), "device-id"))))
 	if deviceID == "" {
 		t.Fatal("no device-id file after init")
 	}
 	// A second init is harmless.
-	tip := gitOut(t, repo, env, "rev-parse", memRef)
-	out = mustCtx(t, repo, env, "init")
+	tip := inproc.GitOut(t, repo, env, "rev-parse", testrepo.MemRef)
+	out = inproc.MustCtx(t, repo, env, "init")
 	if !strings.Contains(out, "already initialised (layout ctx-v1)") {
 		t.Fatalf("second init output: %q", out)
 	}
-	if got := gitOut(t, repo, env, "rev-parse", memRef); got != tip {
+	if got := inproc.GitOut(t, repo, env, "rev-parse", testrepo.MemRef); got != tip {
 		t.Fatalf("second init moved the branch %s → %s", tip, got)
 	}
 	return deviceID
@@ -67,7 +67,7 @@ func newUserInit(t *testing.T, s *sandbox, repo string, env []string) string {
 func newUserCheckpoint(t *testing.T, repo string, env []string, deviceID, wantRepoID string) string {
 	t.Helper()
 	const summary = newUserSummary
-	out := mustCtx(t, repo, env, "checkpoint", "-m", summary, "--file", "a.go", "--tool", "edit")
+	out := inproc.MustCtx(t, repo, env, "checkpoint", "-m", summary, "--file", "a.go", "--tool", "edit")
 	m := regexp.MustCompile(`^checkpoint ([0-9a-f]{64}) \(device (\S+), session "", turn 1\)\n$`).FindStringSubmatch(out)
 	if m == nil {
 		t.Fatalf("checkpoint output: %q", out)
@@ -78,39 +78,39 @@ func newUserCheckpoint(t *testing.T, repo string, env []string, deviceID, wantRe
 	}
 
 	// log, through git's dispatch and through the binary directly.
-	logOut := mustCtx(t, repo, env, "log")
+	logOut := inproc.MustCtx(t, repo, env, "log")
 	if !strings.Contains(logOut, hash[:12]) || !strings.Contains(logOut, summary) || !strings.Contains(logOut, deviceID) {
 		t.Fatalf("log does not show the checkpoint:\n%s", logOut)
 	}
-	if direct := mustRun(t, repo, env, "git-ctx", "log"); direct != logOut {
+	if direct := inproc.MustRun(t, repo, env, "git-ctx", "log"); direct != logOut {
 		t.Fatalf("git-ctx log differs from git ctx log:\n%q\n%q", direct, logOut)
 	}
-	if v := mustRun(t, repo, env, "git-ctx", "version"); !strings.HasPrefix(v, "git-ctx version ") {
+	if v := inproc.MustRun(t, repo, env, "git-ctx", "version"); !strings.HasPrefix(v, "git-ctx version ") {
 		t.Fatalf("git-ctx version: %q", v)
 	}
 
-	out = mustCtx(t, repo, env, "verify")
+	out = inproc.MustCtx(t, repo, env, "verify")
 	if !strings.Contains(out, "verified 1 checkpoints in 1 chains") || !strings.Contains(out, "OK   device "+deviceID) {
 		t.Fatalf("verify output: %q", out)
 	}
 
-	st := cliStatus(t, repo, env)
+	st := inproc.Status(t, repo, env)
 	if !st.Initialized || st.Device != deviceID || st.RepoID != wantRepoID || st.Checkpoints != 1 ||
 		st.DeviceCheckpoints != 1 || st.Devices != 1 || !st.KeyPublished || st.Layout != "ctx-v1" ||
-		st.Branch != "ghyll/memory" || st.Tip != gitOut(t, repo, env, "rev-parse", memRef) ||
+		st.Branch != "ghyll/memory" || st.Tip != inproc.GitOut(t, repo, env, "rev-parse", testrepo.MemRef) ||
 		!strings.HasPrefix(st.Fingerprint, "SHA256:") {
 		t.Fatalf("status --json: %+v (want device %s, repo id %s)", st, deviceID, wantRepoID)
 	}
-	if txt := mustCtx(t, repo, env, "status"); !strings.Contains(txt, "Checkpoints:   1 in this repository, 1 by this device, 1 devices") {
+	if txt := inproc.MustCtx(t, repo, env, "status"); !strings.Contains(txt, "Checkpoints:   1 in this repository, 1 by this device, 1 devices") {
 		t.Fatalf("status: %q", txt)
 	}
 
 	// The commit on the branch is reviewable.
-	subject := gitOut(t, repo, env, "log", "-1", "--format=%s", memRef)
+	subject := inproc.GitOut(t, repo, env, "log", "-1", "--format=%s", testrepo.MemRef)
 	if want := "ctx: checkpoint " + hash[:12] + " by " + deviceID + " (turn 1): " + summary; subject != want {
 		t.Fatalf("commit subject %q, want %q", subject, want)
 	}
-	if author := gitOut(t, repo, env, "log", "-1", "--format=%ae", memRef); author != "test@example.org" {
+	if author := inproc.GitOut(t, repo, env, "log", "-1", "--format=%ae", testrepo.MemRef); author != "test@example.org" {
 		t.Fatalf("commit author %q", author)
 	}
 	return hash
@@ -121,26 +121,26 @@ func newUserCheckpoint(t *testing.T, repo string, env []string, deviceID, wantRe
 func newUserShow(t *testing.T, repo string, env []string, deviceID, wantRepoID, hash string) {
 	t.Helper()
 	const summary = newUserSummary
-	out := mustCtx(t, repo, env, "show", hash[:8])
-	for _, want := range []string{"checkpoint " + hash, "Parent:   " + zeroHash, "Device:   " + deviceID,
+	out := inproc.MustCtx(t, repo, env, "show", hash[:8])
+	for _, want := range []string{"checkpoint " + hash, "Parent:   " + testrepo.ZeroHash, "Device:   " + deviceID,
 		"Author:   test@example.org", "Branch:   main", "Files:    a.go", "Tools:    edit", "    " + summary} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("show lacks %q:\n%s", want, out)
 		}
 	}
-	file := branchFile(t, repo, env, ctxV1CheckpointPath(wantRepoID, hash))
-	js := mustCtx(t, repo, env, "show", "--json", hash[:8])
+	file := testrepo.BranchFile(t, repo, env, testrepo.CtxV1CheckpointPath(wantRepoID, hash))
+	js := inproc.MustCtx(t, repo, env, "show", "--json", hash[:8])
 	if js != file+"\n" {
 		t.Fatalf("show --json is not the checkpoint file plus a newline:\n%q\n%q", js, file)
 	}
-	rec := decodeRecord(t, []byte(js))
-	if rec.Hash != hash || rec.Summary != summary || rec.Device != deviceID || rec.Parent != zeroHash ||
+	rec := testrepo.DecodeRecord(t, []byte(js))
+	if rec.Hash != hash || rec.Summary != summary || rec.Device != deviceID || rec.Parent != testrepo.ZeroHash ||
 		rec.V != 1 || rec.Turn != 1 || rec.Author != "test@example.org" || rec.Branch != "main" ||
 		!slices.Equal(rec.Files, []string{"a.go"}) || !slices.Equal(rec.Tools, []string{"edit"}) || rec.Sig == "" {
 		t.Fatalf("record: %+v", rec)
 	}
 	// Upper-case prefixes resolve too.
-	if got := mustCtx(t, repo, env, "show", "--json", strings.ToUpper(hash[:10])); got != js {
+	if got := inproc.MustCtx(t, repo, env, "show", "--json", strings.ToUpper(hash[:10])); got != js {
 		t.Fatalf("upper-case prefix shows %q", got)
 	}
 }
@@ -153,7 +153,7 @@ func newUserPrefixes(t *testing.T, repo string, env []string, hash string) {
 	hashes := []string{hash}
 	var shared string
 	for i := 0; shared == "" && i < 17; i++ {
-		h := cliCheckpoint(t, repo, env, "-m", "more "+string(rune('a'+i))).Hash
+		h := inproc.Checkpoint(t, repo, env, "-m", "more "+string(rune('a'+i))).Hash
 		for _, o := range hashes {
 			if o[0] == h[0] {
 				shared = h[:1]
@@ -161,20 +161,20 @@ func newUserPrefixes(t *testing.T, repo string, env []string, hash string) {
 		}
 		hashes = append(hashes, h)
 	}
-	r := gitCtx(t, repo, env, "show", shared)
-	wantCode(t, "show ambiguous prefix "+shared, r, 2)
-	if !strings.Contains(r.stderr, "ambiguous") {
-		t.Fatalf("ambiguous show stderr: %q", r.stderr)
+	r := inproc.Ctx(t, repo, env, "show", shared)
+	testrepo.WantCode(t, "show ambiguous prefix "+shared, r, 2)
+	if !strings.Contains(r.Stderr, "ambiguous") {
+		t.Fatalf("ambiguous show stderr: %q", r.Stderr)
 	}
-	wantOneLine(t, "ambiguous show", r.stderr)
+	testrepo.WantOneLine(t, "ambiguous show", r.Stderr)
 	for _, unknown := range []string{unusedPrefix(hashes, 1), unusedPrefix(hashes, 4), unusedPrefix(hashes, 64)} {
 		if unknown == "" {
 			continue
 		}
-		r = gitCtx(t, repo, env, "show", unknown)
-		wantCode(t, "show unknown prefix "+unknown, r, 1)
-		if !strings.Contains(r.stderr, "no checkpoint") {
-			t.Fatalf("unknown show stderr: %q", r.stderr)
+		r = inproc.Ctx(t, repo, env, "show", unknown)
+		testrepo.WantCode(t, "show unknown prefix "+unknown, r, 1)
+		if !strings.Contains(r.Stderr, "no checkpoint") {
+			t.Fatalf("unknown show stderr: %q", r.Stderr)
 		}
 	}
 }
@@ -203,38 +203,36 @@ func unusedPrefix(hashes []string, n int) string {
 // TestNotInitialisedAndUsage covers the errors a new user meets before and
 // around init.
 func TestNotInitialisedAndUsage(t *testing.T) {
-	s := newSandbox(t)
-	repo := newRepo(t, s, "repo")
-	env := s.env("dev")
+	s, repo, env := newRepoAs(t, "dev")
 
 	// (log and show read the cache: before init they find nothing — an
 	// empty log, exit 0, and "not found", exit 1.)
 	for _, args := range [][]string{{"checkpoint", "-m", "x"}, {"checkpoint", "--from-commit", "HEAD"}, {"verify"}} {
-		r := gitCtx(t, repo, env, args...)
-		wantCode(t, "before init: "+strings.Join(args, " "), r, 3)
-		if !strings.Contains(r.stderr, "git ctx init") {
-			t.Fatalf("before init, %v: stderr should say to run 'git ctx init': %q", args, r.stderr)
+		r := inproc.Ctx(t, repo, env, args...)
+		testrepo.WantCode(t, "before init: "+strings.Join(args, " "), r, 3)
+		if !strings.Contains(r.Stderr, "git ctx init") {
+			t.Fatalf("before init, %v: stderr should say to run 'git ctx init': %q", args, r.Stderr)
 		}
-		wantOneLine(t, strings.Join(args, " "), r.stderr)
+		testrepo.WantOneLine(t, strings.Join(args, " "), r.Stderr)
 	}
-	if _, _, code := runArgv(t, repo, env, "git", "rev-parse", "--verify", "-q", memRef); code == 0 {
+	if r := inproc.Run(t, repo, env, "git", "rev-parse", "--verify", "-q", testrepo.MemRef); r.Code == 0 {
 		t.Fatal("a failed checkpoint created the memory branch")
 	}
 	// init --remote with a remote that does not exist: bad config.
-	r0 := gitCtx(t, repo, env, "init", "--remote", "nope")
-	wantCode(t, "init --remote nope", r0, 3)
-	wantOneLine(t, "init --remote nope", r0.stderr)
-	if _, _, code := runArgv(t, repo, env, "git", "rev-parse", "--verify", "-q", memRef); code == 0 {
+	r0 := inproc.Ctx(t, repo, env, "init", "--remote", "nope")
+	testrepo.WantCode(t, "init --remote nope", r0, 3)
+	testrepo.WantOneLine(t, "init --remote nope", r0.Stderr)
+	if r := inproc.Run(t, repo, env, "git", "rev-parse", "--verify", "-q", testrepo.MemRef); r.Code == 0 {
 		t.Fatal("init --remote nope created the memory branch")
 	}
 
 	// Outside any repository.
-	outside := s.dir(t, "outside")
-	r := gitCtx(t, outside, env, "status")
-	wantCode(t, "status outside a repository", r, 3)
-	wantOneLine(t, "status outside a repository", r.stderr)
+	outside := s.Dir(t, "outside")
+	r := inproc.Ctx(t, outside, env, "status")
+	testrepo.WantCode(t, "status outside a repository", r, 3)
+	testrepo.WantOneLine(t, "status outside a repository", r.Stderr)
 
-	mustCtx(t, repo, env, "init")
+	inproc.MustCtx(t, repo, env, "init")
 	usage := [][]string{
 		{"frobnicate"},
 		{"checkpoint", "--bogus", "-m", "x"},
@@ -246,83 +244,80 @@ func TestNotInitialisedAndUsage(t *testing.T) {
 		{"verify", "--key", "k.pem"},
 	}
 	for _, args := range usage {
-		r := gitCtx(t, repo, env, args...)
-		wantCode(t, "usage error: "+strings.Join(args, " "), r, 2)
-		wantOneLine(t, strings.Join(args, " "), r.stderr)
+		r := inproc.Ctx(t, repo, env, args...)
+		testrepo.WantCode(t, "usage error: "+strings.Join(args, " "), r, 2)
+		testrepo.WantOneLine(t, strings.Join(args, " "), r.Stderr)
 	}
 	// The binary called directly reports usage errors the same way.
-	if _, se, code := runArgv(t, repo, env, "git-ctx", "frobnicate"); code != 2 || !strings.Contains(se, "frobnicate") {
-		t.Fatalf("git-ctx frobnicate: exit %d, %q", code, se)
+	if r := inproc.Run(t, repo, env, "git-ctx", "frobnicate"); r.Code != 2 || !strings.Contains(r.Stderr, "frobnicate") {
+		t.Fatalf("git-ctx frobnicate: exit %d, %q", r.Code, r.Stderr)
 	}
 
 	// No summary: a usage mistake.
 	for _, args := range [][]string{{"checkpoint"}, {"checkpoint", "-m", "   \n "}} {
-		r := gitCtx(t, repo, env, args...)
-		wantCode(t, "checkpoint without a summary", r, 2)
-		if !strings.Contains(r.stderr, "summary") {
-			t.Fatalf("no-summary stderr: %q", r.stderr)
+		r := inproc.Ctx(t, repo, env, args...)
+		testrepo.WantCode(t, "checkpoint without a summary", r, 2)
+		if !strings.Contains(r.Stderr, "summary") {
+			t.Fatalf("no-summary stderr: %q", r.Stderr)
 		}
 	}
-	r = gitCtx(t, repo, env, "checkpoint", "-m", "x", "--turn", "-3")
-	wantCode(t, "negative turn", r, 7)
+	r = inproc.Ctx(t, repo, env, "checkpoint", "-m", "x", "--turn", "-3")
+	testrepo.WantCode(t, "negative turn", r, 7)
 
 	// The branch was not moved by any of that.
-	if n := gitOut(t, repo, env, "rev-list", "--count", memRef); n != "1" {
+	if n := inproc.GitOut(t, repo, env, "rev-list", "--count", testrepo.MemRef); n != "1" {
 		t.Fatalf("failed commands added commits: %s", n)
 	}
 
 	// --layout on an existing branch of another layout is refused and is
 	// neither "ok" nor "verification failed".
-	r = gitCtx(t, repo, env, "init", "--layout", "ghyll-v1")
-	if r.code != 2 && r.code != 3 {
+	r = inproc.Ctx(t, repo, env, "init", "--layout", "ghyll-v1")
+	if r.Code != 2 && r.Code != 3 {
 		t.Errorf("init --layout ghyll-v1 on a ctx-v1 branch: want exit 2 (usage) or 3 (config), got %s", r)
 	}
-	if !strings.Contains(r.stderr, "already uses layout ctx-v1") {
-		t.Errorf("init --layout mismatch stderr: %q", r.stderr)
+	if !strings.Contains(r.Stderr, "already uses layout ctx-v1") {
+		t.Errorf("init --layout mismatch stderr: %q", r.Stderr)
 	}
 }
 
 // TestCheckpointInputs: --stdin, --emb-file (JSON and raw float32) and
 // --from-commit.
 func TestCheckpointInputs(t *testing.T) {
-	s := newSandbox(t)
-	repo := newRepo(t, s, "repo")
-	env := s.env("dev")
-	mustCtx(t, repo, env, "init")
+	_, repo, env := newInitRepo(t)
 
 	// --stdin content that is not the object the flags describe: a usage
 	// error, whatever the mistake (the object is the command's arguments).
 	r := execute(t, repo, env, []byte(`{"message":"m","colour":"red"}`), "git", "ctx", "checkpoint", "--stdin")
-	wantCode(t, "--stdin with an unknown key", r, 2)
-	if !strings.Contains(r.stderr, "colour") {
-		t.Fatalf("unknown key stderr: %q", r.stderr)
+	testrepo.WantCode(t, "--stdin with an unknown key", r, 2)
+	if !strings.Contains(r.Stderr, "colour") {
+		t.Fatalf("unknown key stderr: %q", r.Stderr)
 	}
 	r = execute(t, repo, env, []byte(`{"message":"m","turn":"four"}`), "git", "ctx", "checkpoint", "--stdin")
-	wantCode(t, "--stdin with a bad value", r, 2)
+	testrepo.WantCode(t, "--stdin with a bad value", r, 2)
 	r = execute(t, repo, env, []byte(`{"message":"m"} {"message":"n"}`), "git", "ctx", "checkpoint", "--stdin")
-	wantCode(t, "--stdin with two objects", r, 2)
+	testrepo.WantCode(t, "--stdin with two objects", r, 2)
 
 	r = execute(t, repo, env, []byte(`{"message":"m","turn":4,"file":["a"],"tool":["t"],"session":"s","model":"x"}`),
 		"git", "ctx", "checkpoint", "--stdin", "--json")
-	wantCode(t, "--stdin", r, 0)
-	rec := decodeRecord(t, []byte(r.stdout))
-	shown := decodeRecord(t, []byte(mustCtx(t, repo, env, "show", "--json", rec.Hash)))
-	for _, got := range []record{rec, shown} {
+	testrepo.WantCode(t, "--stdin", r, 0)
+	rec := testrepo.DecodeRecord(t, []byte(r.Stdout))
+	shown := testrepo.DecodeRecord(t, []byte(inproc.MustCtx(t, repo, env, "show", "--json", rec.Hash)))
+	for _, got := range []testrepo.Record{rec, shown} {
 		if got.Summary != "m" || got.Turn != 4 || !slices.Equal(got.Files, []string{"a"}) ||
 			!slices.Equal(got.Tools, []string{"t"}) || got.Session != "s" || got.Model != "x" {
 			t.Fatalf("--stdin record: %+v", got)
 		}
 	}
 	// The next checkpoint of session s continues its turns.
-	if next := cliCheckpoint(t, repo, env, "-m", "next", "--session", "s"); next.Turn != 5 || next.Parent != rec.Hash {
+	if next := inproc.Checkpoint(t, repo, env, "-m", "next", "--session", "s"); next.Turn != 5 || next.Parent != rec.Hash {
 		t.Fatalf("next in session s: turn %d parent %s", next.Turn, next.Parent)
 	}
 
 	// --emb-file: a JSON array, then raw float32 little-endian.
 	dir := t.TempDir()
 	jsonEmb := filepath.Join(dir, "emb.json")
-	writeFile(t, jsonEmb, "[0.5, -0.25, 1, 0.125]\n")
-	rec = cliCheckpoint(t, repo, env, "-m", "with json emb", "--emb-file", jsonEmb)
+	testrepo.WriteFile(t, jsonEmb, "[0.5, -0.25, 1, 0.125]\n")
+	rec = inproc.Checkpoint(t, repo, env, "-m", "with json emb", "--emb-file", jsonEmb)
 	wantEmb(t, repo, env, rec.Hash, []float64{0.5, -0.25, 1, 0.125})
 
 	rawEmb := filepath.Join(dir, "emb.f32")
@@ -334,34 +329,34 @@ func TestCheckpointInputs(t *testing.T) {
 	if err := os.WriteFile(rawEmb, raw, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rec = cliCheckpoint(t, repo, env, "-m", "with raw emb", "--emb-file", rawEmb)
+	rec = inproc.Checkpoint(t, repo, env, "-m", "with raw emb", "--emb-file", rawEmb)
 	wantEmb(t, repo, env, rec.Hash, []float64{1.5, -2, 0.125})
-	if out := mustCtx(t, repo, env, "show", rec.Hash); !strings.Contains(out, "Embedding: 3 dimensions") {
+	if out := inproc.MustCtx(t, repo, env, "show", rec.Hash); !strings.Contains(out, "Embedding: 3 dimensions") {
 		t.Fatalf("show does not mention the embedding:\n%s", out)
 	}
 	// A raw file that is not whole float32 values is refused.
 	if err := os.WriteFile(rawEmb, raw[:5], 0o644); err != nil {
 		t.Fatal(err)
 	}
-	wantCode(t, "--emb-file with 5 bytes", gitCtx(t, repo, env, "checkpoint", "-m", "x", "--emb-file", rawEmb), 7)
-	wantCode(t, "--emb-file missing", gitCtx(t, repo, env, "checkpoint", "-m", "x", "--emb-file", filepath.Join(dir, "nope")), 7)
+	testrepo.WantCode(t, "--emb-file with 5 bytes", inproc.Ctx(t, repo, env, "checkpoint", "-m", "x", "--emb-file", rawEmb), 7)
+	testrepo.WantCode(t, "--emb-file missing", inproc.Ctx(t, repo, env, "checkpoint", "-m", "x", "--emb-file", filepath.Join(dir, "nope")), 7)
 
 	// --from-commit HEAD: the subject and the commit's paths.
-	commitFiles(t, repo, env, "Add feature X", map[string]string{"b.go": "package b\n", "c/d.go": "package d\n"})
-	rec = cliCheckpoint(t, repo, env, "--from-commit", "HEAD", "--tool", "commit")
-	head := strings.TrimSpace(gitOut(t, repo, env, "rev-parse", "HEAD"))
+	testrepo.CommitFiles(t, repo, env, "Add feature X", map[string]string{"b.go": "package b\n", "c/d.go": "package d\n"})
+	rec = inproc.Checkpoint(t, repo, env, "--from-commit", "HEAD", "--tool", "commit")
+	head := strings.TrimSpace(inproc.GitOut(t, repo, env, "rev-parse", "HEAD"))
 	if rec.Summary != "Add feature X\n\nCommit: "+head || !slices.Equal(rec.Files, []string{"b.go", "c/d.go"}) ||
 		!slices.Equal(rec.Tools, []string{"commit"}) {
 		t.Fatalf("--from-commit record: summary %q files %q tools %q", rec.Summary, rec.Files, rec.Tools)
 	}
-	wantCode(t, "--from-commit of a bad revision", gitCtx(t, repo, env, "checkpoint", "--from-commit", "no-such-rev"), 1)
+	testrepo.WantCode(t, "--from-commit of a bad revision", inproc.Ctx(t, repo, env, "checkpoint", "--from-commit", "no-such-rev"), 1)
 
-	mustCtx(t, repo, env, "verify")
+	inproc.MustCtx(t, repo, env, "verify")
 }
 
 func wantEmb(t *testing.T, repo string, env []string, hash string, want []float64) {
 	t.Helper()
-	js := mustCtx(t, repo, env, "show", "--json", hash)
+	js := inproc.MustCtx(t, repo, env, "show", "--json", hash)
 	var probe map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(js), &probe); err != nil {
 		t.Fatal(err)
@@ -369,7 +364,7 @@ func wantEmb(t *testing.T, repo string, env []string, hash string, want []float6
 	if _, ok := probe["emb"]; !ok {
 		t.Fatalf("show --json has no emb:\n%s", js)
 	}
-	rec := decodeRecord(t, []byte(js))
+	rec := testrepo.DecodeRecord(t, []byte(js))
 	if len(rec.Emb) != len(want) {
 		t.Fatalf("emb %v, want %v", rec.Emb, want)
 	}

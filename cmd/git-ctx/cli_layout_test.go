@@ -10,18 +10,16 @@ import (
 
 // TestLayoutGhyllV1 round-trips the seed's layout.
 func TestLayoutGhyllV1(t *testing.T) {
-	s := newSandbox(t)
-	repo := newRepo(t, s, "repo")
-	env := s.env("dev")
-	out := mustCtx(t, repo, env, "init", "--layout", "ghyll-v1")
+	s, repo, env := newRepoAs(t, "dev")
+	out := inproc.MustCtx(t, repo, env, "init", "--layout", "ghyll-v1")
 	if !strings.Contains(out, "(layout ghyll-v1)") {
 		t.Fatalf("init: %q", out)
 	}
-	var cps []record
+	var cps []testrepo.Record
 	for i := 0; i < 5; i++ {
-		cps = append(cps, cliCheckpoint(t, repo, env, "-m", fmt.Sprintf("ghyll %d", i), "--file", "a.go"))
+		cps = append(cps, inproc.Checkpoint(t, repo, env, "-m", fmt.Sprintf("ghyll %d", i), "--file", "a.go"))
 	}
-	st := cliStatus(t, repo, env)
+	st := inproc.Status(t, repo, env)
 	if st.Layout != "ghyll-v1" || st.Checkpoints != 5 {
 		t.Fatalf("status: %+v", st)
 	}
@@ -30,35 +28,35 @@ func TestLayoutGhyllV1(t *testing.T) {
 	// branch root, so it carries it along.
 	want := []string{"REPO", "devices/" + dev + ".pub", "repos/" + rid + "/chains/" + dev + ".jsonl"}
 	for _, cp := range cps {
-		want = append(want, ghyllV1CheckpointPath(rid, cp.Hash))
+		want = append(want, testrepo.GhyllV1CheckpointPath(rid, cp.Hash))
 	}
-	wantPaths(t, branchPaths(t, repo, env), want)
-	if got := strings.TrimSpace(branchFile(t, repo, env, "REPO")); got != rid {
+	wantPaths(t, testrepo.BranchPaths(t, repo, env), want)
+	if got := strings.TrimSpace(testrepo.BranchFile(t, repo, env, "REPO")); got != rid {
 		t.Fatalf("REPO holds %q, want the repository id %s", got, rid)
 	}
 
 	// The published key is this device's public key file, byte for byte.
-	if got, local := branchFile(t, repo, env, "devices/"+dev+".pub"),
-		string(readFile(t, s.ctxHome("dev")+"/keys/"+dev+".pub")); got != local {
+	if got, local := testrepo.BranchFile(t, repo, env, "devices/"+dev+".pub"),
+		string(testrepo.ReadFile(t, s.CtxHome("dev")+"/keys/"+dev+".pub")); got != local {
 		t.Fatalf("published key %q differs from the local .pub %q", got, local)
 	}
-	chain := branchFile(t, repo, env, "repos/"+rid+"/chains/"+dev+".jsonl")
+	chain := testrepo.BranchFile(t, repo, env, "repos/"+rid+"/chains/"+dev+".jsonl")
 	wantChain(t, chain, cps)
 	for _, cp := range cps {
-		file := branchFile(t, repo, env, ghyllV1CheckpointPath(rid, cp.Hash))
+		file := testrepo.BranchFile(t, repo, env, testrepo.GhyllV1CheckpointPath(rid, cp.Hash))
 		// ghyll's rule leaves emb out of the hash: show --json marks it
 		// (JSON.md, show), after the record's own members.
 		want := strings.TrimSuffix(file, "\n}") + ",\n  \"unauthenticated\": [\n    \"emb\"\n  ]\n}"
-		if js := mustCtx(t, repo, env, "show", "--json", cp.Hash[:12]); js != want+"\n" {
+		if js := inproc.MustCtx(t, repo, env, "show", "--json", cp.Hash[:12]); js != want+"\n" {
 			t.Fatalf("show --json %s differs from the file on the branch:\n%q\n%q", cp.Hash[:12], js, file)
 		}
 	}
-	out = mustCtx(t, repo, env, "verify")
+	out = inproc.MustCtx(t, repo, env, "verify")
 	if !strings.Contains(out, "verified 5 checkpoints in 1 chains") {
 		t.Fatalf("verify: %q", out)
 	}
 	// init again keeps the layout.
-	if out := mustCtx(t, repo, env, "init"); !strings.Contains(out, "already initialised (layout ghyll-v1)") {
+	if out := inproc.MustCtx(t, repo, env, "init"); !strings.Contains(out, "already initialised (layout ghyll-v1)") {
 		t.Fatalf("second init: %q", out)
 	}
 	wantCommitSubjects(t, repo, env, cps, dev)
@@ -69,14 +67,14 @@ func wantPaths(t *testing.T, got, want []string) { t.Helper(); testrepo.WantPath
 
 // wantChain checks the chain text names cps in order, linked from the
 // genesis, in the canonical line form.
-func wantChain(t *testing.T, chain string, cps []record) {
+func wantChain(t *testing.T, chain string, cps []testrepo.Record) {
 	t.Helper()
 	testrepo.WantChain(t, chain, cps)
 }
 
 // wantCommitSubjects checks the newest len(cps) commits of the branch are
 // "ctx: checkpoint <hash12> by <device> (turn N): <summary>".
-func wantCommitSubjects(t *testing.T, repo string, env []string, cps []record, device string) {
+func wantCommitSubjects(t *testing.T, repo string, env []string, cps []testrepo.Record, device string) {
 	t.Helper()
 	testrepo.WantCommitSubjects(t, repo, env, cps, device)
 }

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/git-ctx/git-ctx/internal/testrepo"
 )
 
 // Every flag that writes a file the user names (and the default file names
@@ -30,32 +32,32 @@ func dsNoTemp(t *testing.T, dir string) {
 // dsWantRefused checks a refused overwrite of path: exit 7, one line naming
 // it (as shown, the name the command was given) and --force, the file's
 // bytes unchanged.
-func dsWantRefused(t *testing.T, what string, r result, path, shown, was string) {
+func dsWantRefused(t *testing.T, what string, r testrepo.Result, path, shown, was string) {
 	t.Helper()
-	wantCode(t, what, r, 7)
-	wantOneLine(t, what, r.stderr)
-	if !strings.Contains(r.stderr, shown) || !strings.Contains(r.stderr, "--force") {
-		t.Fatalf("%s: the error does not name %s and --force: %s", what, shown, r.stderr)
+	testrepo.WantCode(t, what, r, 7)
+	testrepo.WantOneLine(t, what, r.Stderr)
+	if !strings.Contains(r.Stderr, shown) || !strings.Contains(r.Stderr, "--force") {
+		t.Fatalf("%s: the error does not name %s and --force: %s", what, shown, r.Stderr)
 	}
-	if got := string(readFile(t, path)); got != was {
+	if got := string(testrepo.ReadFile(t, path)); got != was {
 		t.Fatalf("%s: the existing file changed: %q", what, got)
 	}
 }
 
 func TestOutputFilesNoSilentOverwrite(t *testing.T) {
 	s := newSandbox(t)
-	a := newSyncDevice(s, "A", newRepo(t, s, "A"))
-	a.must(t, "init")
-	cliCheckpoint(t, a.dir, a.env, "-m", "add login\n\nDecision: use JWT", "--session", "s1", "--file", "auth.go")
+	a := inproc.Device(s, "A", testrepo.NewRepo(t, s, "A"))
+	a.Must(t, "init")
+	inproc.Checkpoint(t, a.Dir, a.Env, "-m", "add login\n\nDecision: use JWT", "--session", "s1", "--file", "auth.go")
 	snap := snapCreate(t, a)
-	src := s.dir(t, "src")
+	src := s.Dir(t, "src")
 	pkgFile := filepath.Join(src, "demo.ctxpkg")
-	a.must(t, "pkg", "build", "--name", "demo", "--version", "1.0.0", "-o", pkgFile)
-	a.must(t, "pkg", "publish", pkgFile)
+	a.Must(t, "pkg", "build", "--name", "demo", "--version", "1.0.0", "-o", pkgFile)
+	a.Must(t, "pkg", "publish", pkgFile)
 	key := filepath.Join(src, "key")
-	writeFile(t, key, "a shared secret\n")
+	testrepo.WriteFile(t, key, "a shared secret\n")
 	envFile := filepath.Join(src, "demo.envelope.json")
-	a.must(t, "pkg", "wrap", pkgFile, "--secret-file", key, "-o", envFile)
+	a.Must(t, "pkg", "wrap", pkgFile, "--secret-file", key, "-o", envFile)
 
 	id := snap.SnapshotID[:12]
 	cases := []struct {
@@ -73,39 +75,39 @@ func TestOutputFilesNoSilentOverwrite(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			dir := s.dir(t, strings.NewReplacer(" ", "_", "-", "").Replace(c.name))
+			dir := s.Dir(t, strings.NewReplacer(" ", "_", "-", "").Replace(c.name))
 			out := filepath.Join(dir, "out")
 			args := func(p string, extra ...string) []string {
 				return append(append(append([]string(nil), c.args...), c.flag, p), extra...)
 			}
 
 			// A new path is written (no --force needed).
-			a.must(t, args(out)...)
-			first := string(readFile(t, out))
+			a.Must(t, args(out)...)
+			first := string(testrepo.ReadFile(t, out))
 			if first == "" {
 				t.Fatal("nothing written")
 			}
 
 			// An existing file: refused, untouched.
 			const precious = "precious, not to be overwritten\n"
-			writeFile(t, out, precious)
-			dsWantRefused(t, c.name+" over an existing file", a.ctx(t, args(out)...), out, out, precious)
+			testrepo.WriteFile(t, out, precious)
+			dsWantRefused(t, c.name+" over an existing file", a.Ctx(t, args(out)...), out, out, precious)
 
 			// A symbolic link: refused; with --force the link itself is
 			// replaced and its target never written.
 			target := filepath.Join(dir, "target")
-			writeFile(t, target, precious)
+			testrepo.WriteFile(t, target, precious)
 			link := filepath.Join(dir, "link")
 			if err := os.Symlink(target, link); err != nil {
 				t.Fatal(err)
 			}
-			r := a.ctx(t, args(link)...)
-			wantCode(t, c.name+" over a symlink", r, 7)
-			if got := string(readFile(t, target)); got != precious {
+			r := a.Ctx(t, args(link)...)
+			testrepo.WantCode(t, c.name+" over a symlink", r, 7)
+			if got := string(testrepo.ReadFile(t, target)); got != precious {
 				t.Fatalf("the link's target changed: %q", got)
 			}
-			a.must(t, args(link, "--force")...)
-			if got := string(readFile(t, target)); got != precious {
+			a.Must(t, args(link, "--force")...)
+			if got := string(testrepo.ReadFile(t, target)); got != precious {
 				t.Fatalf("--force wrote through the link: %q", got)
 			}
 			if fi, err := os.Lstat(link); err != nil || !fi.Mode().IsRegular() {
@@ -113,8 +115,8 @@ func TestOutputFilesNoSilentOverwrite(t *testing.T) {
 			}
 
 			// --force replaces the existing file whole.
-			a.must(t, args(out, "--force")...)
-			got := string(readFile(t, out))
+			a.Must(t, args(out, "--force")...)
+			got := string(testrepo.ReadFile(t, out))
 			if got == precious || got == "" || !strings.HasPrefix(got, first[:1]) {
 				t.Fatalf("--force did not replace the file: %q", got)
 			}
@@ -138,15 +140,15 @@ func TestOutputFilesNoSilentOverwrite(t *testing.T) {
 		} {
 			p := c.file
 			if !filepath.IsAbs(p) {
-				p = filepath.Join(a.dir, p)
+				p = filepath.Join(a.Dir, p)
 			}
 			const precious = "precious default\n"
-			writeFile(t, p, precious)
-			r := a.ctx(t, c.args...)
+			testrepo.WriteFile(t, p, precious)
+			r := a.Ctx(t, c.args...)
 			dsWantRefused(t, c.name+" over its default file", r, p, c.file, precious)
 			os.Remove(p)
 		}
-		dsNoTemp(t, a.dir)
+		dsNoTemp(t, a.Dir)
 		dsNoTemp(t, src)
 	})
 }

@@ -17,25 +17,25 @@ import (
 // `--no-redact` is the explicit way to keep text as it is.
 func TestRedactionOnEveryWritePath(t *testing.T) {
 	s := newSandbox(t)
-	env := withEnv(s.env("dev"), "CODEX_HOME="+s.dir(t, "codex-home"))
-	repo := newRepo(t, s, "repo")
-	mustCtx(t, repo, env, "init")
+	env := testrepo.WithEnv(s.Env("dev"), "CODEX_HOME="+s.Dir(t, "codex-home"))
+	repo := testrepo.NewRepo(t, s, "repo")
+	inproc.MustCtx(t, repo, env, "init")
 	tokM, tokC, tokS, tokF := fakeGitHubToken("redact-m"), fakeGitHubToken("redact-commit"), fakeGitHubToken("redact-stdin"), fakeGitHubToken("redact-file")
 	aws := fakeAWSKey("redact-aws")
 
-	cpM := cliCheckpoint(t, repo, env, "-m", "deploy with "+tokM+" today", "--file", "conf/"+tokF+".yml", "--tool", "edit")
-	commitFiles(t, repo, env, "rotate the deploy token "+tokC, map[string]string{"deploy.txt": "x\n"})
-	cpC := cliCheckpoint(t, repo, env, "--from-commit", "HEAD")
+	cpM := inproc.Checkpoint(t, repo, env, "-m", "deploy with "+tokM+" today", "--file", "conf/"+tokF+".yml", "--tool", "edit")
+	testrepo.CommitFiles(t, repo, env, "rotate the deploy token "+tokC, map[string]string{"deploy.txt": "x\n"})
+	cpC := inproc.Checkpoint(t, repo, env, "--from-commit", "HEAD")
 	stdin, _ := json.Marshal(map[string]any{"message": "aws " + aws + " and " + tokS, "session": "redact-s"})
 	r := execute(t, repo, env, stdin, "git", "ctx", "checkpoint", "--stdin", "--json")
-	if r.code != 0 {
+	if r.Code != 0 {
 		t.Fatalf("checkpoint --stdin: %s", r)
 	}
-	cpS := decodeRecord(t, []byte(r.stdout))
+	cpS := testrepo.DecodeRecord(t, []byte(r.Stdout))
 
 	for _, c := range []struct {
 		name  string
-		rec   record
+		rec   testrepo.Record
 		kinds string
 	}{
 		{"-m", cpM, "[git-ctx redacted 2 secret(s): github-token]"},
@@ -49,31 +49,31 @@ func TestRedactionOnEveryWritePath(t *testing.T) {
 	if len(cpM.Files) != 1 || strings.Contains(cpM.Files[0], tokF) {
 		t.Errorf("checkpoint -m --file: files %q still hold the token", cpM.Files)
 	}
-	if out := gitCtx(t, repo, env, "search", tokM[4:20]); strings.Contains(out.stdout, tokM) {
+	if out := inproc.Ctx(t, repo, env, "search", tokM[4:20]); strings.Contains(out.Stdout, tokM) {
 		t.Errorf("search finds the token: %s", out)
 	}
 
 	// Opting out is explicit and stores the text as it is ...
 	tokN := fakeGitHubToken("redact-no")
-	cpN := cliCheckpoint(t, repo, env, "-m", "kept on purpose "+tokN, "--no-redact", "--session", "redact-s")
+	cpN := inproc.Checkpoint(t, repo, env, "-m", "kept on purpose "+tokN, "--no-redact", "--session", "redact-s")
 	if cpN.Summary != "kept on purpose "+tokN {
 		t.Fatalf("checkpoint --no-redact: summary %q", cpN.Summary)
 	}
 	// ... but what is built from memory does not carry it further.
-	snap := filepath.Join(s.root, "snap.json")
+	snap := filepath.Join(s.Root, "snap.json")
 	var created struct {
 		ID string `json:"snapshot_id"`
 	}
-	if err := json.Unmarshal([]byte(mustCtx(t, repo, env, "snapshot", "create", "--sign", "--json")), &created); err != nil || created.ID == "" {
+	if err := json.Unmarshal([]byte(inproc.MustCtx(t, repo, env, "snapshot", "create", "--sign", "--json")), &created); err != nil || created.ID == "" {
 		t.Fatalf("snapshot create --json: %v", err)
 	}
-	mustCtx(t, repo, env, "snapshot", "publish", created.ID[:12], "--out", snap)
-	if b := readFile(t, snap); strings.Contains(string(b), tokN) || !strings.Contains(string(b), "[REDACTED:github-token]") {
+	inproc.MustCtx(t, repo, env, "snapshot", "publish", created.ID[:12], "--out", snap)
+	if b := testrepo.ReadFile(t, snap); strings.Contains(string(b), tokN) || !strings.Contains(string(b), "[REDACTED:github-token]") {
 		t.Fatalf("snapshot built from memory:\n%s", b)
 	}
-	pkg := filepath.Join(s.root, "p.ctxpkg")
-	mustCtx(t, repo, env, "pkg", "build", "--name", "redact", "--version", "1.0.0", "--session", "redact-s", "-o", pkg)
-	if b := readFile(t, pkg); strings.Contains(string(b), tokN) || strings.Contains(string(b), tokS) || !strings.Contains(string(b), "[REDACTED:github-token]") {
+	pkg := filepath.Join(s.Root, "p.ctxpkg")
+	inproc.MustCtx(t, repo, env, "pkg", "build", "--name", "redact", "--version", "1.0.0", "--session", "redact-s", "-o", pkg)
+	if b := testrepo.ReadFile(t, pkg); strings.Contains(string(b), tokN) || strings.Contains(string(b), tokS) || !strings.Contains(string(b), "[REDACTED:github-token]") {
 		t.Fatalf("package built from memory:\n%s", b)
 	}
 	if err := os.Remove(snap); err != nil {

@@ -4,39 +4,49 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/git-ctx/git-ctx/internal/testrepo"
 )
+
+// repoidBeforeRemote is device A in a repository without a remote, after
+// init and two checkpoints (early), and the repository id they were
+// recorded under (the root commit's).
+func repoidBeforeRemote(t *testing.T) (*testrepo.Sandbox, *testrepo.Device, []string, string) {
+	t.Helper()
+	s := newSandbox(t)
+	a := inproc.Device(s, "A", testrepo.NewRepo(t, s, "A"))
+	a.Must(t, "init")
+	early := testrepo.HashesOf(a.Checkpoint(t, "before the remote: one"), a.Checkpoint(t, "before the remote: two"))
+	return s, a, early, inproc.Status(t, a.Dir, a.Env).RepoID
+}
 
 // TestRepoIDRemoteAddedLater: checkpoints recorded in a repository without
 // a remote stay this repository's memory when a remote is added later
 // (the id is fixed on the branch, not re-derived from the new URL), and a
 // clone of that remote sees them all under the same id.
 func TestRepoIDRemoteAddedLater(t *testing.T) {
-	s := newSandbox(t)
-	a := newSyncDevice(s, "A", newRepo(t, s, "A"))
-	a.must(t, "init")
-	early := syncHashesOf(a.cp(t, "before the remote: one"), a.cp(t, "before the remote: two"))
-	id := cliStatus(t, a.dir, a.env).RepoID
+	s, a, early, id := repoidBeforeRemote(t)
 
-	rem := repoidRemote(t, s, "remote")
-	a.git(t, "remote", "add", "origin", rem.url)
-	a.git(t, "push", "-q", "origin", "main")
-	st := cliStatus(t, a.dir, a.env)
+	rem := testrepo.NewBareRemote(t, s, "remote")
+	a.Git(t, "remote", "add", "origin", rem)
+	a.Git(t, "push", "-q", "origin", "main")
+	st := inproc.Status(t, a.Dir, a.Env)
 	if st.RepoID != id || st.Checkpoints != 2 {
 		t.Fatalf("after 'git remote add': repo id %s with %d checkpoints, want %s with 2", st.RepoID, st.Checkpoints, id)
 	}
-	syncWantHashes(t, "log after 'git remote add'", a.hashes(t), early...)
-	late := a.cp(t, "after the remote")
-	a.must(t, "push")
+	testrepo.WantHashes(t, "log after 'git remote add'", a.Hashes(t), early...)
+	late := a.Checkpoint(t, "after the remote")
+	a.Must(t, "push")
 
-	b := syncCloneDevice(t, s, rem, "B")
-	b.must(t, "pull")
-	if st := cliStatus(t, b.dir, b.env); st.RepoID != id || st.Checkpoints != 3 {
+	b := inproc.CloneDevice(t, s, "B", rem)
+	b.Must(t, "pull")
+	if st := inproc.Status(t, b.Dir, b.Env); st.RepoID != id || st.Checkpoints != 3 {
 		t.Fatalf("clone B: repo id %s with %d checkpoints, want %s with 3", st.RepoID, st.Checkpoints, id)
 	}
 	want := append(early, late.Hash)
-	syncWantHashes(t, "clone B", b.hashes(t), want...)
-	b.wantVerifies(t)
-	a.wantVerifies(t)
+	testrepo.WantHashes(t, "clone B", b.Hashes(t), want...)
+	b.WantVerifies(t)
+	a.WantVerifies(t)
 }
 
 // repoidStatus is the part of `git ctx status --json` about repository ids.
@@ -50,10 +60,10 @@ type repoidStatus struct {
 	} `json:"other_repos"`
 }
 
-func repoidStatusOf(t *testing.T, d *syncDevice) repoidStatus {
+func repoidStatusOf(t *testing.T, d *testrepo.Device) repoidStatus {
 	t.Helper()
 	var st repoidStatus
-	if out := d.must(t, "status", "--json"); json.Unmarshal([]byte(out), &st) != nil || st.Adopted == nil || st.OtherRepos == nil {
+	if out := d.Must(t, "status", "--json"); json.Unmarshal([]byte(out), &st) != nil || st.Adopted == nil || st.OtherRepos == nil {
 		t.Fatalf("status --json lacks adopted_repos or other_repos:\n%s", out)
 	}
 	return st
@@ -65,55 +75,51 @@ func repoidStatusOf(t *testing.T, d *syncDevice) repoidStatus {
 // name the other id and the command that adopts it; after 'git ctx adopt'
 // every record is this repository's, verifies, and a clone sees them all.
 func TestRepoIDAdoptOlderBranch(t *testing.T) {
-	s := newSandbox(t)
-	a := newSyncDevice(s, "A", newRepo(t, s, "A"))
-	a.must(t, "init")
-	early := syncHashesOf(a.cp(t, "before the remote: one"), a.cp(t, "before the remote: two"))
-	oldID := cliStatus(t, a.dir, a.env).RepoID
+	s, a, early, oldID := repoidBeforeRemote(t)
 	// What an older git-ctx left: the same records, no REPO file.
-	rewriteBranch(t, a.dir, a.env, "older branch", fileEdit{path: "REPO", remove: true})
-	rem := repoidRemote(t, s, "remote")
-	a.git(t, "remote", "add", "origin", rem.url)
-	a.git(t, "push", "-q", "origin", "main")
-	late := a.cp(t, "after the remote")
+	testrepo.RewriteBranch(t, a.Dir, a.Env, "older branch", testrepo.FileEdit{Path: "REPO", Remove: true})
+	rem := testrepo.NewBareRemote(t, s, "remote")
+	a.Git(t, "remote", "add", "origin", rem)
+	a.Git(t, "push", "-q", "origin", "main")
+	late := a.Checkpoint(t, "after the remote")
 
 	st := repoidStatusOf(t, a)
 	if st.RepoID == oldID || st.Checkpoints != 1 || len(st.OtherRepos) != 1 || st.OtherRepos[0].ID != oldID || st.OtherRepos[0].Checkpoints != 2 {
 		t.Fatalf("status before adopt: %+v (old id %s)", st, oldID)
 	}
-	if out := a.must(t, "status"); !strings.Contains(out, "git ctx adopt "+oldID) {
+	if out := a.Must(t, "status"); !strings.Contains(out, "git ctx adopt "+oldID) {
 		t.Fatalf("status does not name the adopt command:\n%s", out)
 	}
-	if out := a.must(t, "doctor"); !strings.Contains(out, "git ctx adopt "+oldID) {
+	if out := a.Must(t, "doctor"); !strings.Contains(out, "git ctx adopt "+oldID) {
 		t.Fatalf("doctor does not name the adopt command:\n%s", out)
 	}
-	r := a.ctx(t, "adopt", "not/an/id")
-	wantCode(t, "adopt of a bad id", r, 7)
-	wantOneLine(t, "adopt of a bad id", r.stderr)
-	a.must(t, "adopt", oldID)
-	wantCode(t, "adopt twice", a.ctx(t, "adopt", oldID), 2)
+	r := a.Ctx(t, "adopt", "not/an/id")
+	testrepo.WantCode(t, "adopt of a bad id", r, 7)
+	testrepo.WantOneLine(t, "adopt of a bad id", r.Stderr)
+	a.Must(t, "adopt", oldID)
+	testrepo.WantCode(t, "adopt twice", a.Ctx(t, "adopt", oldID), 2)
 
 	want := append(early, late.Hash)
 	st = repoidStatusOf(t, a)
 	if st.Checkpoints != 3 || len(st.OtherRepos) != 0 || len(st.Adopted) != 1 || st.Adopted[0] != oldID {
 		t.Fatalf("status after adopt: %+v", st)
 	}
-	syncWantHashes(t, "A after adopt", a.hashes(t), want...)
-	var hits []record
-	if out := a.must(t, "search", "--json", "before the remote"); json.Unmarshal([]byte(out), &hits) != nil || len(hits) != 2 {
+	testrepo.WantHashes(t, "A after adopt", a.Hashes(t), want...)
+	var hits []testrepo.Record
+	if out := a.Must(t, "search", "--json", "before the remote"); json.Unmarshal([]byte(out), &hits) != nil || len(hits) != 2 {
 		t.Fatalf("search after adopt does not find the adopted records:\n%s", out)
 	}
-	if out := a.must(t, "show", early[0][:12]); !strings.Contains(out, early[0]) {
+	if out := a.Must(t, "show", early[0][:12]); !strings.Contains(out, early[0]) {
 		t.Fatalf("show of an adopted record:\n%s", out)
 	}
-	a.wantVerifies(t)
-	a.must(t, "push")
+	a.WantVerifies(t)
+	a.Must(t, "push")
 
-	b := syncCloneDevice(t, s, rem, "B")
-	b.must(t, "pull")
-	if st := repoidStatusOf(t, b); st.RepoID != cliStatus(t, a.dir, a.env).RepoID || st.Checkpoints != 3 || len(st.Adopted) != 1 {
+	b := inproc.CloneDevice(t, s, "B", rem)
+	b.Must(t, "pull")
+	if st := repoidStatusOf(t, b); st.RepoID != inproc.Status(t, a.Dir, a.Env).RepoID || st.Checkpoints != 3 || len(st.Adopted) != 1 {
 		t.Fatalf("clone B: %+v", st)
 	}
-	syncWantHashes(t, "clone B", b.hashes(t), want...)
-	b.wantVerifies(t)
+	testrepo.WantHashes(t, "clone B", b.Hashes(t), want...)
+	b.WantVerifies(t)
 }

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/git-ctx/git-ctx/internal/testrepo"
 )
 
 // fileResult is one object of `git ctx verify FILE… --json`.
@@ -22,11 +24,11 @@ type fileResult struct {
 
 // verifyFiles runs verify with the given arguments (flags first) and
 // decodes the JSON array it prints.
-func cliVerifyFiles(t *testing.T, dir string, env []string, argv ...string) ([]fileResult, result) {
+func cliVerifyFiles(t *testing.T, dir string, env []string, argv ...string) ([]fileResult, testrepo.Result) {
 	t.Helper()
 	r := execute(t, dir, env, nil, append([]string{"git-ctx", "verify", "--json"}, argv...)...)
 	var res []fileResult
-	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
+	if err := json.Unmarshal([]byte(r.Stdout), &res); err != nil {
 		t.Fatalf("verify %q --json: %v\n%s", argv, err, r)
 	}
 	return res, r
@@ -36,20 +38,17 @@ func cliVerifyFiles(t *testing.T, dir string, env []string, argv ...string) ([]f
 // with the key from the branch, from --key, or none; wrong keys, tampered,
 // oversized and junk files fail with the documented exit codes.
 func TestVerifyFileOffline(t *testing.T) {
-	s := newSandbox(t)
-	repo := newRepo(t, s, "repo")
-	env := s.env("dev")
-	mustCtx(t, repo, env, "init")
-	cp := cliCheckpoint(t, repo, env, "-m", "offline record", "--file", "a.go")
-	st := cliStatus(t, repo, env)
+	s, repo, env := newInitRepo(t)
+	cp := inproc.Checkpoint(t, repo, env, "-m", "offline record", "--file", "a.go")
+	st := inproc.Status(t, repo, env)
 	f := &verifyFileFixture{
 		repo: repo, env: env, cp: cp, st: st,
-		work:    s.dir(t, "files"),
-		outside: s.dir(t, "outside"), // not in any repository
+		work:    s.Dir(t, "files"),
+		outside: s.Dir(t, "outside"), // not in any repository
 	}
 	f.good = filepath.Join(f.work, "cp.json")
-	writeFile(t, f.good, branchFile(t, repo, env, ctxV1CheckpointPath(st.RepoID, cp.Hash)))
-	f.localPub = filepath.Join(s.ctxHome("dev"), "keys", st.Device+".pub")
+	testrepo.WriteFile(t, f.good, testrepo.BranchFile(t, repo, env, testrepo.CtxV1CheckpointPath(st.RepoID, cp.Hash)))
+	f.localPub = filepath.Join(s.CtxHome("dev"), "keys", st.Device+".pub")
 	verifyFileKeys(t, f)
 	verifyFileBroken(t, f)
 }
@@ -59,8 +58,8 @@ func TestVerifyFileOffline(t *testing.T) {
 type verifyFileFixture struct {
 	repo                          string
 	env                           []string
-	cp                            record
-	st                            statusInfo
+	cp                            testrepo.Record
+	st                            testrepo.StatusInfo
 	work, outside, good, localPub string
 }
 
@@ -69,37 +68,37 @@ func verifyFileKeys(t *testing.T, f *verifyFileFixture) {
 	repo, env, cp, st, work, outside, good, localPub := f.repo, f.env, f.cp, f.st, f.work, f.outside, f.good, f.localPub
 	// Inside the repository the key comes from the branch.
 	res, r := cliVerifyFiles(t, repo, env, good)
-	wantCode(t, "verify FILE in the repo", r, 0)
+	testrepo.WantCode(t, "verify FILE in the repo", r, 0)
 	if len(res) != 1 || res[0].File != good || res[0].Format != "checkpoint" || !res[0].Valid ||
 		res[0].ID != cp.Hash || res[0].Error != "" || res[0].Rule != "seed-v1" || res[0].Device != st.Device ||
 		res[0].KeySource != "branch devices/"+st.Device+".pub" {
 		t.Fatalf("verify FILE in the repo: %+v", res)
 	}
 	// The same through git's dispatch, in text form.
-	out := mustCtx(t, repo, env, "verify", good)
+	out := inproc.MustCtx(t, repo, env, "verify", good)
 	if !strings.Contains(out, "OK checkpoint "+cp.Hash) {
 		t.Fatalf("verify FILE text: %q", out)
 	}
 
 	// Outside any repository, without --key: no key, not valid.
 	res, r = cliVerifyFiles(t, outside, env, good)
-	wantCode(t, "verify FILE outside a repo without --key", r, 1)
+	testrepo.WantCode(t, "verify FILE outside a repo without --key", r, 1)
 	if len(res) != 1 || res[0].Valid || res[0].Format != "checkpoint" || !strings.Contains(res[0].Error, "--key") {
 		t.Fatalf("verify FILE without a key: %+v", res)
 	}
 
 	// With --key the device's public key.
 	res, r = cliVerifyFiles(t, outside, env, "--key", localPub, good)
-	wantCode(t, "verify FILE --key", r, 0)
+	testrepo.WantCode(t, "verify FILE --key", r, 0)
 	if len(res) != 1 || !res[0].Valid || res[0].ID != cp.Hash || res[0].Error != "" || res[0].KeySource != "--key "+localPub {
 		t.Fatalf("verify FILE --key: %+v", res)
 	}
 
 	// Another valid key: bad signature.
 	otherPub := filepath.Join(work, "other.pem")
-	writeFile(t, otherPub, newPublicKeyPEM(t))
+	testrepo.WriteFile(t, otherPub, testrepo.NewPublicKeyPEM(t))
 	res, r = cliVerifyFiles(t, outside, env, "--key", otherPub, good)
-	wantCode(t, "verify FILE with the wrong key", r, 1)
+	testrepo.WantCode(t, "verify FILE with the wrong key", r, 1)
 	if len(res) != 1 || res[0].Valid || !strings.Contains(res[0].Error, "bad_signature") {
 		t.Fatalf("verify FILE with the wrong key: %+v", res)
 	}
@@ -112,21 +111,21 @@ func verifyFileBroken(t *testing.T, f *verifyFileFixture) {
 	repo, env, work, outside, good, localPub := f.repo, f.env, f.work, f.outside, f.good, f.localPub
 	// A tampered copy.
 	tampered := filepath.Join(work, "tampered.json")
-	data := string(readFile(t, good))
+	data := string(testrepo.ReadFile(t, good))
 	edited := strings.Replace(data, `"summary": "offline record"`, `"summary": "online record"`, 1)
 	if edited == data {
 		t.Fatal("setup: summary not found")
 	}
-	writeFile(t, tampered, edited)
+	testrepo.WriteFile(t, tampered, edited)
 	res, r := cliVerifyFiles(t, outside, env, "--key", localPub, tampered)
-	wantCode(t, "verify tampered FILE", r, 1)
+	testrepo.WantCode(t, "verify tampered FILE", r, 1)
 	if len(res) != 1 || res[0].Valid || res[0].Error == "" || !strings.Contains(res[0].Error, "hash_mismatch") {
 		t.Fatalf("verify tampered FILE: %+v", res)
 	}
 
 	// Valid and invalid together: exit 1, one object each, in order.
 	res, r = cliVerifyFiles(t, repo, env, good, tampered)
-	wantCode(t, "verify good+tampered", r, 1)
+	testrepo.WantCode(t, "verify good+tampered", r, 1)
 	if len(res) != 2 || !res[0].Valid || res[1].Valid || res[0].File != good || res[1].File != tampered {
 		t.Fatalf("verify good+tampered: %+v", res)
 	}
@@ -137,35 +136,35 @@ func verifyFileBroken(t *testing.T, f *verifyFileFixture) {
 		t.Fatal(err)
 	}
 	res, r = cliVerifyFiles(t, outside, env, "--key", localPub, big)
-	wantCode(t, "verify a file over 1 MiB", r, 7)
+	testrepo.WantCode(t, "verify a file over 1 MiB", r, 7)
 	if len(res) != 1 || res[0].Valid {
 		t.Fatalf("verify big: %+v", res)
 	}
 
 	// Not a record at all, and a missing file.
 	junk := filepath.Join(work, "junk.json")
-	writeFile(t, junk, `{"hello":"world"}`)
+	testrepo.WriteFile(t, junk, `{"hello":"world"}`)
 	res, r = cliVerifyFiles(t, outside, env, "--key", localPub, junk, filepath.Join(work, "missing.json"))
-	wantCode(t, "verify junk", r, 1)
+	testrepo.WantCode(t, "verify junk", r, 1)
 	if len(res) != 2 || res[0].Valid || res[1].Valid || res[0].Error == "" || res[1].Error == "" {
 		t.Fatalf("verify junk: %+v", res)
 	}
 	// --key that is not a key is a usage error.
 	r = execute(t, outside, env, nil, "git-ctx", "verify", "--key", junk, good)
-	wantCode(t, "verify --key junk", r, 2)
+	testrepo.WantCode(t, "verify --key junk", r, 2)
 }
 
 // TestVerifyVectorFiles verifies the shared vectors' files offline.
 func TestVerifyVectorFiles(t *testing.T) {
 	s := newSandbox(t)
-	env := s.env("dev")
-	outside := s.dir(t, "outside")
+	env := s.Env("dev")
+	outside := s.Dir(t, "outside")
 	root, err := filepath.Abs(filepath.Join("..", "..")) // the module root
 	if err != nil {
 		t.Fatal(err)
 	}
 	var vectors []map[string]any
-	if err := json.Unmarshal(readFile(t, filepath.Join(root, "testdata", "vectors", "checkpoint.json")), &vectors); err != nil {
+	if err := json.Unmarshal(testrepo.ReadFile(t, filepath.Join(root, "testdata", "vectors", "checkpoint.json")), &vectors); err != nil {
 		t.Fatal(err)
 	}
 	seen := 0
@@ -180,10 +179,10 @@ func TestVerifyVectorFiles(t *testing.T) {
 		hash, _ := v["hash"].(string)
 		fp := filepath.Join(outside, name+".json")
 		kp := filepath.Join(outside, name+".pem")
-		writeFile(t, fp, file)
-		writeFile(t, kp, pemKey)
+		testrepo.WriteFile(t, fp, file)
+		testrepo.WriteFile(t, kp, pemKey)
 		res, r := cliVerifyFiles(t, outside, env, "--key", kp, fp)
-		wantCode(t, "verify vector "+name, r, 0)
+		testrepo.WantCode(t, "verify vector "+name, r, 0)
 		if len(res) != 1 || !res[0].Valid || res[0].Rule != "seed-v1" || res[0].ID != hash || res[0].Format != "checkpoint" {
 			t.Fatalf("vector %s: %+v", name, res)
 		}
@@ -192,8 +191,8 @@ func TestVerifyVectorFiles(t *testing.T) {
 		if bad == file {
 			t.Fatalf("vector %s: no version member", name)
 		}
-		writeFile(t, fp, bad)
-		if _, r := cliVerifyFiles(t, outside, env, "--key", kp, fp); r.code != 1 {
+		testrepo.WriteFile(t, fp, bad)
+		if _, r := cliVerifyFiles(t, outside, env, "--key", kp, fp); r.Code != 1 {
 			t.Fatalf("modified vector %s: %s", name, r)
 		}
 	}
@@ -206,25 +205,22 @@ func TestVerifyVectorFiles(t *testing.T) {
 // positional arguments (`git ctx show <hash-prefix> [--json]`,
 // `git ctx verify FILE... [--key PUB.pem] [--json]`); they must work there.
 func TestFlagsAfterArguments(t *testing.T) {
-	s := newSandbox(t)
-	repo := newRepo(t, s, "repo")
-	env := s.env("dev")
-	mustCtx(t, repo, env, "init")
-	cp := cliCheckpoint(t, repo, env, "-m", "flags last")
-	want := mustCtx(t, repo, env, "show", "--json", cp.Hash[:12])
+	s, repo, env := newInitRepo(t)
+	cp := inproc.Checkpoint(t, repo, env, "-m", "flags last")
+	want := inproc.MustCtx(t, repo, env, "show", "--json", cp.Hash[:12])
 
-	r := gitCtx(t, repo, env, "show", cp.Hash[:12], "--json")
-	if r.code != 0 || r.stdout != want {
+	r := inproc.Ctx(t, repo, env, "show", cp.Hash[:12], "--json")
+	if r.Code != 0 || r.Stdout != want {
 		t.Errorf("git ctx show HASH --json: want the --json output, got %s", r)
 	}
 
-	st := cliStatus(t, repo, env)
-	file := filepath.Join(s.dir(t, "files"), "cp.json")
-	writeFile(t, file, branchFile(t, repo, env, ctxV1CheckpointPath(st.RepoID, cp.Hash)))
-	pub := filepath.Join(s.ctxHome("dev"), "keys", st.Device+".pub")
-	r = gitCtx(t, s.dir(t, "outside"), env, "verify", file, "--key", pub, "--json")
+	st := inproc.Status(t, repo, env)
+	file := filepath.Join(s.Dir(t, "files"), "cp.json")
+	testrepo.WriteFile(t, file, testrepo.BranchFile(t, repo, env, testrepo.CtxV1CheckpointPath(st.RepoID, cp.Hash)))
+	pub := filepath.Join(s.CtxHome("dev"), "keys", st.Device+".pub")
+	r = inproc.Ctx(t, s.Dir(t, "outside"), env, "verify", file, "--key", pub, "--json")
 	var res []fileResult
-	if err := json.Unmarshal([]byte(r.stdout), &res); r.code != 0 || err != nil || len(res) != 1 || !res[0].Valid {
+	if err := json.Unmarshal([]byte(r.Stdout), &res); r.Code != 0 || err != nil || len(res) != 1 || !res[0].Valid {
 		t.Errorf("git ctx verify FILE --key PUB --json: want one valid result, got %s", r)
 	}
 }

@@ -3,9 +3,12 @@
 // read) with the seed document's schema, the schema ghyll's code creates or
 // one a test gives, so that the tests of cache, internal/checkpoints and
 // cmd/git-ctx do not each carry a copy of the schemas and the writer.
+// VectorKey is the key those records are signed with (the reference
+// vectors').
 package ghylldbtest
 
 import (
+	"crypto/ed25519"
 	"database/sql"
 	"testing"
 
@@ -94,4 +97,14 @@ func Write(t testing.TB, path, schema string, inserts ...Insert) {
 			t.Fatalf("%s: %v", in.Query, err)
 		}
 	}
+}
+
+// VectorKey is the key of the reference test vectors and of the records
+// the tests make as ghyll would (the seed 0x01 … 0x20).
+func VectorKey() ed25519.PrivateKey {
+	seed := make([]byte, ed25519.SeedSize)
+	for i := range seed {
+		seed[i] = byte(i + 1)
+	}
+	return ed25519.NewKeyFromSeed(seed)
 }

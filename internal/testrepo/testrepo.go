@@ -5,8 +5,9 @@
 // sandboxes (HOME, git config, one GIT_CTX_HOME per simulated device), runs
 // the real git, makes repositories and bare remotes, reads and rewrites the
 // memory branch with plumbing, and decodes what `git ctx … --json` prints.
-// Running git-ctx is the caller's business: the binary in one package,
-// run in process in the other.
+// How git-ctx runs is the caller's Exec (the binary in one package, run in
+// process in the other); CLI and Device are the command helpers over it,
+// one implementation for both packages.
 package testrepo
 
 import (
