@@ -242,13 +242,13 @@ func TestGhyllSessionsMerge(t *testing.T) {
 	b.commit(t, bob)
 	b.push(t, false)
 
-	// A git-ctx clone adopts the branch: its repository id is ghyll's
-	// directory, set the way FORMAT.md §3.2 says (ctx.repoId).
+	// A git-ctx clone adopts the branch: with no REPO file on it, its
+	// repository id is ghyll's directory for origin (FORMAT.md §3.4a),
+	// found without any configuration.
 	c := syncCloneDevice(t, s, rem, "C")
 	if got := c.git(t, "remote", "get-url", "origin"); got != origin {
 		t.Fatalf("C's origin is %q, ghyll's %q", got, origin)
 	}
-	c.git(t, "config", "ctx.repoId", repoHash)
 	out := c.must(t, "pull")
 	grWantPulled(t, c, "C's first pull", out, map[string]int{alice.id: 6, bob.id: 5})
 	honest := map[string]ckpt.ChainEntry{}

@@ -112,7 +112,7 @@ func fetchAndMerge(ctx context.Context, m *workspace.Workspace, remote string, o
 	if err != nil {
 		return nil, err
 	}
-	if pol.RepoID, err = m.DerivedRepoID(ctx); err != nil && !errors.Is(err, gitrepo.ErrNoRepoID) {
+	if pol.RepoID, err = m.UnfixedRepoID(ctx); err != nil && !errors.Is(err, gitrepo.ErrNoRepoID) {
 		return nil, err
 	}
 	res := &PullResult{Remote: remote, NewKeys: []string{}, Devices: []DeviceResult{}, Rejected: []Rejection{}, Superseded: []Superseded{}, SharedKeys: []SharedKey{}}

@@ -16,7 +16,7 @@ func Verify(ctx context.Context, w *workspace.Workspace) (*gitstore.Report, erro
 	if err != nil {
 		return nil, err
 	}
-	fallback, err := w.DerivedRepoID(ctx)
+	fallback, err := w.UnfixedRepoID(ctx)
 	if err != nil && !errors.Is(err, gitrepo.ErrNoRepoID) {
 		return nil, err
 	}

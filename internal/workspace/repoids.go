@@ -12,9 +12,10 @@ import (
 )
 
 // RepoID names this repository on the branch: the id the branch's REPO
-// file fixes, read by every clone; without one (no branch yet, or a branch
-// of an older git-ctx or of ghyll) the id this clone derives
-// (DerivedRepoID).
+// file fixes, read by every clone; without one, in a ghyll-v1 branch that
+// holds ghyll's directory for this repository, that directory
+// (GhyllLibraryRepoID); otherwise (no branch yet, or a branch of an older
+// git-ctx) the id this clone derives (DerivedRepoID).
 func (w *Workspace) RepoID(ctx context.Context) (string, error) {
 	if _, err := w.Repo.RepoIDOverride(); err != nil {
 		return "", err // a bad ctx.repoId is refused even where the branch's id wins
@@ -22,7 +23,57 @@ func (w *Workspace) RepoID(ctx context.Context) (string, error) {
 	if id, err := w.BranchRepoID(); err != nil || id != "" {
 		return id, err
 	}
+	return w.UnfixedRepoID(ctx)
+}
+
+// UnfixedRepoID is this repository's id where the branch's REPO file does
+// not fix one (verify and pull check directories against it):
+// GhyllLibraryRepoID when there is one, else DerivedRepoID.
+func (w *Workspace) UnfixedRepoID(ctx context.Context) (string, error) {
+	if id, err := w.GhyllLibraryRepoID(ctx); err != nil || id != "" {
+		return id, err
+	}
 	return w.DerivedRepoID(ctx)
+}
+
+// GhyllLibraryRepoID is, for a ghyll-v1 branch without a REPO file (the
+// branches ghyll's own library writes), the directory ghyll's Syncer uses
+// for this repository — SHA-256 of 'git remote get-url origin' — when the
+// branch holds it and git config ctx.repoId does not name another id; ""
+// otherwise (FORMAT §3.4a).
+func (w *Workspace) GhyllLibraryRepoID(ctx context.Context) (string, error) {
+	if strings.TrimSpace(w.Repo.Config("ctx.repoId")) != "" {
+		return "", nil
+	}
+	tip, err := w.Store.Tip()
+	if err != nil || tip.IsZero() {
+		return "", err
+	}
+	if w.ghyllID.tip == tip.String() {
+		return w.ghyllID.id, nil
+	}
+	v, err := w.Store.ViewAt(tip)
+	if err != nil {
+		return "", err
+	}
+	id := ""
+	if v.Layout == gitstore.LayoutGhyllV1 {
+		dir, err := w.GhyllRepoDir(ctx)
+		if err != nil {
+			return "", err
+		}
+		repos, err := v.Repos()
+		if err != nil && !errors.Is(err, gitstore.ErrNotExist) {
+			return "", err
+		}
+		for _, r := range repos {
+			if dir != "" && r == dir {
+				id = dir
+			}
+		}
+	}
+	w.ghyllID.tip, w.ghyllID.id = tip.String(), id
+	return id, nil
 }
 
 // BranchRepoID is the id fixed by the branch's REPO file, "" when there is

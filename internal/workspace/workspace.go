@@ -46,6 +46,8 @@ type Workspace struct {
 	mirror      *cache.Mirror
 	// branchID caches BranchRepoID for the tip it was read at.
 	branchID struct{ tip, id string }
+	// ghyllID caches GhyllLibraryRepoID for the tip it was read at.
+	ghyllID struct{ tip, id string }
 }
 
 // Open finds the repository containing dir.
