@@ -203,18 +203,7 @@ func TestGhyllWriteLayout(t *testing.T) {
 	a.must(t, "hooks", "install")
 	hkQuietCommit(t, a.dir, a.env, "gw: add the schema", map[string]string{"schema.sql": "create table t(x);\n"})
 	hooked := gwNewRecord(t, a, map[string]bool{a1.Hash: true, a2.Hash: true})
-	// The agent hook: Claude Code's installed Stop hook records a turn.
-	a.must(t, "hooks", "install", "--agent", "claude")
-	top, err := filepath.EvalSymlinks(a.dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	transcript := filepath.Join(s.root, "home", ".claude", "projects", "gw", "session.jsonl")
-	writeFile(t, transcript, string(bytes.ReplaceAll(fixture(t, "claude-session.jsonl"), []byte("/home/dev/proj"), []byte(jsonString(top)))))
-	command := installedStopCommand(t, readFile(t, filepath.Join(a.dir, ".claude", "settings.local.json")))
-	if r := execute(t, a.dir, a.env, claudeStopInput(t, transcript, top), "sh", "-c", command); r.code != 0 || r.stderr != "" {
-		t.Fatalf("the installed Stop hook: %s", r)
-	}
+	gwClaudeStop(t, s, a)
 	agent := gwNewRecord(t, a, map[string]bool{a1.Hash: true, a2.Hash: true, hooked: true})
 	for _, h := range []string{a1.Hash, a2.Hash, hooked, agent} {
 		g := gwWantGhyllRecord(t, a, dir, idA, h)
@@ -248,8 +237,30 @@ func TestGhyllWriteLayout(t *testing.T) {
 	syncWantHashes(t, "A's log after pulling B", a.hashes(t), a1.Hash, a2.Hash, hooked, agent, b1.Hash)
 	a.wantVerifies(t)
 
-	// ctx-v1 is unchanged: v1 under the seed rule (emb inside the hash), in
-	// the normalised id's directory.
+	gwWantCtxV1Unchanged(t, s, rem, dir, emb)
+}
+
+// gwClaudeStop runs Claude Code's installed Stop hook in a, which records
+// one agent turn.
+func gwClaudeStop(t *testing.T, s *sandbox, a *syncDevice) {
+	t.Helper()
+	a.must(t, "hooks", "install", "--agent", "claude")
+	top, err := filepath.EvalSymlinks(a.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	transcript := filepath.Join(s.root, "home", ".claude", "projects", "gw", "session.jsonl")
+	writeFile(t, transcript, string(bytes.ReplaceAll(fixture(t, "claude-session.jsonl"), []byte("/home/dev/proj"), []byte(jsonString(top)))))
+	command := installedStopCommand(t, readFile(t, filepath.Join(a.dir, ".claude", "settings.local.json")))
+	if r := execute(t, a.dir, a.env, claudeStopInput(t, transcript, top), "sh", "-c", command); r.code != 0 || r.stderr != "" {
+		t.Fatalf("the installed Stop hook: %s", r)
+	}
+}
+
+// gwWantCtxV1Unchanged: ctx-v1 is unchanged: v1 under the seed rule (emb
+// inside the hash), in the normalised id's directory, not ghyll's dir.
+func gwWantCtxV1Unchanged(t *testing.T, s *sandbox, rem *syncRemote, dir, emb string) {
+	t.Helper()
 	c := newSyncDevice(s, "C", newRepo(t, s, "gw-c"))
 	c.git(t, "remote", "add", "origin", rem.url)
 	c.must(t, "init", "--layout", "ctx-v1")
