@@ -29,8 +29,11 @@ type harness struct {
 	writers int
 }
 
+// testCtx bounds one store operation against a hang, not for speed: under
+// -race on a loaded 2-core machine a git fetch of the git store took over
+// 30 s, so the bound is generous.
 func testCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	t.Cleanup(cancel)
 	return ctx
 }
