@@ -45,6 +45,9 @@ func benchStart(dir string) bool {
 			continue
 		}
 		repo := startRepo(dir, n)
+		// A branch grows by single appends: make the tip one (the build
+		// writes batches, whose commit messages list every record).
+		gitctx(repo, "checkpoint", "-m", "start bench tip")
 		var logged []struct{ Hash string }
 		if err := json.Unmarshal([]byte(output(repo, *binary, "log", "-n", "1", "--json")), &logged); err != nil || len(logged) == 0 {
 			fatal(fmt.Errorf("log --json: %v", err))
