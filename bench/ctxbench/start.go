@@ -20,7 +20,17 @@ import (
 
 // startSizes selects the start-up benchmark (issue 18, "Fast start"): it
 // runs alone and then exits.
-var startSizes = flag.String("start", "", "start-up benchmark at these branch sizes (comma-separated checkpoints); runs alone")
+var (
+	startSizes = flag.String("start", "", "start-up benchmark at these branch sizes (comma-separated checkpoints); runs alone")
+	startBase  = flag.String("startbase", "", "with -start: also measure this git-ctx binary (e.g. a build of the commit before), interleaved in the same run")
+)
+
+// startCmd is one measured command line.
+type startCmd struct {
+	name string
+	bin  string
+	args []string
+}
 
 // startSample is one whole-command run: wall time and CPU (user+system of
 // the process and the children it waited for).
@@ -53,17 +63,18 @@ func benchStart(dir string) bool {
 			fatal(fmt.Errorf("log --json: %v", err))
 		}
 		id := logged[0].Hash[:12]
-		cmds := []struct {
-			name string
-			bin  string
-			args []string
-		}{
+		cmds := []startCmd{
 			{"empty Go binary (floor)", empty, nil},
 			{"`git ctx version`", *binary, []string{"version"}},
 			{"`git ctx log -n 20`", *binary, []string{"log", "-n", "20"}},
 			{"`git ctx status`", *binary, []string{"status"}},
 			{"`git ctx show <id>`", *binary, []string{"show", id}},
 			{"`git ctx search refresh token`", *binary, []string{"search", "refresh", "token"}},
+		}
+		if *startBase != "" {
+			for _, c := range cmds[1:] {
+				cmds = append(cmds, startCmd{c.name + ", baseline binary", *startBase, c.args})
+			}
 		}
 		for _, c := range cmds { // warm the cache and the page cache
 			startRun(repo, c.bin, c.args)
@@ -78,8 +89,11 @@ func benchStart(dir string) bool {
 		for j, c := range cmds {
 			m := startMedian(samples[j])
 			diff := "—"
-			if j > 1 {
+			switch {
+			case j > 1 && j < 6:
 				diff = fmtDur(m.wall - ver.wall)
+			case j > 6: // a baseline read command, against the baseline version
+				diff = fmtDur(m.wall - startMedian(samples[6]).wall)
 			}
 			fmt.Printf("| %s | %d | %s | %s | %s | %.2f× | %d |\n", c.name, n, fmtDur(m.wall), fmtDur(m.cpu), diff,
 				m.wall.Seconds()/floor.wall.Seconds(), *runs)
