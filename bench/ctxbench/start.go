@@ -44,11 +44,14 @@ func benchStart(dir string) bool {
 	if *startSizes == "" {
 		return false
 	}
-	empty := buildEmpty(dir)
+	empty := buildEmpty(dir, "emptymain", "package main\n\nfunc main() {}\n")
+	// The same with cgo: dynamically linked against libc, as git-ctx is
+	// (mattn/go-sqlite3).
+	emptyCgo := buildEmpty(dir, "emptycgo", "package main\n\nimport \"C\"\n\nfunc main() {}\n")
 	load, _ := os.ReadFile("/proc/loadavg")
 	fmt.Printf("Start-up, %s, GOMAXPROCS=%d, load average at start: %s\n\n", runtime.Version(), runtime.GOMAXPROCS(0), strings.Join(strings.Fields(string(load))[:3], " "))
 	printInitTrace()
-	fmt.Printf("| command | checkpoints | median wall | median CPU | wall − version | wall ÷ empty binary | runs |\n|---|---:|---:|---:|---:|---:|---:|\n")
+	fmt.Printf("| command | checkpoints | median wall | median CPU | wall − version | CPU − version | wall ÷ empty binary | CPU ÷ empty binary | runs |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, s := range strings.Split(*startSizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil || n <= 0 {
@@ -65,6 +68,7 @@ func benchStart(dir string) bool {
 		id := logged[0].Hash[:12]
 		cmds := []startCmd{
 			{"empty Go binary (floor)", empty, nil},
+			{"empty Go binary with cgo", emptyCgo, nil},
 			{"`git ctx version`", *binary, []string{"version"}},
 			{"`git ctx log -n 20`", *binary, []string{"log", "-n", "20"}},
 			{"`git ctx status`", *binary, []string{"status"}},
@@ -72,7 +76,7 @@ func benchStart(dir string) bool {
 			{"`git ctx search refresh token`", *binary, []string{"search", "refresh", "token"}},
 		}
 		if *startBase != "" {
-			for _, c := range cmds[1:] {
+			for _, c := range cmds[2:] {
 				cmds = append(cmds, startCmd{c.name + ", baseline binary", *startBase, c.args})
 			}
 		}
@@ -85,33 +89,34 @@ func benchStart(dir string) bool {
 				samples[j] = append(samples[j], startRun(repo, c.bin, c.args))
 			}
 		}
-		floor, ver := startMedian(samples[0]), startMedian(samples[1])
+		floor, ver := startMedian(samples[0]), startMedian(samples[2])
 		for j, c := range cmds {
 			m := startMedian(samples[j])
-			diff := "—"
+			diff, cpuDiff := "—", "—"
 			switch {
-			case j > 1 && j < 6:
-				diff = fmtDur(m.wall - ver.wall)
-			case j > 6: // a baseline read command, against the baseline version
-				diff = fmtDur(m.wall - startMedian(samples[6]).wall)
+			case j > 2 && j < 7:
+				diff, cpuDiff = fmtDur(m.wall-ver.wall), fmtDur(m.cpu-ver.cpu)
+			case j > 7: // a baseline read command, against the baseline version
+				bv := startMedian(samples[7])
+				diff, cpuDiff = fmtDur(m.wall-bv.wall), fmtDur(m.cpu-bv.cpu)
 			}
-			fmt.Printf("| %s | %d | %s | %s | %s | %.2f× | %d |\n", c.name, n, fmtDur(m.wall), fmtDur(m.cpu), diff,
-				m.wall.Seconds()/floor.wall.Seconds(), *runs)
+			fmt.Printf("| %s | %d | %s | %s | %s | %s | %.2f× | %.2f× | %d |\n", c.name, n, fmtDur(m.wall), fmtDur(m.cpu), diff, cpuDiff,
+				m.wall.Seconds()/floor.wall.Seconds(), m.cpu.Seconds()/floor.cpu.Seconds(), *runs)
 		}
 	}
 	return true
 }
 
-// buildEmpty compiles `func main() {}` with the Go that runs this
-// benchmark, for the floor.
-func buildEmpty(dir string) string {
-	src := filepath.Join(dir, "emptymain")
-	os.MkdirAll(src, 0o755)
-	os.WriteFile(filepath.Join(src, "go.mod"), []byte("module emptymain\n\ngo 1.22\n"), 0o644)
-	os.WriteFile(filepath.Join(src, "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644)
-	bin := filepath.Join(dir, "emptymain.bin")
+// buildEmpty compiles the one-file program src as module name with the Go
+// that runs this benchmark, for a floor.
+func buildEmpty(dir, name, src string) string {
+	mod := filepath.Join(dir, name)
+	os.MkdirAll(mod, 0o755)
+	os.WriteFile(filepath.Join(mod, "go.mod"), []byte("module "+name+"\n\ngo 1.22\n"), 0o644)
+	os.WriteFile(filepath.Join(mod, "main.go"), []byte(src), 0o644)
+	bin := filepath.Join(dir, name+".bin")
 	goCmd := filepath.Join(runtime.GOROOT(), "bin", "go")
-	run(src, goCmd, "build", "-o", bin, ".")
+	run(mod, goCmd, "build", "-o", bin, ".")
 	return bin
 }
 
