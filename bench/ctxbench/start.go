@@ -107,16 +107,20 @@ func benchStart(dir string) bool {
 	return true
 }
 
-// buildEmpty compiles the one-file program src as module name with the Go
-// that runs this benchmark, for a floor.
+// buildEmpty compiles the one-file program src as module name with the go
+// command on PATH, which must be the Go that built this benchmark, for a
+// floor.
 func buildEmpty(dir, name, src string) string {
 	mod := filepath.Join(dir, name)
 	os.MkdirAll(mod, 0o755)
 	os.WriteFile(filepath.Join(mod, "go.mod"), []byte("module "+name+"\n\ngo 1.22\n"), 0o644)
 	os.WriteFile(filepath.Join(mod, "main.go"), []byte(src), 0o644)
 	bin := filepath.Join(dir, name+".bin")
-	goCmd := filepath.Join(runtime.GOROOT(), "bin", "go")
-	run(mod, goCmd, "build", "-o", bin, ".")
+	run(mod, "go", "build", "-o", bin, ".")
+	// The floor must come from the Go this harness (and git-ctx) was built with.
+	if v := output(mod, "go", "version", bin); !strings.Contains(v, runtime.Version()+" ") && !strings.HasSuffix(strings.TrimSpace(v), runtime.Version()) {
+		fatal(fmt.Errorf("floor built with %q, not %s: put that Go first on PATH", strings.TrimSpace(v), runtime.Version()))
+	}
 	return bin
 }
 
