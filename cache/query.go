@@ -184,8 +184,11 @@ func (d *DB) Get(ctx context.Context, hash string) (*Entry, error) {
 }
 
 // Resolve returns the hashes in repoID starting with prefix (at most 11).
+// The unary + keeps SQLite off the repo_id index, which would read every
+// record of the repository and sort them: the hash range of the primary
+// key reads only the matches.
 func (d *DB) Resolve(ctx context.Context, repoID, prefix string) ([]string, error) {
-	rows, err := d.db.QueryContext(ctx, `SELECT hash FROM records WHERE repo_id = ? AND hash >= ? AND hash < ? ORDER BY hash LIMIT 11`,
+	rows, err := d.db.QueryContext(ctx, `SELECT hash FROM records WHERE +repo_id = ? AND hash >= ? AND hash < ? ORDER BY hash LIMIT 11`,
 		repoID, prefix, prefix+"g")
 	if err != nil {
 		return nil, err

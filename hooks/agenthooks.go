@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/git-ctx/git-ctx/internal/atomicfile"
 )
@@ -311,7 +312,9 @@ func ClaudeInstalled(top string) bool {
 	return err == nil && bytes.Contains(data, []byte(ClaudeStopCommand))
 }
 
-var notifyLineRE = regexp.MustCompile(`(?m)^[ \t]*notify[ \t]*=.*$`)
+var notifyLineRE = sync.OnceValue(func() *regexp.Regexp { // compiled on first use, not at start
+	return regexp.MustCompile(`(?m)^[ \t]*notify[ \t]*=.*$`)
+})
 
 // codexStateDir keeps the backups of Codex's configuration beside it: the
 // file belongs to the user, not to a repository, so any repository's
@@ -346,7 +349,7 @@ func InstallCodex(repo string, opt Options) (string, error) {
 		return "", err
 	}
 	var out []byte
-	if loc := notifyLineRE.FindIndex(topLevel(orig)); loc != nil {
+	if loc := notifyLineRE().FindIndex(topLevel(orig)); loc != nil {
 		line := string(orig[loc[0]:loc[1]])
 		if strings.Contains(line, "git-ctx") {
 			if err := codexUsers(path).add(repo); err != nil {
@@ -416,7 +419,7 @@ func UninstallCodex(repo string, opt Options) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	loc := notifyLineRE.FindIndex(topLevel(data))
+	loc := notifyLineRE().FindIndex(topLevel(data))
 	end := loc[1]
 	if end < len(data) && data[end] == '\n' {
 		end++
@@ -438,6 +441,6 @@ func CodexInstalled() bool {
 	if err != nil {
 		return false
 	}
-	loc := notifyLineRE.FindIndex(topLevel(data))
+	loc := notifyLineRE().FindIndex(topLevel(data))
 	return loc != nil && strings.Contains(string(data[loc[0]:loc[1]]), "git-ctx")
 }

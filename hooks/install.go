@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/git-ctx/git-ctx/gitexec"
 	"github.com/git-ctx/git-ctx/gitrepo"
@@ -79,10 +80,12 @@ func GitVersion(ctx context.Context) (int, int, error) {
 	return parseGitVersion(string(out))
 }
 
-var versionRE = regexp.MustCompile(`git version (\d+)\.(\d+)`)
+var versionRE = sync.OnceValue(func() *regexp.Regexp { // compiled on first use, not at start
+	return regexp.MustCompile(`git version (\d+)\.(\d+)`)
+})
 
 func parseGitVersion(s string) (int, int, error) {
-	m := versionRE.FindStringSubmatch(s)
+	m := versionRE().FindStringSubmatch(s)
 	if m == nil {
 		return 0, 0, fmt.Errorf("cannot read git version from %q", strings.TrimSpace(s))
 	}

@@ -95,7 +95,7 @@ func Show(ctx context.Context, w *workspace.Workspace, prefix string) (*cache.En
 	if err != nil || e == nil {
 		return nil, nil, fmt.Errorf("read checkpoint %s: %v", matches[0], err)
 	}
-	v, err := w.Store.View()
+	v, err := w.View()
 	if err != nil {
 		return nil, nil, err
 	}

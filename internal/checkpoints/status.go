@@ -41,7 +41,7 @@ func ReadStatus(ctx context.Context, w *workspace.Workspace) (*Status, error) {
 	if err != nil {
 		return nil, err
 	}
-	v, err := w.Store.View()
+	v, err := w.View()
 	if errors.Is(err, gitstore.ErrNotInitialized) {
 		return st, nil
 	}

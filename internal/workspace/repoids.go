@@ -52,7 +52,10 @@ func (w *Workspace) GhyllLibraryRepoID(ctx context.Context) (string, error) {
 	if w.ghyllID.tip == tip.String() {
 		return w.ghyllID.id, nil
 	}
-	v, err := w.Store.ViewAt(tip)
+	v, err := w.View()
+	if errors.Is(err, gitstore.ErrNotInitialized) {
+		return "", nil // deleted since its tip was read
+	}
 	if err != nil {
 		return "", err
 	}
@@ -72,7 +75,7 @@ func (w *Workspace) GhyllLibraryRepoID(ctx context.Context) (string, error) {
 			}
 		}
 	}
-	w.ghyllID.tip, w.ghyllID.id = tip.String(), id
+	w.ghyllID.tip, w.ghyllID.id = v.Commit.String(), id
 	return id, nil
 }
 
@@ -86,7 +89,10 @@ func (w *Workspace) BranchRepoID() (string, error) {
 	if w.branchID.tip == tip.String() {
 		return w.branchID.id, nil
 	}
-	v, err := w.Store.ViewAt(tip)
+	v, err := w.View()
+	if errors.Is(err, gitstore.ErrNotInitialized) {
+		return "", nil // deleted since its tip was read
+	}
 	if err != nil {
 		return "", err
 	}
@@ -98,7 +104,7 @@ func (w *Workspace) BranchRepoID() (string, error) {
 	case !errors.Is(err, gitstore.ErrNotExist):
 		return "", err
 	}
-	w.branchID.tip, w.branchID.id = tip.String(), id
+	w.branchID.tip, w.branchID.id = v.Commit.String(), id
 	return id, nil
 }
 
@@ -137,7 +143,7 @@ type RepoCount struct {
 // AdoptedRepos returns the ids the branch's REPO file adopts with a valid
 // signature (sorted; none without a branch or a REPO file).
 func (w *Workspace) AdoptedRepos(ctx context.Context) ([]string, error) {
-	v, err := w.Store.View()
+	v, err := w.View()
 	if errors.Is(err, gitstore.ErrNotInitialized) {
 		return nil, nil
 	}
@@ -175,7 +181,7 @@ func (w *Workspace) RepoIDs(ctx context.Context) ([]string, error) {
 // neither this repository's id nor adopted: their records are not this
 // repository's until 'git ctx adopt ID'.
 func (w *Workspace) OtherRepos(ctx context.Context) ([]RepoCount, error) {
-	v, err := w.Store.View()
+	v, err := w.View()
 	if errors.Is(err, gitstore.ErrNotInitialized) {
 		return nil, nil
 	}
@@ -230,7 +236,7 @@ func (w *Workspace) Adopt(ctx context.Context, id string) error {
 	if err := gitrepo.ValidSegment(id); err != nil {
 		return fmt.Errorf("%w: %v", ErrInput, err)
 	}
-	v, err := w.Store.View()
+	v, err := w.View()
 	if err != nil {
 		return err
 	}

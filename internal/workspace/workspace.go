@@ -48,6 +48,8 @@ type Workspace struct {
 	branchID struct{ tip, id string }
 	// ghyllID caches GhyllLibraryRepoID for the tip it was read at.
 	ghyllID struct{ tip, id string }
+	// view is the last View made, reused while the tip is unchanged.
+	view *gitstore.View
 }
 
 // Open finds the repository containing dir.
@@ -61,6 +63,30 @@ func Open(ctx context.Context, dir string) (*Workspace, error) {
 		return nil, err
 	}
 	return &Workspace{Repo: r, Store: st}, nil
+}
+
+// View is the memory branch at its current tip, or
+// gitstore.ErrNotInitialized. A View is read-only, so one made earlier at
+// the same tip is reused: a command that asks several questions of the
+// branch reads the tip ref each time but decodes its commit and root tree
+// once.
+func (w *Workspace) View() (*gitstore.View, error) {
+	tip, err := w.Store.Tip()
+	if err != nil {
+		return nil, err
+	}
+	if tip.IsZero() {
+		return nil, gitstore.ErrNotInitialized
+	}
+	if w.view != nil && w.view.Commit == tip {
+		return w.view, nil
+	}
+	v, err := w.Store.ViewAt(tip)
+	if err != nil {
+		return nil, err
+	}
+	w.view = v
+	return v, nil
 }
 
 // Identity loads (creating on first use) this device's identity, honouring

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/git-ctx/git-ctx/formats/session"
 )
@@ -27,7 +28,9 @@ const (
 	codexTestedHi = "0.145.0"
 )
 
-var trailingUUID = regexp.MustCompile(`([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\.jsonl$`)
+var trailingUUID = sync.OnceValue(func() *regexp.Regexp { // compiled on first use, not at start
+	return regexp.MustCompile(`([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\.jsonl$`)
+})
 
 // Name implements Adapter.
 func (Codex) Name() string { return session.AgentCodex }
@@ -38,7 +41,7 @@ func (Codex) Root() (string, error) { return agentRoot("CODEX_HOME", ".codex", "
 // CodexSessionID is the id of a rollout file: its trailing UUID, else
 // payload.id / id of its first record, else the file name stem.
 func CodexSessionID(name string, first []byte) string {
-	if m := trailingUUID.FindStringSubmatch(name); m != nil {
+	if m := trailingUUID().FindStringSubmatch(name); m != nil {
 		return strings.ToLower(m[1])
 	}
 	if top, pl := stringField(first, "id"); pl != "" || top != "" {
@@ -110,7 +113,7 @@ func (Codex) Destination(archive, srcID, id, root string) (string, error) {
 	rel := archive
 	if id != srcID {
 		dir, name := path.Split(archive)
-		if m := trailingUUID.FindStringSubmatchIndex(name); m != nil {
+		if m := trailingUUID().FindStringSubmatchIndex(name); m != nil {
 			name = name[:m[2]] + id + ".jsonl"
 		} else {
 			name = id + ".jsonl"

@@ -19,6 +19,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/git-ctx/git-ctx/gitexec"
@@ -149,7 +150,9 @@ func (g *gitStore) git(ctx context.Context, stdin io.Reader, args ...string) ([]
 }
 
 // urlUserInfo matches the user-info part of a URL ("://user:token@").
-var urlUserInfo = regexp.MustCompile(`://[^/@\s'"]*@`)
+var urlUserInfo = sync.OnceValue(func() *regexp.Regexp { // compiled on first use, not at start
+	return regexp.MustCompile(`://[^/@\s'"]*@`)
+})
 
 // scrubbedError is an error whose message had URL credentials removed; it
 // still unwraps to the original (for errors.Is with context errors).
@@ -167,7 +170,7 @@ func scrub(err error) error {
 		return nil
 	}
 	msg := err.Error()
-	clean := urlUserInfo.ReplaceAllString(msg, "://***@")
+	clean := urlUserInfo().ReplaceAllString(msg, "://***@")
 	if clean == msg {
 		return err
 	}
