@@ -80,6 +80,12 @@ type Client struct {
 
 	Warn func(string)     // warnings (nil: dropped)
 	Now  func() time.Time // clock (nil: time.Now)
+
+	// The last manifest ciphertext decrypted (its SHA-256) and its
+	// plaintext, in memory only: a re-read of the same bytes is not
+	// decrypted again (fetchManifest).
+	manifestSum   [32]byte
+	manifestPlain []byte
 }
 
 func (c *Client) now() time.Time {
