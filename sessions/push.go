@@ -54,6 +54,7 @@ func (c *Client) readManifest(ctx context.Context) (m *session.Manifest, v store
 // no second scrypt derivation. Only the plaintext manifest is remembered,
 // in memory, for the client's lifetime; no key is.
 func (c *Client) fetchManifest(ctx context.Context) (*manifestRead, error) {
+	c.phase(PhaseDownloading, 0)
 	rc, v, err := c.Store.Get(ctx, c.manifestKey())
 	if errors.Is(err, store.ErrNoObject) {
 		return &manifestRead{m: session.NewManifest()}, nil
@@ -72,6 +73,7 @@ func (c *Client) fetchManifest(ctx context.Context) (*manifestRead, error) {
 	res := &manifestRead{v: v, found: true, sum: sha256.Sum256(ct)}
 	plain := c.manifestPlain
 	if plain == nil || res.sum != c.manifestSum {
+		c.phase(PhaseDerivingKey, 0)
 		if plain, err = c.decryptManifest(ct); err != nil {
 			return nil, err
 		}
@@ -176,6 +178,7 @@ func sortSessions(all []agents.Session) {
 // Push exports one session of this project (sessionID "", the most recent)
 // and makes it the session's head in the store.
 func (c *Client) Push(ctx context.Context, agent, sessionID string) (*PushResult, error) {
+	defer c.progressDone()
 	list, err := c.FindLocal(agent)
 	if err != nil {
 		return nil, err
@@ -235,6 +238,7 @@ func (c *Client) pushSession(ctx context.Context, s agents.Session) (*PushResult
 		}
 	}
 
+	c.phase(PhaseExporting, 0)
 	tarFile, size, sum, localHash, err := c.export(s)
 	if err != nil {
 		return nil, err
@@ -378,11 +382,13 @@ func (c *Client) upload(ctx context.Context, snapID string, env session.Envelope
 	done := make(chan error, 1)
 	go func() {
 		err := func() error {
+			c.phase(PhaseDerivingKey, 0)
 			w, err := session.Encrypt(pw, c.Passphrase, c.WorkFactor, opts...)
 			if err != nil {
 				return err
 			}
-			if err := session.WriteSnapshot(w, env, tarFile, size); err != nil {
+			c.phase(PhaseUploading, size)
+			if err := session.WriteSnapshot(w, env, c.progressReader(tarFile), size); err != nil {
 				return err
 			}
 			return w.Close()
@@ -442,12 +448,14 @@ func (c *Client) updateManifest(ctx context.Context, key, parent string, entry s
 			}
 			m.Sessions[key] = entry
 			m.Revision, m.UpdatedAt = entry.SnapshotID, now
+			c.phase(PhaseDerivingKey, 0)
 			var err error
 			if body, err = c.encryptManifest(m); err != nil {
 				return err
 			}
 			bodyBase = r.sum
 		}
+		c.phase(PhaseManifest, 0)
 		var err error
 		if r.found {
 			_, err = c.Store.Update(ctx, c.manifestKey(), bytes.NewReader(body), r.v)
