@@ -56,6 +56,10 @@ func main() {
 		dir = d
 	}
 	isolate(dir)
+	if *sessBench {
+		benchSessions(dir)
+		return
+	}
 	var sizes []int
 	for _, s := range strings.Split(*sizesFlag, ",") {
 		var n int
