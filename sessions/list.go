@@ -39,6 +39,7 @@ type ListEntry struct {
 // List returns this project's local sessions and every remote head of the
 // profile (none when Profile is ""), each with which side is newer.
 func (c *Client) List(ctx context.Context) ([]ListEntry, error) {
+	defer c.progressDone()
 	m := session.NewManifest()
 	if c.Profile != "" {
 		var err error

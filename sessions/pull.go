@@ -45,6 +45,7 @@ type PullResult struct {
 // Pull restores the selected heads. It stops at the first failure; results
 // of the sessions restored before it are returned with the error.
 func (c *Client) Pull(ctx context.Context, opt PullOptions) ([]PullResult, error) {
+	defer c.progressDone()
 	m, _, found, err := c.readManifest(ctx)
 	if err != nil {
 		return nil, err
@@ -134,6 +135,7 @@ func (c *Client) restore(ctx context.Context, e session.ManifestEntry, keepBoth 
 	if j.alreadySynced() {
 		return j.res, nil
 	}
+	c.phase(PhaseDownloading, 0)
 	rc, _, err := c.Store.Get(ctx, c.snapshotKey(e.SnapshotID))
 	if errors.Is(err, store.ErrNoObject) {
 		return nil, fmt.Errorf("%w: snapshot %s named by the manifest is missing from %s", ErrVerification, e.SnapshotID, c.Store.Describe())
@@ -206,6 +208,7 @@ func (j *restoreJob) alreadySynced() bool {
 // against the manifest entry and its archive path, and returns the payload.
 func (c *Client) openSnapshot(j *restoreJob, rc io.Reader) (io.Reader, error) {
 	e := j.e
+	c.phase(PhaseDerivingKey, 0)
 	plain, err := session.Decrypt(rc, c.Passphrase)
 	if err != nil {
 		return nil, classify(fmt.Errorf("snapshot %s: %w", e.SnapshotID, err))
@@ -218,13 +221,14 @@ func (c *Client) openSnapshot(j *restoreJob, rc io.Reader) (io.Reader, error) {
 		return nil, classify(fmt.Errorf("snapshot %s: %w", e.SnapshotID, err))
 	}
 	j.archive = env.Files[0].Path
+	c.phase(PhaseRestoring, env.Files[0].Size)
 	if err := session.CheckAdapterPath(e.Agent, j.archive, true); err != nil {
 		return nil, classify(fmt.Errorf("snapshot %s: %w", e.SnapshotID, err))
 	}
 	if w := j.ad.VersionWarning(env.SourceAgentVersion); w != "" {
 		c.warn("%s", w)
 	}
-	return payload, nil
+	return c.progressReader(payload), nil
 }
 
 // pickDestination sets where the file goes: the session's own path, or

@@ -23,39 +23,86 @@ import (
 // (rc.8: 4 attempts without backoff; here jittered backoff, weakness #8).
 const manifestAttempts = 10
 
+// maxManifestCiphertext bounds the manifest object read: the largest
+// plaintext accepted plus age's header limit, nonce and per-chunk tags.
+const maxManifestCiphertext = session.MaxManifestSize + session.MaxManifestSize/(64<<10)*16 + 16 + 16 + 64<<10
+
+// manifestRead is one fetched manifest: the decrypted manifest, the store
+// version it was read at, whether it exists, and the SHA-256 of its
+// ciphertext.
+type manifestRead struct {
+	m     *session.Manifest
+	v     store.Version
+	found bool
+	sum   [sha256.Size]byte
+}
+
 // readManifest fetches and decrypts the manifest. found is false (and m an
 // empty manifest) when the store holds none.
 func (c *Client) readManifest(ctx context.Context) (m *session.Manifest, v store.Version, found bool, err error) {
+	r, err := c.fetchManifest(ctx)
+	if err != nil {
+		return nil, "", false, err
+	}
+	return r.m, r.v, r.found, nil
+}
+
+// fetchManifest reads the manifest's ciphertext (bounded) and decrypts it,
+// unless it is byte for byte the ciphertext this client decrypted last: a
+// compare-and-swap retry that finds the manifest unchanged (a directory
+// store's version is the file's stat, which a copy or touch changes) costs
+// no second scrypt derivation. Only the plaintext manifest is remembered,
+// in memory, for the client's lifetime; no key is.
+func (c *Client) fetchManifest(ctx context.Context) (*manifestRead, error) {
+	c.phase(PhaseDownloading, 0)
 	rc, v, err := c.Store.Get(ctx, c.manifestKey())
 	if errors.Is(err, store.ErrNoObject) {
-		return session.NewManifest(), "", false, nil
+		return &manifestRead{m: session.NewManifest()}, nil
 	}
 	if err != nil {
-		return nil, "", false, fmt.Errorf("%w: read the manifest from %s: %w", storeClass(err), c.Store.Describe(), err)
+		return nil, fmt.Errorf("%w: read the manifest from %s: %w", storeClass(err), c.Store.Describe(), err)
 	}
 	defer rc.Close()
-	pr, err := session.Decrypt(rc, c.Passphrase)
+	ct, err := io.ReadAll(io.LimitReader(rc, maxManifestCiphertext+1))
 	if err != nil {
-		return nil, "", false, manifestErr(err)
+		return nil, fmt.Errorf("%w: read the manifest from %s: %w", storeClass(err), c.Store.Describe(), err)
 	}
-	m, err = session.ReadManifest(pr)
-	if err == nil {
-		// ReadManifest stops at the size limit; make sure age saw the end.
-		var one [1]byte
-		if n, rerr := pr.Read(one[:]); n != 0 || rerr != io.EOF {
-			if rerr == nil || rerr == io.EOF {
-				rerr = session.ErrManifestTooLarge
-			}
-			err = rerr
+	if len(ct) > maxManifestCiphertext {
+		return nil, manifestErr(fmt.Errorf("%w: ciphertext over %d bytes", session.ErrManifestTooLarge, maxManifestCiphertext))
+	}
+	res := &manifestRead{v: v, found: true, sum: sha256.Sum256(ct)}
+	plain := c.manifestPlain
+	if plain == nil || res.sum != c.manifestSum {
+		c.phase(PhaseDerivingKey, 0)
+		if plain, err = c.decryptManifest(ct); err != nil {
+			return nil, err
 		}
+		c.manifestSum, c.manifestPlain = res.sum, plain
 	}
-	if err == nil {
-		err = m.Validate()
+	if res.m, err = session.ReadManifest(bytes.NewReader(plain)); err == nil {
+		err = res.m.Validate()
 	}
 	if err != nil {
-		return nil, "", false, manifestErr(err)
+		return nil, manifestErr(err)
 	}
-	return m, v, true, nil
+	return res, nil
+}
+
+// decryptManifest opens a manifest ciphertext, returning its plaintext
+// (at most MaxManifestSize bytes, authenticated to the end).
+func (c *Client) decryptManifest(ct []byte) ([]byte, error) {
+	pr, err := session.Decrypt(bytes.NewReader(ct), c.Passphrase)
+	if err != nil {
+		return nil, manifestErr(err)
+	}
+	plain, err := io.ReadAll(io.LimitReader(pr, session.MaxManifestSize+1))
+	if err == nil && len(plain) > session.MaxManifestSize {
+		err = session.ErrManifestTooLarge
+	}
+	if err != nil {
+		return nil, manifestErr(err)
+	}
+	return plain, nil
 }
 
 func manifestErr(err error) error {
@@ -131,6 +178,7 @@ func sortSessions(all []agents.Session) {
 // Push exports one session of this project (sessionID "", the most recent)
 // and makes it the session's head in the store.
 func (c *Client) Push(ctx context.Context, agent, sessionID string) (*PushResult, error) {
+	defer c.progressDone()
 	list, err := c.FindLocal(agent)
 	if err != nil {
 		return nil, err
@@ -170,11 +218,11 @@ func (c *Client) pushSession(ctx context.Context, s agents.Session) (*PushResult
 
 	// The manifest first: a conflict or an unchanged session is found
 	// without exporting anything (the CAS loop re-checks the head later).
-	m, ver, found, err := c.readManifest(ctx)
+	mr, err := c.fetchManifest(ctx)
 	if err != nil {
 		return nil, err
 	}
-	head := m.Sessions[key].SnapshotID
+	head := mr.m.Sessions[key].SnapshotID
 	res := &PushResult{Session: s, Parent: head}
 	base := ""
 	if st != nil {
@@ -190,6 +238,7 @@ func (c *Client) pushSession(ctx context.Context, s agents.Session) (*PushResult
 		}
 	}
 
+	c.phase(PhaseExporting, 0)
 	tarFile, size, sum, localHash, err := c.export(s)
 	if err != nil {
 		return nil, err
@@ -212,7 +261,7 @@ func (c *Client) pushSession(ctx context.Context, s agents.Session) (*PushResult
 		return nil, err
 	}
 	entry := session.ManifestEntry{Agent: s.Agent, SessionID: s.ID, SnapshotID: snapID, ProjectID: c.ProjectID}
-	if err := c.updateManifest(ctx, key, head, entry, m, ver, found); err != nil {
+	if err := c.updateManifest(ctx, key, head, entry, mr); err != nil {
 		return nil, fmt.Errorf("snapshot %s uploaded but the manifest was not updated: %w", snapID, err)
 	}
 	res.SnapshotID = snapID
@@ -333,11 +382,13 @@ func (c *Client) upload(ctx context.Context, snapID string, env session.Envelope
 	done := make(chan error, 1)
 	go func() {
 		err := func() error {
+			c.phase(PhaseDerivingKey, 0)
 			w, err := session.Encrypt(pw, c.Passphrase, c.WorkFactor, opts...)
 			if err != nil {
 				return err
 			}
-			if err := session.WriteSnapshot(w, env, tarFile, size); err != nil {
+			c.phase(PhaseUploading, size)
+			if err := session.WriteSnapshot(w, env, c.progressReader(tarFile), size); err != nil {
 				return err
 			}
 			return w.Close()
@@ -365,9 +416,13 @@ func (c *Client) upload(ctx context.Context, snapID string, env session.Envelope
 }
 
 // updateManifest sets key's head to entry if the head is still parent: a
-// compare-and-swap loop with jittered backoff. m, v and found are a fresh
-// read to try first.
-func (c *Client) updateManifest(ctx context.Context, key, parent string, entry session.ManifestEntry, m *session.Manifest, v store.Version, found bool) error {
+// compare-and-swap loop with jittered backoff. r is a fresh read to try
+// first. A retry that finds the manifest's ciphertext unchanged writes the
+// body it already encrypted (no derivation at all); one that finds it
+// changed decrypts it and encrypts a new body (two).
+func (c *Client) updateManifest(ctx context.Context, key, parent string, entry session.ManifestEntry, r *manifestRead) error {
+	var body []byte
+	var bodyBase [sha256.Size]byte // the ciphertext body was built on
 	for attempt := 0; attempt < manifestAttempts; attempt++ {
 		if attempt > 0 {
 			d := time.Duration(10+mrand.IntN(40*attempt)) * time.Millisecond
@@ -377,26 +432,33 @@ func (c *Client) updateManifest(ctx context.Context, key, parent string, entry s
 			case <-time.After(d):
 			}
 			var err error
-			if m, v, found, err = c.readManifest(ctx); err != nil {
+			if r, err = c.fetchManifest(ctx); err != nil {
 				return err
 			}
 		}
+		m := r.m
 		if cur := m.Sessions[key].SnapshotID; cur != parent {
 			return conflictErr(key, parent, cur)
 		}
-		now := session.FormatTime(c.now())
-		entry.UpdatedAt = now
-		if m.Sessions == nil {
-			m.Sessions = map[string]session.ManifestEntry{}
+		if body == nil || !r.found || r.sum != bodyBase {
+			now := session.FormatTime(c.now())
+			entry.UpdatedAt = now
+			if m.Sessions == nil {
+				m.Sessions = map[string]session.ManifestEntry{}
+			}
+			m.Sessions[key] = entry
+			m.Revision, m.UpdatedAt = entry.SnapshotID, now
+			c.phase(PhaseDerivingKey, 0)
+			var err error
+			if body, err = c.encryptManifest(m); err != nil {
+				return err
+			}
+			bodyBase = r.sum
 		}
-		m.Sessions[key] = entry
-		m.Revision, m.UpdatedAt = entry.SnapshotID, now
-		body, err := c.encryptManifest(m)
-		if err != nil {
-			return err
-		}
-		if found {
-			_, err = c.Store.Update(ctx, c.manifestKey(), bytes.NewReader(body), v)
+		c.phase(PhaseManifest, 0)
+		var err error
+		if r.found {
+			_, err = c.Store.Update(ctx, c.manifestKey(), bytes.NewReader(body), r.v)
 		} else {
 			_, err = c.Store.Create(ctx, c.manifestKey(), bytes.NewReader(body))
 		}

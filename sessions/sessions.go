@@ -80,6 +80,15 @@ type Client struct {
 
 	Warn func(string)     // warnings (nil: dropped)
 	Now  func() time.Time // clock (nil: time.Now)
+	// Progress, when set, is told each phase of Push, Pull and List and
+	// the bytes it moves; each of them calls Done before returning.
+	Progress Progress
+
+	// The last manifest ciphertext decrypted (its SHA-256) and its
+	// plaintext, in memory only: a re-read of the same bytes is not
+	// decrypted again (fetchManifest).
+	manifestSum   [32]byte
+	manifestPlain []byte
 }
 
 func (c *Client) now() time.Time {

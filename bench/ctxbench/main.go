@@ -59,6 +59,10 @@ func main() {
 	if benchStart(dir) {
 		return
 	}
+	if *sessBench {
+		benchSessions(dir)
+		return
+	}
 	var sizes []int
 	for _, s := range strings.Split(*sizesFlag, ",") {
 		var n int

@@ -25,10 +25,11 @@ var (
 	sessStoreFlag = &cli.StringFlag{Name: "store", Usage: "session store `URL`: file:///abs/path, git or git:REMOTE (default: git config ctx.sessionStore, else the git store on the memory remote)"}
 	sessProfFlag  = &cli.StringFlag{Name: "profile", Usage: "store profile `UUID` (default: git config ctx.sessionProfile, else the store's only profile)"}
 	sessPassFlag  = &cli.StringFlag{Name: "passphrase-file", Usage: "read the passphrase from `FILE` (else the descriptor in GIT_CTX_PASSPHRASE_FD, else a terminal prompt)"}
+	sessQuiet     = &cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress display on the terminal"}
 )
 
 func sessionFlags(extra ...cli.Flag) []cli.Flag {
-	return append([]cli.Flag{sessStoreFlag, sessProfFlag, sessPassFlag}, extra...)
+	return append([]cli.Flag{sessStoreFlag, sessProfFlag, sessPassFlag, sessQuiet}, extra...)
 }
 
 func cmdSession() *cli.Command {
@@ -99,6 +100,7 @@ func openSessions(c *cli.Context, create, needPass bool) (*sessionSetup, error) 
 			return nil, err
 		}
 	}
+	cl.Progress = sessionProgress(c)
 	return &sessionSetup{client: cl, setup: setup}, nil
 }
 

@@ -66,7 +66,7 @@ func Encrypt(w io.Writer, passphrase []byte, workFactor int, opts ...EncryptOpti
 		return nil, ErrEmptyPassphrase
 	}
 	rcpt.SetWorkFactor(workFactor)
-	return age.Encrypt(w, rcpt)
+	return age.Encrypt(w, countingRecipient{rcpt})
 }
 
 // resolveWorkFactor applies the default and the bounds.
@@ -135,7 +135,7 @@ func Decrypt(r io.Reader, passphrase []byte) (io.Reader, error) {
 		return nil, ErrEmptyPassphrase
 	}
 	id.SetMaxWorkFactor(MaxWorkFactor)
-	pr, err := age.Decrypt(io.MultiReader(bytes.NewReader(hdr), br), id)
+	pr, err := age.Decrypt(io.MultiReader(bytes.NewReader(hdr), br), countingIdentity{id})
 	if err != nil {
 		var noMatch *age.NoIdentityMatchError
 		switch {

@@ -53,7 +53,11 @@ func RewriteLine(line []byte, fn func(key, value string) (string, bool)) ([]byte
 	if len(s.edits) == 0 {
 		return line, nil
 	}
-	var out []byte
+	grow := 0
+	for _, e := range s.edits {
+		grow += len(e.repl) - (e.end - e.start)
+	}
+	out := make([]byte, 0, len(line)+max(grow, 0))
 	last := 0
 	for _, e := range s.edits {
 		out = append(out, line[last:e.start]...)
@@ -312,11 +316,14 @@ func (s *lineScanner) hex4() (rune, bool) {
 // everything up to and including "\n"; the last may lack it), passing each
 // through fn. A record over MaxRecordSize is refused (ErrRecordTooLarge)
 // as soon as that many bytes have been read without a newline, so memory
-// stays bounded by one record.
+// stays bounded by one record. The record's buffer is reused for the next
+// one once fn's result has been written: fn must not keep it.
 func TransformRecords(dst io.Writer, src io.Reader, fn func(record []byte) ([]byte, error)) error {
 	br := bufio.NewReaderSize(src, 64<<10)
+	var buf []byte
 	for {
-		rec, err := readRecord(br)
+		rec, err := readRecord(br, buf[:0])
+		buf = rec
 		if err != nil && err != io.EOF {
 			return err
 		}
@@ -336,9 +343,8 @@ func TransformRecords(dst io.Writer, src io.Reader, fn func(record []byte) ([]by
 }
 
 // readRecord returns the next record; at the end of the stream it returns
-// the final unterminated record (if any) with io.EOF.
-func readRecord(br *bufio.Reader) ([]byte, error) {
-	var rec []byte
+// the final unterminated record (if any) with io.EOF. It appends to rec.
+func readRecord(br *bufio.Reader, rec []byte) ([]byte, error) {
 	for {
 		chunk, err := br.ReadSlice('\n')
 		if len(rec)+len(chunk) > MaxRecordSize {
