@@ -125,6 +125,11 @@ type Input struct {
 	// when an entry's linkage needs their sessions.
 	Prior     []checkpoint.ChainEntry
 	PriorLoad Loader
+	// Workers, when more than 1, is how many records are loaded, parsed
+	// and checked against their entries and the key at once, ahead of the
+	// in-order walk (ahead.go); Load and Preverified must then be safe for
+	// concurrent use. The verdict is the same as with one.
+	Workers int
 }
 
 // Verify checks every entry in order and stops at the first failure: linkage,
@@ -154,6 +159,8 @@ func Verify(in Input) Result {
 		links = newSessionLinks(in)
 	}
 	seen := make(map[string]bool, len(in.Entries))
+	look := newAhead(&in)
+	defer look.close()
 	for i, e := range in.Entries {
 		if links == nil && e.Parent != prev {
 			return fail(i, e.Hash, BrokenChain, "parent %s, want %s", short(e.Parent), short(prev))
@@ -162,9 +169,10 @@ func Verify(in Input) Result {
 			return fail(i, e.Hash, Duplicate, "hash appears twice in the chain")
 		}
 		seen[e.Hash] = true
-		cp, rule, r, detail := in.record(e)
-		if r != "" {
-			return fail(i, e.Hash, r, "%s", detail)
+		c := look.get(i)
+		cp, rule := c.cp, c.rule
+		if c.reason != "" {
+			return fail(i, e.Hash, c.reason, "%s", c.detail)
 		}
 		if r, detail := links.link(e, cp.SessionID); r != "" {
 			return fail(i, e.Hash, r, "%s", detail)

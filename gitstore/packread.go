@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -28,11 +29,39 @@ import (
 // against its id (SHA-1 of header and content), and anything it does not
 // handle with certainty is left to go-git.
 
-// directReadLimit is how many packed objects one Store reads directly
-// before it lets go-git load its indexes: past that, a long operation
-// (verify, pull, reindex) is better served by go-git's in-memory index and
-// delta cache.
+// directReadLimit is how many packed objects one Store reads before the
+// direct reader keeps what a long operation (verify, pull, reindex) reads
+// again and again: the objects deltas are built on (inflating a delta
+// chain once, not once per object built on it) and the headers the size
+// probes walk. Both caches are bounded (baseCacheBytes, probeCacheEntries)
+// and emptied when full.
 const directReadLimit = 256
+
+// baseCacheBytes bounds the delta bases kept; probeCacheEntries the
+// headers.
+const (
+	baseCacheBytes    = 8 << 20
+	probeCacheEntries = 1 << 16
+)
+
+// packAt is a pack entry: the pack and the entry's offset.
+type packAt struct {
+	p   *packIndex
+	off int64
+}
+
+type cachedBase struct {
+	t    plumbing.ObjectType
+	data []byte // shared: never modified
+}
+
+// cachedProbe is a probed header; a delta's also depends on the bound
+// its bases were checked against (maxBase; -1 for an object stored whole).
+type cachedProbe struct {
+	t       plumbing.ObjectType
+	size    int64
+	maxBase int64
+}
 
 // errDirect means the direct reader cannot answer; the caller asks go-git.
 var errDirect = errors.New("direct object read not possible")
@@ -45,6 +74,9 @@ type packIndex struct {
 	idx, pack *os.File
 	count     uint32
 	fanout    [256]uint32
+	// mapped is the .idx file mapped read-only (nil: read with ReadAt).
+	// Only the pages a lookup touches are read.
+	mapped []byte
 }
 
 type directReader struct {
@@ -52,26 +84,75 @@ type directReader struct {
 	packs   []*packIndex
 	opened  bool
 	reads   int // packed objects read so far
+	// Past directReadLimit reads: delta bases and probed headers kept.
+	bases     map[packAt]cachedBase
+	baseBytes int
+	probes    map[packAt]cachedProbe
+	// zr is one inflater reset for every entry (zlib.Resetter).
+	zr io.ReadCloser
 }
 
 // close releases the files the reader opened.
 func (d *directReader) close() {
 	for _, p := range d.packs {
+		p.unmap()
 		p.idx.Close()
 		p.pack.Close()
 	}
 	d.packs, d.opened = nil, false
+	d.bases, d.probes, d.baseBytes = nil, nil, 0
+}
+
+// inflate returns a zlib reader of r, reusing the reader's inflater.
+func (d *directReader) inflate(r io.Reader) (io.Reader, error) {
+	if d.zr != nil {
+		if err := d.zr.(zlib.Resetter).Reset(r, nil); err != nil {
+			return nil, err
+		}
+		return d.zr, nil
+	}
+	zr, err := zlib.NewReader(r)
+	if err != nil {
+		return nil, err
+	}
+	d.zr = zr
+	return zr, nil
+}
+
+// caching reports whether this is a long operation, whose bases and
+// headers are kept.
+func (d *directReader) caching() bool { return d.reads >= directReadLimit }
+
+// keepBase keeps the object at e, a delta's base.
+func (d *directReader) keepBase(e packAt, t plumbing.ObjectType, data []byte) {
+	if !d.caching() || len(data) > baseCacheBytes/8 {
+		return
+	}
+	if _, ok := d.bases[e]; ok {
+		return
+	}
+	if d.bases == nil || d.baseBytes+len(data) > baseCacheBytes {
+		d.bases, d.baseBytes = map[packAt]cachedBase{}, 0
+	}
+	d.bases[e] = cachedBase{t: t, data: data}
+	d.baseBytes += len(data)
+}
+
+// keepProbe keeps the header probed at e.
+func (d *directReader) keepProbe(e packAt, c cachedProbe) {
+	if !d.caching() {
+		return
+	}
+	if d.probes == nil || len(d.probes) >= probeCacheEntries {
+		d.probes = map[packAt]cachedProbe{}
+	}
+	d.probes[e] = c
 }
 
 // read returns the type and content of object id, or errDirect.
 func (d *directReader) read(id plumbing.Hash) (plumbing.ObjectType, []byte, error) {
 	if t, data, err := d.readLoose(id); err == nil {
 		return t, data, nil
-	}
-	if d.reads >= directReadLimit {
-		// go-git takes over the reads; the indexes stay open for size
-		// probes (probe), which touch a few pages of them.
-		return 0, nil, errDirect
 	}
 	d.reads++
 	if !d.opened {
@@ -198,6 +279,9 @@ func (d *directReader) probePacked(p *packIndex, off, maxBase int64, depth int) 
 	if depth > 64 || off < 12 {
 		return 0, 0, errDirect
 	}
+	if c, ok := d.probes[packAt{p, off}]; ok && (c.maxBase < 0 || c.maxBase == maxBase) {
+		return c.t, c.size, nil
+	}
 	br := bufio.NewReaderSize(io.NewSectionReader(p.pack, off, 1<<62), 64)
 	kind, size, err := entryHeader(br)
 	if err != nil {
@@ -206,6 +290,7 @@ func (d *directReader) probePacked(p *packIndex, off, maxBase int64, depth int) 
 	var baseOff int64
 	switch kind {
 	case 1, 2, 3, 4:
+		d.keepProbe(packAt{p, off}, cachedProbe{plumbing.ObjectType(kind), int64(size), -1})
 		return plumbing.ObjectType(kind), int64(size), nil
 	case packOfsDelta:
 		rel, err := ofsDeltaDistance(br)
@@ -227,11 +312,10 @@ func (d *directReader) probePacked(p *packIndex, off, maxBase int64, depth int) 
 		return 0, 0, errDirect
 	}
 	// The delta's own first bytes: the base's size and the result's.
-	zr, err := zlib.NewReader(br)
+	zr, err := d.inflate(br)
 	if err != nil {
 		return 0, 0, errDirect
 	}
-	defer zr.Close()
 	var head [20]byte
 	n, _ := io.ReadFull(zr, head[:])
 	_, used, ok := uvarint(head[:n])
@@ -249,6 +333,7 @@ func (d *directReader) probePacked(p *packIndex, off, maxBase int64, depth int) 
 	if baseSize > maxBase {
 		return 0, 0, &TooLargeError{Size: baseSize, Limit: maxBase, Base: true}
 	}
+	d.keepProbe(packAt{p, off}, cachedProbe{baseType, int64(dst), maxBase})
 	return baseType, int64(dst), nil
 }
 
@@ -318,7 +403,41 @@ func openPackIndex(idxName string) (*packIndex, error) {
 		p.fanout[i] = binary.BigEndian.Uint32(head[8+4*i:])
 	}
 	p.count = p.fanout[255]
+	p.mapIndex()
 	return p, nil
+}
+
+// mapIndex maps the .idx file when it holds its whole name and offset
+// tables (else lookups read it with ReadAt, which fail on a short file).
+func (p *packIndex) mapIndex() {
+	st, err := p.idx.Stat()
+	if err != nil || st.Size() < int64(8+1024)+int64(p.count)*24 || st.Size() > 1<<40 {
+		return
+	}
+	m, err := syscall.Mmap(int(p.idx.Fd()), 0, int(st.Size()), syscall.PROT_READ, syscall.MAP_SHARED)
+	if err == nil {
+		p.mapped = m
+	}
+}
+
+func (p *packIndex) unmap() {
+	if p.mapped != nil {
+		_ = syscall.Munmap(p.mapped)
+		p.mapped = nil
+	}
+}
+
+// readIndex reads len(b) bytes of the .idx file at off.
+func (p *packIndex) readIndex(b []byte, off int64) error {
+	if p.mapped == nil {
+		_, err := p.idx.ReadAt(b, off)
+		return err
+	}
+	if off < 0 || off+int64(len(b)) > int64(len(p.mapped)) {
+		return io.ErrUnexpectedEOF
+	}
+	copy(b, p.mapped[off:])
+	return nil
 }
 
 // find returns the pack offset of id by binary search in the index file.
@@ -332,7 +451,7 @@ func (p *packIndex) find(id plumbing.Hash) (int64, bool) {
 	var name [20]byte
 	for lo < hi {
 		mid := lo + (hi-lo)/2
-		if _, err := p.idx.ReadAt(name[:], names+int64(mid)*20); err != nil {
+		if err := p.readIndex(name[:], names+int64(mid)*20); err != nil {
 			return 0, false
 		}
 		switch c := bytes.Compare(name[:], id[:]); {
@@ -353,7 +472,7 @@ func (p *packIndex) offset(i uint32) (int64, bool) {
 	n := int64(p.count)
 	small := int64(8+1024) + n*20 + n*4
 	var b [8]byte
-	if _, err := p.idx.ReadAt(b[:4], small+int64(i)*4); err != nil {
+	if err := p.readIndex(b[:4], small+int64(i)*4); err != nil {
 		return 0, false
 	}
 	v := binary.BigEndian.Uint32(b[:4])
@@ -361,7 +480,7 @@ func (p *packIndex) offset(i uint32) (int64, bool) {
 		return int64(v), true
 	}
 	large := small + n*4 + int64(v&0x7fffffff)*8
-	if _, err := p.idx.ReadAt(b[:], large); err != nil {
+	if err := p.readIndex(b[:], large); err != nil {
 		return 0, false
 	}
 	off := binary.BigEndian.Uint64(b[:])
@@ -381,6 +500,12 @@ const (
 func (d *directReader) readPacked(p *packIndex, off int64, depth int) (plumbing.ObjectType, []byte, error) {
 	if depth > 64 || off < 12 {
 		return 0, nil, errDirect
+	}
+	if c, ok := d.bases[packAt{p, off}]; ok {
+		if depth == 0 {
+			return c.t, bytes.Clone(c.data), nil
+		}
+		return c.t, c.data, nil
 	}
 	br := bufio.NewReaderSize(io.NewSectionReader(p.pack, off, 1<<62), 4096)
 	kind, size, err := entryHeader(br)
@@ -402,6 +527,7 @@ func (d *directReader) readPacked(p *packIndex, off int64, depth int) (plumbing.
 		if baseType, base, err = d.readPacked(p, off-rel, depth+1); err != nil {
 			return 0, nil, err
 		}
+		d.keepBase(packAt{p, off - rel}, baseType, base)
 	case packRefDelta:
 		var baseID plumbing.Hash
 		if _, err := io.ReadFull(br, baseID[:]); err != nil {
@@ -414,10 +540,11 @@ func (d *directReader) readPacked(p *packIndex, off int64, depth int) (plumbing.
 		if baseType, base, err = d.readPacked(p, boff, depth+1); err != nil {
 			return 0, nil, err
 		}
+		d.keepBase(packAt{p, boff}, baseType, base)
 	default:
 		return 0, nil, errDirect
 	}
-	zr, err := zlib.NewReader(br)
+	zr, err := d.inflate(br)
 	if err != nil {
 		return 0, nil, errDirect
 	}

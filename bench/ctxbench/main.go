@@ -56,6 +56,9 @@ func main() {
 		dir = d
 	}
 	isolate(dir)
+	if benchVerify(dir) {
+		return
+	}
 	var sizes []int
 	for _, s := range strings.Split(*sizesFlag, ",") {
 		var n int
