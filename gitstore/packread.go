@@ -90,6 +90,38 @@ type directReader struct {
 	probes    map[packAt]cachedProbe
 	// zr is one inflater reset for every entry (zlib.Resetter).
 	zr io.ReadCloser
+	// win: the first bytes of the last object asked for by id, read once
+	// for its probe and its read (entryAt).
+	win window
+}
+
+// window is the first bytes of the pack entry at off in p.
+type window struct {
+	p    *packIndex
+	off  int64
+	data []byte
+}
+
+// windowSize is how much of an entry one read takes: a checkpoint file's
+// whole entry, compressed.
+const windowSize = 4096
+
+// entryAt returns a reader of p's pack from off on. With keep (an object
+// asked for by id, not a delta base), its first windowSize bytes are read
+// once and kept for the next entryAt of the same entry: a blob is probed,
+// then read. Each window is its own buffer (readers of an earlier one
+// stay valid).
+func (d *directReader) entryAt(p *packIndex, off int64, size int, keep bool) *bufio.Reader {
+	if !keep && (d.win.p != p || d.win.off != off) {
+		return bufio.NewReaderSize(io.NewSectionReader(p.pack, off, 1<<62), size)
+	}
+	if d.win.p != p || d.win.off != off {
+		b := make([]byte, windowSize)
+		n, _ := p.pack.ReadAt(b, off) // a short read at the pack's end is fine
+		d.win = window{p: p, off: off, data: b[:n]}
+	}
+	w := d.win.data
+	return bufio.NewReaderSize(io.MultiReader(bytes.NewReader(w), io.NewSectionReader(p.pack, off+int64(len(w)), 1<<62)), size)
 }
 
 // close releases the files the reader opened.
@@ -101,6 +133,7 @@ func (d *directReader) close() {
 	}
 	d.packs, d.opened = nil, false
 	d.bases, d.probes, d.baseBytes = nil, nil, 0
+	d.win = window{}
 }
 
 // inflate returns a zlib reader of r, reusing the reader's inflater.
@@ -150,9 +183,14 @@ func (d *directReader) keepProbe(e packAt, c cachedProbe) {
 }
 
 // read returns the type and content of object id, or errDirect.
+// A long operation (caching) looks in the packs first: most of what it
+// reads is packed, and a failed open of a loose object costs a system call.
 func (d *directReader) read(id plumbing.Hash) (plumbing.ObjectType, []byte, error) {
-	if t, data, err := d.readLoose(id); err == nil {
-		return t, data, nil
+	packedFirst := d.caching()
+	if !packedFirst {
+		if t, data, err := d.readLoose(id); err == nil {
+			return t, data, nil
+		}
 	}
 	d.reads++
 	if !d.opened {
@@ -164,13 +202,13 @@ func (d *directReader) read(id plumbing.Hash) (plumbing.ObjectType, []byte, erro
 			continue
 		}
 		t, data, err := d.readPacked(p, off, 0)
-		if err != nil {
-			return 0, nil, errDirect
-		}
-		if objectID(t, data) != id {
-			return 0, nil, errDirect
+		if err != nil || objectID(t, data) != id {
+			break
 		}
 		return t, data, nil
+	}
+	if packedFirst {
+		return d.readLoose(id)
 	}
 	return 0, nil, errDirect
 }
@@ -230,12 +268,23 @@ func (d *directReader) openPacks() {
 // packed delta is built on must be at most maxBase bytes (reading the
 // delta means holding its base whole), else the error is a *TooLargeError
 // for the base. errDirect: the reader cannot tell (the caller asks git).
+//
+// A long operation (caching) looks in the packs first (see read): an
+// object both loose and packed is then judged by its packed header, which
+// refuses it when a delta base is too large even if the loose copy is not.
 func (d *directReader) probe(id plumbing.Hash, maxBase int64) (plumbing.ObjectType, int64, error) {
-	if t, size, err := d.probeLoose(id); err == nil {
-		return t, size, nil
-	}
 	if !d.opened {
 		d.openPacks()
+	}
+	if d.caching() {
+		for _, p := range d.packs {
+			if off, ok := p.find(id); ok {
+				return d.probePacked(p, off, maxBase, 0)
+			}
+		}
+	}
+	if t, size, err := d.probeLoose(id); err == nil {
+		return t, size, nil
 	}
 	for attempt := 0; attempt < 2; attempt++ {
 		for _, p := range d.packs {
@@ -282,7 +331,7 @@ func (d *directReader) probePacked(p *packIndex, off, maxBase int64, depth int) 
 	if c, ok := d.probes[packAt{p, off}]; ok && (c.maxBase < 0 || c.maxBase == maxBase) {
 		return c.t, c.size, nil
 	}
-	br := bufio.NewReaderSize(io.NewSectionReader(p.pack, off, 1<<62), 64)
+	br := d.entryAt(p, off, 64, depth == 0)
 	kind, size, err := entryHeader(br)
 	if err != nil {
 		return 0, 0, err
@@ -507,7 +556,7 @@ func (d *directReader) readPacked(p *packIndex, off int64, depth int) (plumbing.
 		}
 		return c.t, c.data, nil
 	}
-	br := bufio.NewReaderSize(io.NewSectionReader(p.pack, off, 1<<62), 4096)
+	br := d.entryAt(p, off, 4096, depth == 0)
 	kind, size, err := entryHeader(br)
 	if err != nil {
 		return 0, nil, err
