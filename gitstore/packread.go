@@ -25,9 +25,12 @@ import (
 // several megabytes and most of the command's time. directReader answers
 // single reads instead: loose objects directly, packed ones by a binary
 // search in the .idx file and a read at the pack offset (resolving deltas),
-// touching a few pages of each file. Every object it returns is checked
-// against its id (SHA-1 of header and content), and anything it does not
-// handle with certainty is left to go-git.
+// touching a few pages of each file. A long operation (verify, reindex, a
+// pull) goes on with it, keeping delta bases and headers it probed
+// (bounded caches) instead of go-git's whole indexes and object cache,
+// which grew with the branch. Every object it returns is checked against
+// its id (SHA-1 of header and content), and anything it does not handle
+// with certainty is left to go-git.
 
 // directReadLimit is how many packed objects one Store reads before the
 // direct reader keeps what a long operation (verify, pull, reindex) reads
