@@ -16,7 +16,9 @@
 // provides (View.ChainTree); chain imports nothing of git. On top of it:
 // VerifyStored and VerifyTimeline (`git ctx verify`, called by gitstore's
 // layout walk), VerifyNew (the cache refresh: only the records past the
-// ones already indexed), Records (the Loader of checkpoint files).
+// ones already indexed), Records (the Loader of checkpoint files). Both
+// check a chain's records on GOMAXPROCS workers a bounded batch ahead of
+// Verify's in-order walk (ahead.go), which alone decides the verdict.
 //
 // Where a pull decides what to merge: sync's makePlan walks the fetched
 // changes and refuses what is not a record (paths, device ids, keys,
