@@ -435,7 +435,7 @@ type verifyTree struct {
 	chainTree
 	repo        string
 	checkpoints map[string]plumbing.Hash // blob by hash
-	snapshots   map[string]plumbing.Hash   // blob by id
+	snapshots   map[string]plumbing.Hash // blob by id
 }
 
 func (t *verifyTree) CheckpointFile(repo, hash string) ([]byte, error) {
