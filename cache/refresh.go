@@ -6,9 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime"
 	"strings"
-	gosync "sync"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -422,101 +420,82 @@ func (m *Mirror) indexTimelineTail(w *Writer, v *gitstore.View, tl timelineTail)
 	return nil
 }
 
-// chainJob indexes one device's chain: prepared from the cache (the caller's
-// goroutine), computed in parallel with other devices (reading, parsing and
-// verifying the new records), then applied to the cache (the caller's
-// goroutine again: the cache writer is not shared).
+// chainJob is one device's chain to index: what the cache holds of it
+// already (indexChain does the rest).
 type chainJob struct {
 	repoID, dev  string
 	preverified  map[string]bool
 	count        int // records cached already
 	lastHash     string
 	lastVerified bool
-
-	rows      []Row
-	failure   *chain.Failure // the first record that failed, quarantined
-	malformed string         // the chain could not be read
-	err       error          // fatal for the refresh (e.g. errRewritten)
 }
 
-// runChainJobs computes jobs on up to GOMAXPROCS goroutines and applies each
-// as soon as it is done, so at most that many devices' records are held.
+// errStopped stops a chain's verification when writing a record failed
+// (the write error is what the refresh returns).
+var errStopped = errors.New("indexing stopped")
+
+// runChainJobs indexes the jobs' chains one after the other, each record
+// written as soon as it verified, in chain order: the records of a chain
+// are checked on GOMAXPROCS workers inside chain.VerifyNew (Workers), so
+// no more than its look-ahead is held, however long the chain.
 func (m *Mirror) runChainJobs(ctx context.Context, w *Writer, v *gitstore.View, jobs []*chainJob) error {
-	done := make(chan *chainJob)
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	go func() {
-		var wg gosync.WaitGroup
-		for _, j := range jobs {
-			sem <- struct{}{}
-			wg.Add(1)
-			go func(j *chainJob) {
-				defer wg.Done()
-				defer func() { <-sem }()
-				if ctx.Err() != nil {
-					j.err = ctx.Err()
-				} else {
-					computeChain(v, j)
-				}
-				done <- j
-			}(j)
+	for _, j := range jobs {
+		if err := ctx.Err(); err != nil {
+			return err
 		}
-		wg.Wait()
-		close(done)
-	}()
-	var first error
-	for j := range done {
-		if first != nil {
-			continue // drain: let the other goroutines finish
+		if err := m.indexChain(w, v, j); err != nil {
+			return err
 		}
-		first = m.applyChain(w, j)
 	}
-	return first
+	return nil
 }
 
-// computeChain reads device's chain from the last cached entry on and
-// verifies the new records; the failing record and every later one whose
-// file can still be read are kept as unverified rows.
-func computeChain(v *gitstore.View, j *chainJob) {
+// indexChain reads device's chain from the last cached entry on, verifies
+// the new records and writes each one that verified; the failing record
+// and every later one whose file can still be read are kept as unverified
+// rows, and the failure quarantined.
+func (m *Mirror) indexChain(w *Writer, v *gitstore.View, j *chainJob) error {
 	var pre func(string) bool
 	if p := j.preverified; p != nil {
 		pre = func(h string) bool { return p[h] }
 	}
+	var werr error
 	res, err := chain.VerifyNew(v.ChainTree(), chain.Increment{
 		Repo: j.repoID, Device: j.dev, Have: j.count, LastHash: j.lastHash, Preverified: pre, SessionRoots: v.Layout.SessionRoots(),
 		Verified: func(i int, cp *checkpoint.Checkpoint, rule checkpoint.Rule) error {
-			j.rows = append(j.rows, Row{CP: cp, RepoID: j.repoID, Seq: i, Verified: j.lastVerified, Rule: rule})
+			if werr = m.addRow(w, Row{CP: cp, RepoID: j.repoID, Seq: i, Verified: j.lastVerified, Rule: rule}); werr != nil {
+				return errStopped
+			}
 			return nil
 		},
 	})
-	if err != nil { // *chain.DivergedError: the history was rewritten
-		j.err = fmt.Errorf("%w: %v", errRewritten, err)
-		return
+	switch {
+	case err != nil: // *chain.DivergedError: the history was rewritten
+		return fmt.Errorf("%w: %v", errRewritten, err)
+	case werr != nil:
+		return werr
+	case res.Unreadable != "":
+		return m.quarantine(w, j.repoID, j.dev, "", chain.Malformed, res.Unreadable)
 	}
-	j.malformed, j.failure = res.Unreadable, res.Failure
 	for _, u := range res.After {
-		j.rows = append(j.rows, Row{CP: u.CP, RepoID: j.repoID, Seq: u.Seq, Verified: false, Rule: u.Rule})
-	}
-}
-
-// applyChain writes a computed job into the
-func (m *Mirror) applyChain(w *Writer, j *chainJob) error {
-	if j.err != nil {
-		return j.err
-	}
-	if j.malformed != "" {
-		return m.quarantine(w, j.repoID, j.dev, "", chain.Malformed, j.malformed)
-	}
-	for _, r := range j.rows {
-		if err := w.AddCheckpoint(r); err != nil {
+		if err := m.addRow(w, Row{CP: u.CP, RepoID: j.repoID, Seq: u.Seq, Verified: false, Rule: u.Rule}); err != nil {
 			return err
 		}
-		m.indexed++
-		if m.Progress != nil && m.indexed%500 == 0 {
-			m.Progress(m.indexed)
-		}
 	}
-	if j.failure != nil {
-		return m.quarantine(w, j.repoID, j.dev, j.failure.Hash, j.failure.Reason, j.failure.Detail)
+	if f := res.Failure; f != nil {
+		return m.quarantine(w, j.repoID, j.dev, f.Hash, f.Reason, f.Detail)
+	}
+	return nil
+}
+
+// addRow writes one record's row and counts it for Progress.
+func (m *Mirror) addRow(w *Writer, r Row) error {
+	if err := w.AddCheckpoint(r); err != nil {
+		return err
+	}
+	m.indexed++
+	if m.Progress != nil && m.indexed%500 == 0 {
+		m.Progress(m.indexed)
 	}
 	return nil
 }

@@ -16,7 +16,9 @@
 // provides (View.ChainTree); chain imports nothing of git. On top of it:
 // VerifyStored and VerifyTimeline (`git ctx verify`, called by gitstore's
 // layout walk), VerifyNew (the cache refresh: only the records past the
-// ones already indexed), Records (the Loader of checkpoint files).
+// ones already indexed), Records (the Loader of checkpoint files). Both
+// check a chain's records on GOMAXPROCS workers a bounded batch ahead of
+// Verify's in-order walk (ahead.go), which alone decides the verdict.
 //
 // Where a pull decides what to merge: sync's makePlan walks the fetched
 // changes and refuses what is not a record (paths, device ids, keys,
@@ -125,6 +127,11 @@ type Input struct {
 	// when an entry's linkage needs their sessions.
 	Prior     []checkpoint.ChainEntry
 	PriorLoad Loader
+	// Workers, when more than 1, is how many records are loaded, parsed
+	// and checked against their entries and the key at once, ahead of the
+	// in-order walk (ahead.go); Load and Preverified must then be safe for
+	// concurrent use. The verdict is the same as with one.
+	Workers int
 }
 
 // Verify checks every entry in order and stops at the first failure: linkage,
@@ -154,6 +161,8 @@ func Verify(in Input) Result {
 		links = newSessionLinks(in)
 	}
 	seen := make(map[string]bool, len(in.Entries))
+	look := newAhead(&in)
+	defer look.close()
 	for i, e := range in.Entries {
 		if links == nil && e.Parent != prev {
 			return fail(i, e.Hash, BrokenChain, "parent %s, want %s", short(e.Parent), short(prev))
@@ -162,9 +171,10 @@ func Verify(in Input) Result {
 			return fail(i, e.Hash, Duplicate, "hash appears twice in the chain")
 		}
 		seen[e.Hash] = true
-		cp, rule, r, detail := in.record(e)
-		if r != "" {
-			return fail(i, e.Hash, r, "%s", detail)
+		c := look.get(i)
+		cp, rule := c.cp, c.rule
+		if c.reason != "" {
+			return fail(i, e.Hash, c.reason, "%s", c.detail)
 		}
 		if r, detail := links.link(e, cp.SessionID); r != "" {
 			return fail(i, e.Hash, r, "%s", detail)

@@ -4,6 +4,7 @@ import (
 	"crypto/ed25519"
 	"errors"
 	"fmt"
+	"runtime"
 
 	"github.com/git-ctx/git-ctx/formats/checkpoint"
 	"github.com/git-ctx/git-ctx/formats/snapshot"
@@ -83,6 +84,8 @@ type Stored struct {
 	// SessionRoots: the chain is in the ghyll-v1 layout, whose linkage
 	// rule allows a root per session (Input.SessionRoots).
 	SessionRoots bool
+	// Workers: Input.Workers (0: GOMAXPROCS).
+	Workers int
 }
 
 // StoredResult is VerifyStored's verdict on one chain.
@@ -94,7 +97,9 @@ type StoredResult struct {
 
 // VerifyStored reads one device's chain from t and verifies it from the
 // genesis (`git ctx verify`): ReadChain, then WrongRepo when the directory
-// is Foreign, then Verify with the repository binding checked.
+// is Foreign, then Verify with the repository binding checked, its records
+// checked on GOMAXPROCS workers (Input.Workers: t and s.Load must be safe
+// for concurrent use).
 func VerifyStored(t Tree, s Stored) (StoredResult, error) {
 	list, fail, err := ReadChain(t, s.Repo, s.Device)
 	if err != nil {
@@ -113,8 +118,17 @@ func VerifyStored(t Tree, s Stored) (StoredResult, error) {
 	if load == nil {
 		load = Records(t, s.Repo)
 	}
-	out.Result = Verify(Input{Device: s.Device, Repo: s.Repo, Key: s.Key, Entries: list, Load: load, SessionRoots: s.SessionRoots})
+	out.Result = Verify(Input{Device: s.Device, Repo: s.Repo, Key: s.Key, Entries: list, Load: load, SessionRoots: s.SessionRoots,
+		Workers: workers(s.Workers)})
 	return out, nil
+}
+
+// workers is n, or GOMAXPROCS when n is 0.
+func workers(n int) int {
+	if n == 0 {
+		return runtime.GOMAXPROCS(0)
+	}
+	return n
 }
 
 // Increment asks VerifyNew for the records of one device's chain past the
@@ -132,6 +146,8 @@ type Increment struct {
 	// SessionRoots: the chain is in the ghyll-v1 layout (Input.SessionRoots);
 	// the whole chain is read, the first Have entries as Input.Prior.
 	SessionRoots bool
+	// Workers: Input.Workers (0: GOMAXPROCS).
+	Workers int
 }
 
 // Unverified is a record after a chain's first failure whose file still
@@ -174,7 +190,9 @@ func (e *DivergedError) Error() string {
 // VerifyNew reads device's chain in t from entry Have-1 on (only the
 // segments holding it) and verifies the records past the first Have,
 // continuing LastHash, under the device's key on the branch, with the
-// repository binding checked. err is a *DivergedError when the chain no
+// repository binding checked, on GOMAXPROCS workers (Input.Workers: t and
+// in.Preverified must be safe for concurrent use; in.Verified is called
+// in chain order from one goroutine). err is a *DivergedError when the chain no
 // longer holds LastHash at position Have.
 func VerifyNew(t Tree, in Increment) (IncrementResult, error) {
 	var out IncrementResult
@@ -187,7 +205,8 @@ func VerifyNew(t Tree, in Increment) (IncrementResult, error) {
 		out.Unreadable = err.Error()
 		return out, nil
 	}
-	vin := Input{Device: in.Device, Repo: in.Repo, Load: Records(t, in.Repo), Preverified: in.Preverified, SessionRoots: in.SessionRoots}
+	vin := Input{Device: in.Device, Repo: in.Repo, Load: Records(t, in.Repo), Preverified: in.Preverified, SessionRoots: in.SessionRoots,
+		Workers: workers(in.Workers)}
 	if in.Have > 0 {
 		// entries[known-1] is the entry at position Have-1.
 		known := in.Have - from

@@ -79,6 +79,12 @@ func (s *Store) readBlob(h plumbing.Hash, limit int64) ([]byte, error) {
 	if size > limit {
 		return nil, &TooLargeError{Blob: h, Size: size, Limit: limit}
 	}
+	s.mu.Lock()
+	t, data, err := s.direct.read(h)
+	s.mu.Unlock()
+	if err == nil && t == plumbing.BlobObject && int64(len(data)) <= limit {
+		return data, nil // the direct reader's own copy, checked against h
+	}
 	obj, err := s.object(plumbing.BlobObject, h)
 	if err != nil {
 		return nil, fault.Default(fault.Failed, fmt.Errorf("read blob %s: %w", h, err))

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -24,15 +25,46 @@ import (
 // several megabytes and most of the command's time. directReader answers
 // single reads instead: loose objects directly, packed ones by a binary
 // search in the .idx file and a read at the pack offset (resolving deltas),
-// touching a few pages of each file. Every object it returns is checked
-// against its id (SHA-1 of header and content), and anything it does not
-// handle with certainty is left to go-git.
+// touching a few pages of each file. A long operation (verify, reindex, a
+// pull) goes on with it, keeping delta bases and headers it probed
+// (bounded caches) instead of go-git's whole indexes and object cache,
+// which grew with the branch. Every object it returns is checked against
+// its id (SHA-1 of header and content), and anything it does not handle
+// with certainty is left to go-git.
 
-// directReadLimit is how many packed objects one Store reads directly
-// before it lets go-git load its indexes: past that, a long operation
-// (verify, pull, reindex) is better served by go-git's in-memory index and
-// delta cache.
+// directReadLimit is how many packed objects one Store reads before the
+// direct reader keeps what a long operation (verify, pull, reindex) reads
+// again and again: the objects deltas are built on (inflating a delta
+// chain once, not once per object built on it) and the headers the size
+// probes walk. Both caches are bounded (baseCacheBytes, probeCacheEntries)
+// and emptied when full.
 const directReadLimit = 256
+
+// baseCacheBytes bounds the delta bases kept; probeCacheEntries the
+// headers.
+const (
+	baseCacheBytes    = 8 << 20
+	probeCacheEntries = 1 << 16
+)
+
+// packAt is a pack entry: the pack and the entry's offset.
+type packAt struct {
+	p   *packIndex
+	off int64
+}
+
+type cachedBase struct {
+	t    plumbing.ObjectType
+	data []byte // shared: never modified
+}
+
+// cachedProbe is a probed header; a delta's also depends on the bound
+// its bases were checked against (maxBase; -1 for an object stored whole).
+type cachedProbe struct {
+	t       plumbing.ObjectType
+	size    int64
+	maxBase int64
+}
 
 // errDirect means the direct reader cannot answer; the caller asks go-git.
 var errDirect = errors.New("direct object read not possible")
@@ -45,6 +77,9 @@ type packIndex struct {
 	idx, pack *os.File
 	count     uint32
 	fanout    [256]uint32
+	// mapped is the .idx file mapped read-only (nil: read with ReadAt).
+	// Only the pages a lookup touches are read.
+	mapped []byte
 }
 
 type directReader struct {
@@ -52,26 +87,113 @@ type directReader struct {
 	packs   []*packIndex
 	opened  bool
 	reads   int // packed objects read so far
+	// Past directReadLimit reads: delta bases and probed headers kept.
+	bases     map[packAt]cachedBase
+	baseBytes int
+	probes    map[packAt]cachedProbe
+	// zr is one inflater reset for every entry (zlib.Resetter).
+	zr io.ReadCloser
+	// win: the first bytes of the last object asked for by id, read once
+	// for its probe and its read (entryAt).
+	win window
+}
+
+// window is the first bytes of the pack entry at off in p.
+type window struct {
+	p    *packIndex
+	off  int64
+	data []byte
+}
+
+// windowSize is how much of an entry one read takes: a checkpoint file's
+// whole entry, compressed.
+const windowSize = 4096
+
+// entryAt returns a reader of p's pack from off on. With keep (an object
+// asked for by id, not a delta base), its first windowSize bytes are read
+// once and kept for the next entryAt of the same entry: a blob is probed,
+// then read. Each window is its own buffer (readers of an earlier one
+// stay valid).
+func (d *directReader) entryAt(p *packIndex, off int64, size int, keep bool) *bufio.Reader {
+	if !keep && (d.win.p != p || d.win.off != off) {
+		return bufio.NewReaderSize(io.NewSectionReader(p.pack, off, 1<<62), size)
+	}
+	if d.win.p != p || d.win.off != off {
+		b := make([]byte, windowSize)
+		n, _ := p.pack.ReadAt(b, off) // a short read at the pack's end is fine
+		d.win = window{p: p, off: off, data: b[:n]}
+	}
+	w := d.win.data
+	return bufio.NewReaderSize(io.MultiReader(bytes.NewReader(w), io.NewSectionReader(p.pack, off+int64(len(w)), 1<<62)), size)
 }
 
 // close releases the files the reader opened.
 func (d *directReader) close() {
 	for _, p := range d.packs {
+		p.unmap()
 		p.idx.Close()
 		p.pack.Close()
 	}
 	d.packs, d.opened = nil, false
+	d.bases, d.probes, d.baseBytes = nil, nil, 0
+	d.win = window{}
+}
+
+// inflate returns a zlib reader of r, reusing the reader's inflater.
+func (d *directReader) inflate(r io.Reader) (io.Reader, error) {
+	if d.zr != nil {
+		if err := d.zr.(zlib.Resetter).Reset(r, nil); err != nil {
+			return nil, err
+		}
+		return d.zr, nil
+	}
+	zr, err := zlib.NewReader(r)
+	if err != nil {
+		return nil, err
+	}
+	d.zr = zr
+	return zr, nil
+}
+
+// caching reports whether this is a long operation, whose bases and
+// headers are kept.
+func (d *directReader) caching() bool { return d.reads >= directReadLimit }
+
+// keepBase keeps the object at e, a delta's base.
+func (d *directReader) keepBase(e packAt, t plumbing.ObjectType, data []byte) {
+	if !d.caching() || len(data) > baseCacheBytes/8 {
+		return
+	}
+	if _, ok := d.bases[e]; ok {
+		return
+	}
+	if d.bases == nil || d.baseBytes+len(data) > baseCacheBytes {
+		d.bases, d.baseBytes = map[packAt]cachedBase{}, 0
+	}
+	d.bases[e] = cachedBase{t: t, data: data}
+	d.baseBytes += len(data)
+}
+
+// keepProbe keeps the header probed at e.
+func (d *directReader) keepProbe(e packAt, c cachedProbe) {
+	if !d.caching() {
+		return
+	}
+	if d.probes == nil || len(d.probes) >= probeCacheEntries {
+		d.probes = map[packAt]cachedProbe{}
+	}
+	d.probes[e] = c
 }
 
 // read returns the type and content of object id, or errDirect.
+// A long operation (caching) looks in the packs first: most of what it
+// reads is packed, and a failed open of a loose object costs a system call.
 func (d *directReader) read(id plumbing.Hash) (plumbing.ObjectType, []byte, error) {
-	if t, data, err := d.readLoose(id); err == nil {
-		return t, data, nil
-	}
-	if d.reads >= directReadLimit {
-		// go-git takes over the reads; the indexes stay open for size
-		// probes (probe), which touch a few pages of them.
-		return 0, nil, errDirect
+	packedFirst := d.caching()
+	if !packedFirst {
+		if t, data, err := d.readLoose(id); err == nil {
+			return t, data, nil
+		}
 	}
 	d.reads++
 	if !d.opened {
@@ -83,13 +205,13 @@ func (d *directReader) read(id plumbing.Hash) (plumbing.ObjectType, []byte, erro
 			continue
 		}
 		t, data, err := d.readPacked(p, off, 0)
-		if err != nil {
-			return 0, nil, errDirect
-		}
-		if objectID(t, data) != id {
-			return 0, nil, errDirect
+		if err != nil || objectID(t, data) != id {
+			break
 		}
 		return t, data, nil
+	}
+	if packedFirst {
+		return d.readLoose(id)
 	}
 	return 0, nil, errDirect
 }
@@ -149,12 +271,23 @@ func (d *directReader) openPacks() {
 // packed delta is built on must be at most maxBase bytes (reading the
 // delta means holding its base whole), else the error is a *TooLargeError
 // for the base. errDirect: the reader cannot tell (the caller asks git).
+//
+// A long operation (caching) looks in the packs first (see read): an
+// object both loose and packed is then judged by its packed header, which
+// refuses it when a delta base is too large even if the loose copy is not.
 func (d *directReader) probe(id plumbing.Hash, maxBase int64) (plumbing.ObjectType, int64, error) {
-	if t, size, err := d.probeLoose(id); err == nil {
-		return t, size, nil
-	}
 	if !d.opened {
 		d.openPacks()
+	}
+	if d.caching() {
+		for _, p := range d.packs {
+			if off, ok := p.find(id); ok {
+				return d.probePacked(p, off, maxBase, 0)
+			}
+		}
+	}
+	if t, size, err := d.probeLoose(id); err == nil {
+		return t, size, nil
 	}
 	for attempt := 0; attempt < 2; attempt++ {
 		for _, p := range d.packs {
@@ -198,7 +331,10 @@ func (d *directReader) probePacked(p *packIndex, off, maxBase int64, depth int) 
 	if depth > 64 || off < 12 {
 		return 0, 0, errDirect
 	}
-	br := bufio.NewReaderSize(io.NewSectionReader(p.pack, off, 1<<62), 64)
+	if c, ok := d.probes[packAt{p, off}]; ok && (c.maxBase < 0 || c.maxBase == maxBase) {
+		return c.t, c.size, nil
+	}
+	br := d.entryAt(p, off, 64, depth == 0)
 	kind, size, err := entryHeader(br)
 	if err != nil {
 		return 0, 0, err
@@ -206,6 +342,7 @@ func (d *directReader) probePacked(p *packIndex, off, maxBase int64, depth int) 
 	var baseOff int64
 	switch kind {
 	case 1, 2, 3, 4:
+		d.keepProbe(packAt{p, off}, cachedProbe{plumbing.ObjectType(kind), int64(size), -1})
 		return plumbing.ObjectType(kind), int64(size), nil
 	case packOfsDelta:
 		rel, err := ofsDeltaDistance(br)
@@ -227,11 +364,10 @@ func (d *directReader) probePacked(p *packIndex, off, maxBase int64, depth int) 
 		return 0, 0, errDirect
 	}
 	// The delta's own first bytes: the base's size and the result's.
-	zr, err := zlib.NewReader(br)
+	zr, err := d.inflate(br)
 	if err != nil {
 		return 0, 0, errDirect
 	}
-	defer zr.Close()
 	var head [20]byte
 	n, _ := io.ReadFull(zr, head[:])
 	_, used, ok := uvarint(head[:n])
@@ -249,6 +385,7 @@ func (d *directReader) probePacked(p *packIndex, off, maxBase int64, depth int) 
 	if baseSize > maxBase {
 		return 0, 0, &TooLargeError{Size: baseSize, Limit: maxBase, Base: true}
 	}
+	d.keepProbe(packAt{p, off}, cachedProbe{baseType, int64(dst), maxBase})
 	return baseType, int64(dst), nil
 }
 
@@ -318,7 +455,41 @@ func openPackIndex(idxName string) (*packIndex, error) {
 		p.fanout[i] = binary.BigEndian.Uint32(head[8+4*i:])
 	}
 	p.count = p.fanout[255]
+	p.mapIndex()
 	return p, nil
+}
+
+// mapIndex maps the .idx file when it holds its whole name and offset
+// tables (else lookups read it with ReadAt, which fail on a short file).
+func (p *packIndex) mapIndex() {
+	st, err := p.idx.Stat()
+	if err != nil || st.Size() < int64(8+1024)+int64(p.count)*24 || st.Size() > 1<<40 {
+		return
+	}
+	m, err := syscall.Mmap(int(p.idx.Fd()), 0, int(st.Size()), syscall.PROT_READ, syscall.MAP_SHARED)
+	if err == nil {
+		p.mapped = m
+	}
+}
+
+func (p *packIndex) unmap() {
+	if p.mapped != nil {
+		_ = syscall.Munmap(p.mapped)
+		p.mapped = nil
+	}
+}
+
+// readIndex reads len(b) bytes of the .idx file at off.
+func (p *packIndex) readIndex(b []byte, off int64) error {
+	if p.mapped == nil {
+		_, err := p.idx.ReadAt(b, off)
+		return err
+	}
+	if off < 0 || off+int64(len(b)) > int64(len(p.mapped)) {
+		return io.ErrUnexpectedEOF
+	}
+	copy(b, p.mapped[off:])
+	return nil
 }
 
 // find returns the pack offset of id by binary search in the index file.
@@ -332,7 +503,7 @@ func (p *packIndex) find(id plumbing.Hash) (int64, bool) {
 	var name [20]byte
 	for lo < hi {
 		mid := lo + (hi-lo)/2
-		if _, err := p.idx.ReadAt(name[:], names+int64(mid)*20); err != nil {
+		if err := p.readIndex(name[:], names+int64(mid)*20); err != nil {
 			return 0, false
 		}
 		switch c := bytes.Compare(name[:], id[:]); {
@@ -353,7 +524,7 @@ func (p *packIndex) offset(i uint32) (int64, bool) {
 	n := int64(p.count)
 	small := int64(8+1024) + n*20 + n*4
 	var b [8]byte
-	if _, err := p.idx.ReadAt(b[:4], small+int64(i)*4); err != nil {
+	if err := p.readIndex(b[:4], small+int64(i)*4); err != nil {
 		return 0, false
 	}
 	v := binary.BigEndian.Uint32(b[:4])
@@ -361,7 +532,7 @@ func (p *packIndex) offset(i uint32) (int64, bool) {
 		return int64(v), true
 	}
 	large := small + n*4 + int64(v&0x7fffffff)*8
-	if _, err := p.idx.ReadAt(b[:], large); err != nil {
+	if err := p.readIndex(b[:], large); err != nil {
 		return 0, false
 	}
 	off := binary.BigEndian.Uint64(b[:])
@@ -382,7 +553,13 @@ func (d *directReader) readPacked(p *packIndex, off int64, depth int) (plumbing.
 	if depth > 64 || off < 12 {
 		return 0, nil, errDirect
 	}
-	br := bufio.NewReaderSize(io.NewSectionReader(p.pack, off, 1<<62), 4096)
+	if c, ok := d.bases[packAt{p, off}]; ok {
+		if depth == 0 {
+			return c.t, bytes.Clone(c.data), nil
+		}
+		return c.t, c.data, nil
+	}
+	br := d.entryAt(p, off, 4096, depth == 0)
 	kind, size, err := entryHeader(br)
 	if err != nil {
 		return 0, nil, err
@@ -402,6 +579,7 @@ func (d *directReader) readPacked(p *packIndex, off int64, depth int) (plumbing.
 		if baseType, base, err = d.readPacked(p, off-rel, depth+1); err != nil {
 			return 0, nil, err
 		}
+		d.keepBase(packAt{p, off - rel}, baseType, base)
 	case packRefDelta:
 		var baseID plumbing.Hash
 		if _, err := io.ReadFull(br, baseID[:]); err != nil {
@@ -414,10 +592,11 @@ func (d *directReader) readPacked(p *packIndex, off int64, depth int) (plumbing.
 		if baseType, base, err = d.readPacked(p, boff, depth+1); err != nil {
 			return 0, nil, err
 		}
+		d.keepBase(packAt{p, boff}, baseType, base)
 	default:
 		return 0, nil, errDirect
 	}
-	zr, err := zlib.NewReader(br)
+	zr, err := d.inflate(br)
 	if err != nil {
 		return 0, nil, errDirect
 	}

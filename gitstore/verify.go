@@ -261,16 +261,15 @@ func (v *View) verifyRepo(repoID string, ours bool, keys map[string]ed25519.Publ
 			return err
 		}
 	}
-	files, bad, err := v.WalkCheckpoints(repoID)
+	// Files by hash, their paths not kept (the layout's path for the
+	// hash, as walkCheckpoints checked): a few dozen bytes a record.
+	t.checkpoints = map[string]plumbing.Hash{}
+	bad, err := v.walkCheckpoints(repoID, func(_, hash string, blob plumbing.Hash) { t.checkpoints[hash] = blob })
 	if err != nil {
 		return err
 	}
 	for _, b := range bad {
 		problem(b, "not a checkpoint file name of the %s layout", v.Layout)
-	}
-	t.checkpoints = make(map[string]CheckpointEntry, len(files))
-	for _, f := range files {
-		t.checkpoints[f.Hash] = f
 	}
 	devices, err := v.chainDirDevices(repoID, problem)
 	if err != nil {
@@ -280,10 +279,15 @@ func (v *View) verifyRepo(repoID string, ours bool, keys map[string]ed25519.Publ
 	if err != nil {
 		return err
 	}
-	for _, f := range files {
-		if !chained[f.Hash] {
-			problem(f.Path, "checkpoint file not named by any chain")
+	var orphans []string
+	for hash := range t.checkpoints {
+		if !chained[hash] {
+			orphans = append(orphans, v.Layout.CheckpointPath(repoID, hash))
 		}
+	}
+	sort.Strings(orphans) // in tree order, as the walk found them
+	for _, p := range orphans {
+		problem(p, "checkpoint file not named by any chain")
 	}
 	return nil
 }
@@ -430,16 +434,16 @@ func (t chainTree) SnapshotFile(repo, id string) ([]byte, error) {
 type verifyTree struct {
 	chainTree
 	repo        string
-	checkpoints map[string]CheckpointEntry // by hash
-	snapshots   map[string]plumbing.Hash   // blob by id
+	checkpoints map[string]plumbing.Hash // blob by hash
+	snapshots   map[string]plumbing.Hash // blob by id
 }
 
 func (t *verifyTree) CheckpointFile(repo, hash string) ([]byte, error) {
-	f, ok := t.checkpoints[hash]
+	blob, ok := t.checkpoints[hash]
 	if repo != t.repo || !ok {
 		return nil, chain.ErrMissing
 	}
-	b, err := t.v.readPath(f.Path, f.Blob, checkpoint.MaxFileSize)
+	b, err := t.v.readPath(t.v.Layout.CheckpointPath(repo, hash), blob, checkpoint.MaxFileSize)
 	if errors.Is(err, ErrTooLarge) {
 		return nil, fmt.Errorf("%w: %w", chain.ErrTooLarge, err)
 	}

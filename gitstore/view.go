@@ -309,6 +309,16 @@ type CheckpointEntry struct {
 // WalkCheckpoints lists the checkpoint files of repoID. Entries whose path is
 // not what the layout prescribes for their name go to bad.
 func (v *View) WalkCheckpoints(repoID string) (good []CheckpointEntry, bad []string, err error) {
+	bad, err = v.walkCheckpoints(repoID, func(full, hash string, blob plumbing.Hash) {
+		good = append(good, CheckpointEntry{Path: full, Hash: hash, Blob: blob})
+	})
+	return good, bad, err
+}
+
+// walkCheckpoints calls found for every checkpoint file of repoID at the
+// path the layout prescribes for its name (full: that path) and returns
+// the others' paths.
+func (v *View) walkCheckpoints(repoID string, found func(full, hash string, blob plumbing.Hash)) (bad []string, err error) {
 	leafDepth := 0
 	if v.Layout == LayoutCtxV1 {
 		leafDepth = 1
@@ -327,10 +337,10 @@ func (v *View) WalkCheckpoints(repoID string) (good []CheckpointEntry, bad []str
 			bad = append(bad, full)
 			return false
 		}
-		good = append(good, CheckpointEntry{Path: full, Hash: hash, Blob: e.Hash})
+		found(full, hash, e.Hash)
 		return false
 	})
-	return good, bad, err
+	return bad, err
 }
 
 // walk calls visit for every entry of the directory at dir, in tree order,
