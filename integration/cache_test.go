@@ -48,6 +48,9 @@ func TestCacheTwoProcesses30s(t *testing.T) {
 	mustCtx(t, repo, env, "log") // the cache exists before the race starts
 
 	deadline := time.Now().Add(runFor)
+	// Each side runs to the deadline and at least minRounds times: a slow
+	// machine changes how long the test takes, not what it checks.
+	const minRounds = 10
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var failures []string
@@ -62,7 +65,7 @@ func TestCacheTwoProcesses30s(t *testing.T) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		for i := 0; time.Now().Before(deadline); i++ {
+		for i := 0; i < minRounds || time.Now().Before(deadline); i++ {
 			r := execute(t, repo, env, nil, "git", "ctx", "checkpoint", "-m", fmt.Sprintf("steady append %d", i),
 				"--file", fmt.Sprintf("f%d.go", i%5), "--emb-file", emb)
 			if r.code != 0 || r.stderr != "" {
@@ -76,7 +79,7 @@ func TestCacheTwoProcesses30s(t *testing.T) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		for i := 0; time.Now().Before(deadline); i++ {
+		for i := 0; i < minRounds || time.Now().Before(deadline); i++ {
 			argvs := [][]string{
 				{"log", "-n", "5", "--json"},
 				{"search", "steady", "--json", "-n", "3"},
@@ -115,9 +118,6 @@ func TestCacheTwoProcesses30s(t *testing.T) {
 		t.FailNow()
 	}
 	t.Logf("%d checkpoints appended, %d read rounds", appended, reads)
-	if appended < 10 || reads < 10 {
-		t.Fatalf("too little happened: %d appends, %d read rounds", appended, reads)
-	}
 	if n := cacheWantLogEqualsBranch(t, repo, env, nil); n != appended {
 		t.Fatalf("branch holds %d checkpoints, %d were appended", n, appended)
 	}
