@@ -37,8 +37,53 @@ var ErrManaged = fault.Sentinel(fault.Refused, "hooks are managed by a hook mana
 // ErrModified: a git-ctx stub was edited by hand; it is left alone.
 var ErrModified = fault.Sentinel(fault.Conflict, "hook stub was modified")
 
-// Stub returns the exact bytes of git-ctx's stub for hook.
+// Stub returns the exact bytes of git-ctx's stub for hook (form v2). It
+// costs one git call: it appends HEAD to the hook spool
+// (<git-common-dir>/ctx/spool/queue) and starts `git-ctx hook drain`
+// detached, so the commit does not wait for the checkpoint. With
+// $GIT_CTX_HOOK_SYNC set it runs `git-ctx hook <hook>` and waits, as v1 did.
 func Stub(hook string) []byte {
+	return []byte(`#!/bin/sh
+# Installed by 'git ctx hooks install'; 'git ctx hooks uninstall' removes it
+# and restores any hook that was here before.
+` + Marker + ` ` + hook + ` v2
+status=0
+prev="${0%/*}/` + hook + BackupSuffix + `"
+if [ -x "$prev" ]; then
+	"$prev" "$@" || status=$?
+fi
+if ! command -v git-ctx >/dev/null 2>&1; then
+	echo "git-ctx: the ` + hook + ` hook needs git-ctx on PATH: install it (./install.sh), or run 'git ctx hooks uninstall'" >&2
+	exit $status
+fi
+if [ -n "$GIT_CTX_HOOK_SYNC" ]; then
+	git-ctx hook ` + hook + ` "$@" </dev/null || true
+	exit $status
+fi
+{ read -r d; read -r c; read -r b; } <<EOF
+$(git rev-parse --git-common-dir HEAD --symbolic-full-name HEAD 2>/dev/null)
+EOF
+case "$c" in
+[0-9a-f]*)
+	s="$d/ctx/spool"
+	[ -d "$s" ] || mkdir -p "$s" || exit $status
+	t="${CLAUDECODE:+claude-code,}${CODEX_SANDBOX:+codex,}${CODEX_SANDBOX_NETWORK_DISABLED:+codex,}${GIT_CTX_TOOLS}"
+	printf '\n%s %s %s %s\n' ` + hook + ` "$c" "$b" "$t" >>"$s/queue" || exit $status
+	if [ -f "$s/failed" ]; then
+		read -r w <"$s/failed"
+		echo "git-ctx: warning: ` + hook + ` hook: commits are waiting to be recorded: $w" >&2
+	fi
+	(git-ctx hook drain </dev/null >/dev/null 2>&1 &)
+	;;
+esac
+exit $status
+`)
+}
+
+// stubV1 is the stub git-ctx installed before the hook spool: it runs
+// `git-ctx hook <hook>` (which spools too now); hooks status reports it as
+// an old form and `hooks install` rewrites it.
+func stubV1(hook string) []byte {
 	return []byte(`#!/bin/sh
 # Installed by 'git ctx hooks install'; 'git ctx hooks uninstall' removes it
 # and restores any hook that was here before.
@@ -154,7 +199,10 @@ type HookState struct {
 	Via       string // stub, config, husky, lefthook
 	Modified  bool   // a stub with our marker but other bytes
 	Chained   bool   // a foreign hook runs first
-	Foreign   bool   // a hook that is not ours is in the way
+	// OldForm: git-ctx's stub from before the hook spool (v1), which starts
+	// git-ctx on every commit; `hooks install` rewrites it.
+	OldForm bool
+	Foreign bool // a hook that is not ours is in the way
 	// Shared: the hooks directory is shared by every repository
 	// (core.hooksPath in the global or system git config).
 	Shared bool
@@ -292,7 +340,7 @@ func refuseLocation(loc hooksLocation, hook, path string, installed bool, opt Op
 // hook is moved to <hook>.pre-git-ctx, unless that name is taken.
 func setAside(path string, cur []byte, opt Options) error {
 	if bytes.Contains(cur, []byte(Marker)) {
-		if !opt.Force {
+		if !opt.Force && !bytes.Equal(cur, stubV1(filepath.Base(path))) {
 			return fmt.Errorf("%w: %s was edited after git-ctx installed it; pass --force to replace it", ErrModified, path)
 		}
 		return nil
@@ -330,7 +378,7 @@ func UninstallGitHook(ctx context.Context, r *gitrepo.Repo, hook string, opt Opt
 	}
 	path := filepath.Join(loc.dir, hook)
 	cur, err := os.ReadFile(path)
-	ours := err == nil && (bytes.Equal(cur, Stub(hook)) || opt.Force && bytes.Contains(cur, []byte(Marker)))
+	ours := err == nil && (bytes.Equal(cur, Stub(hook)) || bytes.Equal(cur, stubV1(hook)) || opt.Force && bytes.Contains(cur, []byte(Marker)))
 	if ours && loc.shared {
 		users := gitHooksUsers(loc.dir, hook)
 		was, left, uerr := users.remove(repoKey(r))
@@ -397,6 +445,8 @@ func GitHookState(ctx context.Context, r *gitrepo.Repo, hook string) (HookState,
 		switch {
 		case bytes.Equal(cur, Stub(hook)):
 			st.Installed, st.Via = true, "stub"
+		case bytes.Equal(cur, stubV1(hook)):
+			st.Installed, st.Via, st.OldForm = true, "stub", true
 		case bytes.Contains(cur, []byte(Marker)):
 			st.Installed, st.Via, st.Modified = true, "stub", true
 		default:
