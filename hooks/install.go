@@ -37,12 +37,18 @@ var ErrManaged = fault.Sentinel(fault.Refused, "hooks are managed by a hook mana
 // ErrModified: a git-ctx stub was edited by hand; it is left alone.
 var ErrModified = fault.Sentinel(fault.Conflict, "hook stub was modified")
 
-// Stub returns the exact bytes of git-ctx's stub for hook (form v2). It
-// costs one git call: it appends HEAD to the hook spool
+// Stub returns the exact bytes of git-ctx's stub for hook. The post-commit
+// stub (form v2) costs one git call: it appends HEAD to the hook spool
 // (<git-common-dir>/ctx/spool/queue) and starts `git-ctx hook drain`
-// detached, so the commit does not wait for the checkpoint. With
-// $GIT_CTX_HOOK_SYNC set it runs `git-ctx hook <hook>` and waits, as v1 did.
+// detached, so the commit does not wait for the checkpoint; with
+// $GIT_CTX_HOOK_SYNC set it runs `git-ctx hook post-commit` and waits. The
+// post-merge and pre-push stubs run `git-ctx hook <hook>` (v1): merges are
+// rare, a fast-forward records nothing, and pre-push must finish before
+// the push does.
 func Stub(hook string) []byte {
+	if hook != PostCommit {
+		return stubV1(hook)
+	}
 	return []byte(`#!/bin/sh
 # Installed by 'git ctx hooks install'; 'git ctx hooks uninstall' removes it
 # and restores any hook that was here before.
@@ -68,7 +74,7 @@ case "$c" in
 	s="$d/ctx/spool"
 	[ -d "$s" ] || mkdir -p "$s" || exit $status
 	t="${CLAUDECODE:+claude-code,}${CODEX_SANDBOX:+codex,}${CODEX_SANDBOX_NETWORK_DISABLED:+codex,}${GIT_CTX_TOOLS}"
-	printf '\n%s %s %s %s\n' ` + hook + ` "$c" "$b" "$t" >>"$s/queue" || exit $status
+	printf '\n%s %s %s\t%s\t%s\t%s\n' ` + hook + ` "$c" "$b" "$t" "$GIT_CTX_SESSION" "$GIT_CTX_MODEL" >>"$s/queue" || exit $status
 	if [ -f "$s/failed" ]; then
 		read -r w <"$s/failed"
 		echo "git-ctx: warning: ` + hook + ` hook: commits are waiting to be recorded: $w" >&2
@@ -80,9 +86,10 @@ exit $status
 `)
 }
 
-// stubV1 is the stub git-ctx installed before the hook spool: it runs
-// `git-ctx hook <hook>` (which spools too now); hooks status reports it as
-// an old form and `hooks install` rewrites it.
+// stubV1 is the stub that runs `git-ctx hook <hook>`: the post-merge and
+// pre-push stubs, and the post-commit stub from before the hook spool
+// (which spools too now, but starts git-ctx on every commit: hooks status
+// reports it as an old form and `hooks install` rewrites it).
 func stubV1(hook string) []byte {
 	return []byte(`#!/bin/sh
 # Installed by 'git ctx hooks install'; 'git ctx hooks uninstall' removes it
@@ -445,7 +452,7 @@ func GitHookState(ctx context.Context, r *gitrepo.Repo, hook string) (HookState,
 		switch {
 		case bytes.Equal(cur, Stub(hook)):
 			st.Installed, st.Via = true, "stub"
-		case bytes.Equal(cur, stubV1(hook)):
+		case hook == PostCommit && bytes.Equal(cur, stubV1(hook)):
 			st.Installed, st.Via, st.OldForm = true, "stub", true
 		case bytes.Contains(cur, []byte(Marker)):
 			st.Installed, st.Via, st.Modified = true, "stub", true

@@ -40,6 +40,9 @@ const AgentSummaryLimit = 4000
 // Outcome is what a hook entry point did, for one line of output or a log.
 type Outcome struct {
 	Message string // "" when there is nothing to say
+	// Spooled: the work was spooled; the drain logs its outcome to
+	// hooks.log, so the hook itself does not.
+	Spooled bool
 }
 
 // envTools names agents detected from the environment the commit ran in,

@@ -12,9 +12,10 @@ package hooks
 //   failed          the last drain's error (removed by a drain that succeeds)
 //   turn-*.json     an agent turn a "turn" entry names
 //
-// A line is "<kind> <arg> [<ref> [<tools>]]": kind post-commit or
-// post-merge with a commit id, the ref HEAD was on and the comma-separated
-// tools detected in the commit's environment; or kind turn with the name of
+// A line is "<kind> <arg> <ref>[\t<tools>\t<session>\t<model>]": kind
+// post-commit or post-merge with a commit id, the ref HEAD was on, the
+// comma-separated tools detected in the commit's environment and
+// $GIT_CTX_SESSION and $GIT_CTX_MODEL there; or kind turn with the name of
 // a turn-*.json file and the agent. The stub writes "\n" before each line, so
 // a line cut short by a crash never joins the next; lines that do not parse,
 // or lack their final newline, are skipped.
@@ -71,7 +72,7 @@ func SpoolDir(r *gitrepo.Repo) string { return filepath.Join(stateDir(r), "spool
 
 // spoolEntry is one parsed line.
 type spoolEntry struct {
-	Kind, Arg, Ref, Tools string
+	Kind, Arg, Ref, Tools, Session, Model string
 }
 
 var (
@@ -100,16 +101,19 @@ func parseSpool(data []byte) []spoolEntry {
 }
 
 func parseSpoolLine(line string) spoolEntry {
-	f := strings.SplitN(line, " ", 4)
-	if len(f) < 2 {
+	tabs := strings.Split(line, "\t")
+	f := strings.Split(tabs[0], " ")
+	if len(f) < 2 || len(f) > 3 || len(tabs) > 4 {
 		return spoolEntry{}
 	}
 	e := spoolEntry{Kind: f[0], Arg: f[1]}
 	if len(f) > 2 {
 		e.Ref = f[2]
 	}
-	if len(f) > 3 {
-		e.Tools = f[3]
+	for i, p := range []*string{&e.Tools, &e.Session, &e.Model} {
+		if i+1 < len(tabs) {
+			*p = tabs[i+1]
+		}
 	}
 	switch {
 	case (e.Kind == PostCommit || e.Kind == PostMerge) && hexRE.MatchString(e.Arg):
@@ -222,16 +226,30 @@ func SpoolCommit(ctx context.Context, dir, hook string) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
+	if hook == PostMerge && len(ci.Parents) < 2 {
+		return Outcome{}, nil // a fast-forward: nothing to record
+	}
 	ref := "HEAD"
 	if b := r.CurrentBranch(); b != "" {
 		ref = "refs/heads/" + b
 	}
-	line := hook + " " + ci.Hash + " " + ref + " " + strings.Join(envTools(), ",")
-	if err := appendSpool(r, strings.TrimRight(line, " ")); err != nil {
+	line := hook + " " + ci.Hash + " " + ref + "\t" + strings.Join(envTools(), ",") + "\t" +
+		oneField(os.Getenv("GIT_CTX_SESSION")) + "\t" + oneField(os.Getenv("GIT_CTX_MODEL"))
+	if err := appendSpool(r, line); err != nil {
 		return Outcome{}, err
 	}
 	StartDrainer(dir)
-	return Outcome{}, nil
+	return Outcome{Spooled: true}, nil
+}
+
+// oneField keeps s within one field of a spool line.
+func oneField(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '\t' || r == '\n' || r == '\r' {
+			return ' '
+		}
+		return r
+	}, s)
 }
 
 // spooledTurn is a turn-*.json file.
@@ -271,7 +289,14 @@ func spoolTurn(ctx context.Context, turn agentturn.Turn, agent string) (Outcome,
 		return Outcome{}, err
 	}
 	StartDrainer(dir)
-	return Outcome{}, nil
+	return Outcome{Spooled: true}, nil
+}
+
+func firstOf(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
 
 // StartDrainer starts `git-ctx hook drain` in dir, detached (own session,
@@ -462,7 +487,8 @@ func recordEntry(ctx context.Context, m *workspace.Workspace, dir string, e spoo
 		if e.Kind == PostMerge && len(ci.Parents) < 2 {
 			return false, nil
 		}
-		in = checkpoints.RecordInput{Commit: ci, OncePerCommit: true}
+		in = checkpoints.RecordInput{Commit: ci, OncePerCommit: true,
+			Session: firstOf(e.Session, m.Repo.Config("ctx.session")), Model: firstOf(e.Model, m.Repo.Config("ctx.model"))}
 		if b, ok := strings.CutPrefix(e.Ref, "refs/heads/"); ok {
 			in.Branch = b
 		}

@@ -307,6 +307,8 @@ func TestHooksTurnPerSession(t *testing.T) {
 func TestHooksNeverFailTheCommit(t *testing.T) {
 	t.Parallel()
 	s, env := newHookSandbox(t)
+	// The synchronous path (the spooled one: TestHookSpoolDrainFailure).
+	env = withEnv(env, "GIT_CTX_HOOK_SYNC=1")
 	repo := newRepo(t, s, "repo")
 	mustCtx(t, repo, env, "hooks", "install")
 	hkQuietCommit(t, repo, env, "recorded", map[string]string{"ok.txt": "1\n"})

@@ -229,7 +229,7 @@ func cmdHook() *cli.Command {
 			default:
 				return fault.New(fault.Usage, "unknown hook %q", name)
 			}
-			if r, rerr := gitrepo.Open(c.Context, "."); rerr == nil {
+			if r, rerr := gitrepo.Open(c.Context, "."); rerr == nil && !out.Spooled {
 				hooks.Log(r, name, time.Since(start), err)
 			}
 			switch {
