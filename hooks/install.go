@@ -40,7 +40,8 @@ var ErrModified = fault.Sentinel(fault.Conflict, "hook stub was modified")
 // Stub returns the exact bytes of git-ctx's stub for hook. The post-commit
 // stub (form v2) costs one git call: it appends HEAD to the hook spool
 // (<git-common-dir>/ctx/spool/queue) and starts `git-ctx hook drain`
-// detached, so the commit does not wait for the checkpoint; with
+// detached (not with $GIT_CTX_HOOK_DEFER set: the next git-ctx command
+// drains), so the commit does not wait for the checkpoint; with
 // $GIT_CTX_HOOK_SYNC set it runs `git-ctx hook post-commit` and waits. The
 // post-merge and pre-push stubs run `git-ctx hook <hook>` (v1): merges are
 // rare, a fast-forward records nothing, and pre-push must finish before
@@ -79,7 +80,7 @@ case "$c" in
 		read -r w <"$s/failed"
 		echo "git-ctx: warning: ` + hook + ` hook: commits are waiting to be recorded: $w" >&2
 	fi
-	(git-ctx hook drain </dev/null >/dev/null 2>&1 &)
+	[ -n "$GIT_CTX_HOOK_DEFER" ] || (git-ctx hook drain </dev/null >/dev/null 2>&1 &)
 	;;
 esac
 exit $status

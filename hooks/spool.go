@@ -59,9 +59,15 @@ const (
 // spooling (the behaviour before the spool: errors are printed by the commit).
 const SyncEnv = "GIT_CTX_HOOK_SYNC"
 
+// DeferEnv, set non-empty, makes the hooks spool without starting a
+// drainer: the next git-ctx command that opens the memory records the
+// entries (for a burst of commits, a rebase for example).
+const DeferEnv = "GIT_CTX_HOOK_DEFER"
+
 // drainFailpointEnv is for tests only: "after-record:N" or "after-done:N"
 // makes the drainer kill itself (SIGKILL) right after recording, or right
-// after marking done, its N-th entry (counting from 1 in this drain).
+// after marking done, its N-th entry (counting the entries that parse,
+// from 1, in this drain).
 const drainFailpointEnv = "GIT_CTX_TEST_DRAIN_KILL"
 
 // StaleSpool is how old a pending entry may get before doctor warns.
@@ -300,9 +306,13 @@ func firstOf(a, b string) string {
 }
 
 // StartDrainer starts `git-ctx hook drain` in dir, detached (own session,
-// stdio on /dev/null), and does not wait for it. Failing to start it is not
+// stdio on /dev/null), and does not wait for it; with $GIT_CTX_HOOK_DEFER
+// set it does nothing. Failing to start it is not
 // an error: the next git-ctx command drains.
 func StartDrainer(dir string) {
+	if os.Getenv(DeferEnv) != "" {
+		return
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		return
@@ -409,7 +419,9 @@ func Drain(ctx context.Context, m *workspace.Workspace) (DrainResult, error) {
 			}
 			for ; done < len(entries); done++ {
 				e := entries[done]
-				n++
+				if e.Kind != "" {
+					n++
+				}
 				start := time.Now()
 				recorded, err := recordEntry(ctx, m, dir, e, resumed)
 				if e.Kind != "" {
