@@ -139,10 +139,7 @@ func Record(ctx context.Context, w *workspace.Workspace, in RecordInput) (*check
 	res, err := w.Store.Append(ctx, gitstore.AppendRequest{
 		RepoID: repoID, Device: dev, Author: w.Author(), Drafts: []gitstore.Draft{draft}, FixRepoID: true,
 		Prepare: func(d *gitstore.Draft, prev *checkpoint.Checkpoint, lookup func(string) (*checkpoint.Checkpoint, error)) error {
-			if in.OncePerCommit && ci != nil && prev != nil && strings.Contains(prev.Summary, commitTrailer+ci.Hash) {
-				return ErrAlreadyRecorded
-			}
-			if in.OncePerTurn && prev != nil && prev.SessionID == d.SessionID && prev.Summary == d.Summary {
+			if recordedBefore(in, ci, d, prev) {
 				return ErrAlreadyRecorded
 			}
 			if d.Turn == 0 {
@@ -155,6 +152,20 @@ func Record(ctx context.Context, w *workspace.Workspace, in RecordInput) (*check
 		return nil, err
 	}
 	return res.Checkpoints[0], nil
+}
+
+// recordedBefore: OncePerCommit or OncePerTurn, and prev (this device's
+// previous checkpoint) already records what d would.
+func recordedBefore(in RecordInput, ci *gitrepo.CommitInfo, d *gitstore.Draft, prev *checkpoint.Checkpoint) bool {
+	switch {
+	case prev == nil:
+		return false
+	case in.OncePerCommit && ci != nil:
+		return strings.Contains(prev.Summary, commitTrailer+ci.Hash)
+	case in.OncePerTurn:
+		return prev.SessionID == d.SessionID && prev.Summary == d.Summary
+	}
+	return false
 }
 
 // turnWalk bounds how far back along this device's chain the last turn of
