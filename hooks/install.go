@@ -38,7 +38,8 @@ var ErrManaged = fault.Sentinel(fault.Refused, "hooks are managed by a hook mana
 var ErrModified = fault.Sentinel(fault.Conflict, "hook stub was modified")
 
 // Stub returns the exact bytes of git-ctx's stub for hook. The post-commit
-// stub (form v2) costs one git call: it appends HEAD to the hook spool
+// stub (form v2) starts no process but the drainer (HEAD is read with
+// shell builtins; git only when that fails): it appends HEAD to the hook spool
 // (<git-common-dir>/ctx/spool/queue) and starts `git-ctx hook drain`
 // detached (not with $GIT_CTX_HOOK_DEFER set: the next git-ctx command
 // drains), so the commit does not wait for the checkpoint; with
@@ -67,9 +68,32 @@ if [ -n "$GIT_CTX_HOOK_SYNC" ]; then
 	git-ctx hook ` + hook + ` "$@" </dev/null || true
 	exit $status
 fi
-{ read -r d; read -r c; read -r b; } <<EOF
+# HEAD, its ref and the common git dir, read with shell builtins (no
+# process started); anything unusual (GIT_DIR set, a HEAD or ref that is
+# not a plain file) asks git.
+c= b= d=
+g=.git
+if [ -z "$GIT_DIR" ] && [ -f "$g" ]; then
+	read -r l <"$g" && g=${l#gitdir: }
+fi
+if [ -z "$GIT_DIR" ] && [ -f "$g/HEAD" ] && read -r h <"$g/HEAD"; then
+	d=$g
+	if [ -f "$g/commondir" ] && read -r l <"$g/commondir"; then
+		case "$l" in /*) d=$l ;; *) d=$g/$l ;; esac
+	fi
+	case "$h" in
+	"ref: refs/"*) b=${h#ref: }; [ -f "$d/$b" ] && read -r c <"$d/$b" ;;
+	*) b=HEAD c=$h ;;
+	esac
+fi
+case ${#c} in
+40 | 64) ;;
+*)
+	{ read -r d; read -r c; read -r b; } <<EOF
 $(git rev-parse --git-common-dir HEAD --symbolic-full-name HEAD 2>/dev/null)
 EOF
+	;;
+esac
 case "$c" in
 [0-9a-f]*)
 	s="$d/ctx/spool"
@@ -80,7 +104,7 @@ case "$c" in
 		read -r w <"$s/failed"
 		echo "git-ctx: warning: ` + hook + ` hook: commits are waiting to be recorded: $w" >&2
 	fi
-	[ -n "$GIT_CTX_HOOK_DEFER" ] || (git-ctx hook drain </dev/null >/dev/null 2>&1 &)
+	[ -n "$GIT_CTX_HOOK_DEFER" ] || git-ctx hook drain </dev/null >/dev/null 2>&1 &
 	;;
 esac
 exit $status
