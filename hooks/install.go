@@ -104,7 +104,7 @@ case "$c" in
 		read -r w <"$s/failed"
 		echo "git-ctx: warning: ` + hook + ` hook: commits are waiting to be recorded: $w" >&2
 	fi
-	[ -n "$GIT_CTX_HOOK_DEFER" ] || git-ctx hook drain </dev/null >/dev/null 2>&1 &
+	[ -n "$GIT_CTX_HOOK_DEFER" ] || nice -n 19 git-ctx hook drain </dev/null >/dev/null 2>&1 &
 	;;
 esac
 exit $status

@@ -34,7 +34,8 @@ func benchHookSpools(dir string) {
 // (core.hooksPath at an empty directory: the floor), with the post-commit
 // stub (spools, starts the drainer detached) and with GIT_CTX_HOOK_SYNC=1
 // (the stub runs git-ctx and waits: what the hook cost before the spool),
-// interleaved so load changes hit all three alike. Wall time and the CPU of
+// interleaved (with a post-commit that only exits: the cost of git running
+// any hook) so load changes hit all four alike. Wall time and the CPU of
 // git and every process it waited for (rusage from wait4: the detached
 // drainer is not among them, and is reported as the time until the
 // checkpoint is on the branch). Each hooked commit waits for its drain
@@ -88,14 +89,20 @@ func benchHookSpool(dir string, n int) {
 		return onBranch
 	}
 	none := []string{"-c", "core.hooksPath=" + empty}
+	// The floor of any hook: git running a post-commit that does nothing.
+	trivial := filepath.Join(dir, "trivial-hooks")
+	os.MkdirAll(trivial, 0o755)
+	os.WriteFile(filepath.Join(trivial, "post-commit"), []byte("#!/bin/sh\nexit 0\n"), 0o755)
+	noop := []string{"-c", "core.hooksPath=" + trivial}
 	commit(nil, none...) // warm up
 	before, start := memTip(), time.Now()
 	commit(nil)
 	waitDrained(start, before)
-	var floor, spooled, sync []hookSample
+	var floor, empty1, spooled, sync []hookSample
 	var toBranch []time.Duration
 	for r := 0; r < *runs; r++ {
 		floor = append(floor, commit(nil, none...))
+		empty1 = append(empty1, commit(nil, noop...))
 		before, start := memTip(), time.Now()
 		spooled = append(spooled, commit(nil))
 		toBranch = append(toBranch, waitDrained(start, before))
@@ -116,7 +123,7 @@ func benchHookSpool(dir string, n int) {
 	for _, v := range []struct {
 		name string
 		s    []hookSample
-	}{{"no hook (floor)", floor}, {"spooling post-commit hook", spooled}, {"synchronous hook (GIT_CTX_HOOK_SYNC=1, the pre-spool cost)", sync}} {
+	}{{"no hook (floor)", floor}, {"a post-commit hook that only exits (`#!/bin/sh`, `exit 0`)", empty1}, {"spooling post-commit hook", spooled}, {"synchronous hook (GIT_CTX_HOOK_SYNC=1, the pre-spool cost)", sync}} {
 		fw, fc := med(floor, false), med(floor, true)
 		w, c := med(v.s, false), med(v.s, true)
 		rowText("`git commit`, "+v.name+": wall / CPU (ratio to floor)", l, n,
