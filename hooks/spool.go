@@ -228,7 +228,7 @@ func SpoolCommit(ctx context.Context, dir, hook string) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	ci, err := r.Commit(ctx, "HEAD", 0)
+	ci, err := r.Commit(ctx, "HEAD", 1) // only its id and parents are needed
 	if err != nil {
 		return Outcome{}, err
 	}
