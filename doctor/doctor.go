@@ -1,6 +1,6 @@
 // Package doctor checks a git-ctx setup and explains what to fix: git,
 // identity and key permissions, the memory branch and its layout, hook
-// wiring (and hook managers), remote tracking and unpushed memory, cache
+// wiring (and hook managers) and the hook spool, remote tracking and unpushed memory, cache
 // freshness, quarantined records and repository health.
 package doctor
 
@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/git-ctx/git-ctx/cache"
 	"github.com/git-ctx/git-ctx/formats/checkpoint"
@@ -166,12 +167,32 @@ func checkHooks(ctx context.Context, r *Report, m *workspace.Workspace) {
 			r.add(Warn, "post-commit hook", "run git ctx hooks install", "not installed: commits are not recorded automatically")
 		case h.Modified:
 			r.add(Warn, h.Hook+" hook", "run git ctx hooks install --force to restore it", "the git-ctx stub was edited by hand")
+		case h.OldForm:
+			r.add(Warn, h.Hook+" hook", "run git ctx hooks install", "the old form of the stub: it starts git-ctx on every commit instead of spooling the commit")
 		case h.Installed:
 			r.add(OK, h.Hook+" hook", "", "installed (%s)", h.Via)
 		}
 	}
 	if strings.Contains(st.LastRun, " error: ") {
 		r.add(Warn, "last hook run", "see "+hooks.LogFile(m.Repo), "%s", st.LastRun)
+	}
+	checkSpool(r, m)
+}
+
+// checkSpool warns about hook entries spooled long ago and still not
+// recorded (no drainer ran, or every drain failed).
+func checkSpool(r *Report, m *workspace.Workspace) {
+	sp := hooks.Pending(m.Repo)
+	switch {
+	case sp.Pending == 0:
+	case sp.Failed != "":
+		r.add(Warn, "hook spool", "fix the error, then run git ctx hook drain (or any git ctx command)",
+			"%d spooled hook entries not recorded: the last drain failed: %s", sp.Pending, sp.Failed)
+	case time.Since(sp.Oldest) > hooks.StaleSpool:
+		r.add(Warn, "hook spool", "run git ctx hook drain (or any git ctx command)",
+			"%d spooled hook entries not recorded for %s", sp.Pending, time.Since(sp.Oldest).Round(time.Second))
+	default:
+		r.add(OK, "hook spool", "", "%d entries being recorded", sp.Pending)
 	}
 }
 

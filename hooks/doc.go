@@ -3,7 +3,10 @@
 // (install.go, shared.go) and agent hooks, Claude Code's Stop hook and
 // Codex's notify program (agenthooks.go), and its entry points (run.go)
 // turn a commit, a push or an agent turn into a checkpoint or a push of the
-// memory branch. Parsing what an agent's hook hands over is package
+// memory branch. Commits and agent turns go through the hook spool
+// (spool.go): the hook appends them under the git dir and returns, and a
+// detached drainer (or the next git-ctx command) records them, each
+// exactly once and in order. Parsing what an agent's hook hands over is package
 // agentturn's job; finding the session transcripts agents keep on disk is
 // package sessions/agents'.
 //

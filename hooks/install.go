@@ -38,8 +38,85 @@ var ErrManaged = fault.Sentinel(fault.Refused, "hooks are managed by a hook mana
 // ErrModified: a git-ctx stub was edited by hand; it is left alone.
 var ErrModified = fault.Sentinel(fault.Conflict, "hook stub was modified")
 
-// Stub returns the exact bytes of git-ctx's stub for hook.
+// Stub returns the exact bytes of git-ctx's stub for hook. The post-commit
+// stub (form v2) starts no process but the drainer (HEAD is read with
+// shell builtins; git only when that fails): it appends HEAD to the hook spool
+// (<git-common-dir>/ctx/spool/queue) and starts `git-ctx hook drain`
+// detached (not with $GIT_CTX_HOOK_DEFER set: the next git-ctx command
+// drains), so the commit does not wait for the checkpoint; with
+// $GIT_CTX_HOOK_SYNC set it runs `git-ctx hook post-commit` and waits. The
+// post-merge and pre-push stubs run `git-ctx hook <hook>` (v1): merges are
+// rare, a fast-forward records nothing, and pre-push must finish before
+// the push does.
 func Stub(hook string) []byte {
+	if hook != PostCommit {
+		return stubV1(hook)
+	}
+	return []byte(`#!/bin/sh
+# Installed by 'git ctx hooks install'; 'git ctx hooks uninstall' removes it
+# and restores any hook that was here before.
+` + Marker + ` ` + hook + ` v2
+status=0
+prev="${0%/*}/` + hook + BackupSuffix + `"
+if [ -x "$prev" ]; then
+	"$prev" "$@" || status=$?
+fi
+if ! command -v git-ctx >/dev/null 2>&1; then
+	echo "git-ctx: the ` + hook + ` hook needs git-ctx on PATH: install it (./install.sh), or run 'git ctx hooks uninstall'" >&2
+	exit $status
+fi
+if [ -n "$GIT_CTX_HOOK_SYNC" ]; then
+	git-ctx hook ` + hook + ` "$@" </dev/null || true
+	exit $status
+fi
+# HEAD, its ref and the common git dir, read with shell builtins (no
+# process started); anything unusual (GIT_DIR set, a HEAD or ref that is
+# not a plain file) asks git.
+c= b= d=
+g=.git
+if [ -z "$GIT_DIR" ] && [ -f "$g" ]; then
+	read -r l <"$g" && g=${l#gitdir: }
+fi
+if [ -z "$GIT_DIR" ] && [ -f "$g/HEAD" ] && read -r h <"$g/HEAD"; then
+	d=$g
+	if [ -f "$g/commondir" ] && read -r l <"$g/commondir"; then
+		case "$l" in /*) d=$l ;; *) d=$g/$l ;; esac
+	fi
+	case "$h" in
+	"ref: refs/"*) b=${h#ref: }; [ -f "$d/$b" ] && read -r c <"$d/$b" ;;
+	*) b=HEAD c=$h ;;
+	esac
+fi
+case ${#c} in
+40 | 64) ;;
+*)
+	{ read -r d; read -r c; read -r b; } <<EOF
+$(git rev-parse --git-common-dir HEAD --symbolic-full-name HEAD 2>/dev/null)
+EOF
+	;;
+esac
+case "$c" in
+[0-9a-f]*)
+	s="$d/ctx/spool"
+	[ -d "$s" ] || mkdir -p "$s" || exit $status
+	t="${CLAUDECODE:+claude-code,}${CODEX_SANDBOX:+codex,}${CODEX_SANDBOX_NETWORK_DISABLED:+codex,}${GIT_CTX_TOOLS}"
+	printf '\n%s %s %s\t%s\t%s\t%s\n' ` + hook + ` "$c" "$b" "$t" "$GIT_CTX_SESSION" "$GIT_CTX_MODEL" >>"$s/queue" || exit $status
+	if [ -f "$s/failed" ]; then
+		read -r w <"$s/failed"
+		echo "git-ctx: warning: ` + hook + ` hook: commits are waiting to be recorded: $w" >&2
+	fi
+	[ -n "$GIT_CTX_HOOK_DEFER" ] || nice -n 19 git-ctx hook drain </dev/null >/dev/null 2>&1 &
+	;;
+esac
+exit $status
+`)
+}
+
+// stubV1 is the stub that runs `git-ctx hook <hook>`: the post-merge and
+// pre-push stubs, and the post-commit stub from before the hook spool
+// (which spools too now, but starts git-ctx on every commit: hooks status
+// reports it as an old form and `hooks install` rewrites it).
+func stubV1(hook string) []byte {
 	return []byte(`#!/bin/sh
 # Installed by 'git ctx hooks install'; 'git ctx hooks uninstall' removes it
 # and restores any hook that was here before.
@@ -157,7 +234,10 @@ type HookState struct {
 	Via       string // stub, config, husky, lefthook
 	Modified  bool   // a stub with our marker but other bytes
 	Chained   bool   // a foreign hook runs first
-	Foreign   bool   // a hook that is not ours is in the way
+	// OldForm: git-ctx's stub from before the hook spool (v1), which starts
+	// git-ctx on every commit; `hooks install` rewrites it.
+	OldForm bool
+	Foreign bool // a hook that is not ours is in the way
 	// Shared: the hooks directory is shared by every repository
 	// (core.hooksPath in the global or system git config).
 	Shared bool
@@ -295,7 +375,7 @@ func refuseLocation(loc hooksLocation, hook, path string, installed bool, opt Op
 // hook is moved to <hook>.pre-git-ctx, unless that name is taken.
 func setAside(path string, cur []byte, opt Options) error {
 	if bytes.Contains(cur, []byte(Marker)) {
-		if !opt.Force {
+		if !opt.Force && !bytes.Equal(cur, stubV1(filepath.Base(path))) {
 			return fmt.Errorf("%w: %s was edited after git-ctx installed it; pass --force to replace it", ErrModified, path)
 		}
 		return nil
@@ -333,7 +413,7 @@ func UninstallGitHook(ctx context.Context, r *gitrepo.Repo, hook string, opt Opt
 	}
 	path := filepath.Join(loc.dir, hook)
 	cur, err := os.ReadFile(path)
-	ours := err == nil && (bytes.Equal(cur, Stub(hook)) || opt.Force && bytes.Contains(cur, []byte(Marker)))
+	ours := err == nil && (bytes.Equal(cur, Stub(hook)) || bytes.Equal(cur, stubV1(hook)) || opt.Force && bytes.Contains(cur, []byte(Marker)))
 	if ours && loc.shared {
 		users := gitHooksUsers(loc.dir, hook)
 		was, left, uerr := users.remove(repoKey(r))
@@ -400,6 +480,8 @@ func GitHookState(ctx context.Context, r *gitrepo.Repo, hook string) (HookState,
 		switch {
 		case bytes.Equal(cur, Stub(hook)):
 			st.Installed, st.Via = true, "stub"
+		case hook == PostCommit && bytes.Equal(cur, stubV1(hook)):
+			st.Installed, st.Via, st.OldForm = true, "stub", true
 		case bytes.Contains(cur, []byte(Marker)):
 			st.Installed, st.Via, st.Modified = true, "stub", true
 		default:

@@ -40,6 +40,9 @@ const AgentSummaryLimit = 4000
 // Outcome is what a hook entry point did, for one line of output or a log.
 type Outcome struct {
 	Message string // "" when there is nothing to say
+	// Spooled: the work was spooled; the drain logs its outcome to
+	// hooks.log, so the hook itself does not.
+	Spooled bool
 }
 
 // envTools names agents detected from the environment the commit ran in,
@@ -63,10 +66,15 @@ func envTools() []string {
 	return tools
 }
 
-// RecordCommit turns HEAD into one checkpoint (the post-commit and
-// post-merge hooks). A post-merge that made no merge commit (a
-// fast-forward) records nothing, and a commit recorded already is skipped.
+// RecordCommit is the post-commit and post-merge hook: it spools HEAD and
+// starts a drainer (SpoolCommit), or, with $GIT_CTX_HOOK_SYNC set, drains
+// the spool and then turns HEAD into one checkpoint. A post-merge that
+// made no merge commit (a fast-forward) records nothing, and a commit
+// recorded already is skipped.
 func RecordCommit(ctx context.Context, dir, hook string) (Outcome, error) {
+	if os.Getenv(SyncEnv) == "" {
+		return SpoolCommit(ctx, dir, hook)
+	}
 	m, err := workspace.Open(ctx, dir)
 	if err != nil {
 		return Outcome{}, err
@@ -77,6 +85,9 @@ func RecordCommit(ctx context.Context, dir, hook string) (Outcome, error) {
 		return Outcome{}, err
 	} else if tip.IsZero() {
 		return Outcome{}, gitstore.ErrNotInitialized
+	}
+	if _, err := Drain(ctx, m); err != nil {
+		return Outcome{}, err
 	}
 	ci, err := m.Repo.Commit(ctx, "HEAD", checkpoints.CommitFiles)
 	if err != nil {
@@ -163,6 +174,9 @@ func RecordCodexTurn(ctx context.Context, arg string) (Outcome, error) {
 }
 
 func recordTurn(ctx context.Context, turn agentturn.Turn, agent string) (Outcome, error) {
+	if os.Getenv(SyncEnv) == "" {
+		return spoolTurn(ctx, turn, agent)
+	}
 	dir := turn.Cwd
 	if dir == "" {
 		dir = "."
@@ -177,9 +191,18 @@ func recordTurn(ctx context.Context, turn agentturn.Turn, agent string) (Outcome
 	if tip, err := m.Store.Tip(); err != nil || tip.IsZero() {
 		return Outcome{}, err
 	}
+	if _, err := Drain(ctx, m); err != nil {
+		return Outcome{}, err
+	}
 	ctx, cancel := context.WithTimeout(ctx, seconds(m.Repo, "ctx.hookTimeout", DefaultHookTimeout))
 	defer cancel()
 	top, _ := m.Repo.WorkTree(ctx)
+	_, err = checkpoints.Record(ctx, m, turnInput(turn, agent, top))
+	return Outcome{}, err
+}
+
+// turnInput is the checkpoint of an agent's turn; top is the work tree.
+func turnInput(turn agentturn.Turn, agent, top string) checkpoints.RecordInput {
 	summary := turn.Summary
 	if strings.TrimSpace(summary) == "" {
 		summary = "(" + agent + " turn without a text reply)"
@@ -188,11 +211,10 @@ func recordTurn(ctx context.Context, turn agentturn.Turn, agent string) (Outcome
 	if len(tools) == 0 {
 		tools = []string{agent}
 	}
-	_, err = checkpoints.Record(ctx, m, checkpoints.RecordInput{
+	return checkpoints.RecordInput{
 		Summary: summary, Session: turn.SessionID, Model: turn.Model,
 		Files: relativeTo(top, turn.Files), Tools: tools, SummaryLimit: AgentSummaryLimit,
-	})
-	return Outcome{}, err
+	}
 }
 
 // relativeTo rewrites absolute paths under top as paths relative to it.

@@ -304,6 +304,8 @@ func TestHooksTurnPerSession(t *testing.T) {
 func TestHooksNeverFailTheCommit(t *testing.T) {
 	t.Parallel()
 	s, env, repo := cltHookRepo(t)
+	// The synchronous path (the spooled one: TestHookSpoolDrainFailure).
+	env = withEnv(env, "GIT_CTX_HOOK_SYNC=1")
 	mustCtx(t, repo, env, "hooks", "install")
 	hkQuietCommit(t, repo, env, "recorded", map[string]string{"ok.txt": "1\n"})
 	recorded := 1

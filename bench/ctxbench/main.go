@@ -87,6 +87,7 @@ func main() {
 	if *hookSize > 0 {
 		benchHook(dir, *hookSize)
 	}
+	benchHookSpools(dir)
 	if *snapSize > 0 {
 		benchSnapshot(dir, *snapSize)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/git-ctx/git-ctx/formats/checkpoint"
 	"github.com/git-ctx/git-ctx/gitstore"
+	"github.com/git-ctx/git-ctx/hooks"
 	"github.com/git-ctx/git-ctx/internal/checkpoints"
 	"github.com/git-ctx/git-ctx/internal/fault"
 	"github.com/git-ctx/git-ctx/internal/output"
@@ -29,6 +30,7 @@ func openMemory(c *cli.Context) (*workspace.Workspace, error) {
 	if err != nil {
 		return nil, err
 	}
+	drainSpool(c, m)
 	if quiet(c) {
 		return m, nil
 	}
@@ -47,6 +49,22 @@ func openMemory(c *cli.Context) (*workspace.Workspace, error) {
 		}
 	}
 	return m, nil
+}
+
+// drainSpool records what the hooks spooled before a command reads or
+// writes the memory (so push sends it and log shows it); status and doctor
+// only report it. A failed drain is a warning: the entries stay spooled.
+func drainSpool(c *cli.Context, m *workspace.Workspace) {
+	switch c.Command.Name {
+	case "status", "doctor":
+		return
+	}
+	if !hooks.HasSpool(m.Repo) {
+		return
+	}
+	if _, err := hooks.Drain(c.Context, m); err != nil && !errors.Is(err, gitstore.ErrNotInitialized) {
+		fmt.Fprintf(c.App.ErrWriter, "git-ctx: warning: spooled hook entries not recorded yet: %s\n", termtext.Line(strings.ReplaceAll(err.Error(), "\n", " ")))
+	}
 }
 
 // withMemory is the action of a command that works on this repository's
@@ -143,6 +161,8 @@ func cmdStatus() *cli.Command {
 				return err
 			}
 			out := output.NewStatus(st, id.DeviceID, checkpoint.Fingerprint(id.Public), m.Repo.MemoryRemote())
+			sp := hooks.Pending(m.Repo)
+			out.PendingHookEntries, out.SpoolError = sp.Pending, sp.Failed
 			return emit(c, out, func(w io.Writer) { printStatus(w, st, id.DeviceID, out) })
 		}),
 	}
@@ -178,6 +198,12 @@ func printStatus(w io.Writer, st *checkpoints.Status, device string, out output.
 	}
 	if st.Quarantined > 0 {
 		fmt.Fprintf(w, "Unverified:    %d records failed verification (see 'git ctx log --unverified')\n", st.Quarantined)
+	}
+	if out.PendingHookEntries > 0 {
+		fmt.Fprintf(w, "Pending:       %d hook entries spooled, not recorded yet (the next git-ctx command records them)\n", out.PendingHookEntries)
+	}
+	if out.SpoolError != "" {
+		fmt.Fprintf(w, "Spool error:   %s\n", termtext.Line(out.SpoolError))
 	}
 }
 

@@ -63,6 +63,12 @@ defaults for recorded checkpoints
 .B GIT_CTX_TRACE
 when set, every git command git-ctx runs is logged on standard error
 .TP
+.B GIT_CTX_HOOK_SYNC
+when set, the hooks record before they return (and print errors) instead of spooling for a background drain
+.TP
+.B GIT_CTX_HOOK_DEFER
+when set, the post-commit hook spools the commit without starting the background drain: the next git ctx command records it
+.TP
 .B GIT_CTX_DISCOVERY
 set to "git" to have git itself find the repository and read its configuration (by default the common layouts are read in process and everything else is asked of git)
 .TP
@@ -84,6 +90,9 @@ the local SQLite cache (derived; git ctx reindex rebuilds it)
 .TP
 .B <git-common-dir>/ctx/sessions/
 git ctx session's local state (state/), backups of replaced session files (backups/) and temporary export files (tmp/)
+.TP
+.B <git-common-dir>/ctx/spool/
+commits and agent turns the hooks handed over and git-ctx has not recorded yet (git ctx status counts them)
 .SH SEE ALSO
 git(1), githooks(5); docs/FORMAT.md, docs/SECURITY.md and docs/PERFORMANCE.md in the source tree.
 `

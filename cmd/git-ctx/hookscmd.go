@@ -6,6 +6,7 @@ import (
 	"io"
 	"os/exec"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -16,6 +17,7 @@ import (
 	"github.com/git-ctx/git-ctx/internal/fault"
 	"github.com/git-ctx/git-ctx/internal/output"
 	"github.com/git-ctx/git-ctx/internal/termtext"
+	"github.com/git-ctx/git-ctx/internal/workspace"
 )
 
 func selectionFlags() []cli.Flag {
@@ -170,6 +172,8 @@ func hookState(h hooks.HookState) string {
 	switch {
 	case h.Installed && h.Modified:
 		state = "installed (stub edited by hand)"
+	case h.Installed && h.OldForm:
+		state = "installed (stub, old form that starts git-ctx on every commit: run 'git ctx hooks install' to update it)"
 	case h.Installed:
 		state = "installed (" + h.Via + ")"
 	case h.Foreign:
@@ -199,6 +203,17 @@ func cmdHook() *cli.Command {
 			switch name {
 			case hooks.PostCommit, hooks.PostMerge:
 				out, err = hooks.RecordCommit(c.Context, ".", name)
+			case "drain":
+				// Started detached by the hooks: low priority, nothing printed.
+				// Each entry's outcome goes to hooks.log under its hook's name.
+				_ = syscall.Setpriority(syscall.PRIO_PROCESS, 0, 10)
+				if r, rerr := gitrepo.Open(c.Context, "."); rerr != nil || !hooks.HasSpool(r) {
+					return nil
+				}
+				if m, oerr := workspace.Open(c.Context, "."); oerr == nil {
+					_, _ = hooks.Drain(c.Context, m)
+				}
+				return nil
 			case hooks.PrePush:
 				if len(args) == 0 {
 					return nil
@@ -214,7 +229,7 @@ func cmdHook() *cli.Command {
 			default:
 				return fault.New(fault.Usage, "unknown hook %q", name)
 			}
-			if r, rerr := gitrepo.Open(c.Context, "."); rerr == nil {
+			if r, rerr := gitrepo.Open(c.Context, "."); rerr == nil && !out.Spooled {
 				hooks.Log(r, name, time.Since(start), err)
 			}
 			switch {

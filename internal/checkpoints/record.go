@@ -53,6 +53,14 @@ type RecordInput struct {
 	// OncePerCommit skips the record (ErrAlreadyRecorded) when this device's
 	// previous checkpoint already recorded the same commit.
 	OncePerCommit bool
+	// OncePerTurn skips the record (ErrAlreadyRecorded) when this device's
+	// previous checkpoint has the same session and summary: a spooled agent
+	// turn replayed after a crash between its append and its removal from
+	// the spool.
+	OncePerTurn bool
+	// Branch, when set, is the branch recorded instead of the current one
+	// (a spooled commit names the branch it was made on).
+	Branch string
 }
 
 // ErrAlreadyRecorded: the commit was already recorded (OncePerCommit).
@@ -124,14 +132,14 @@ func Record(ctx context.Context, w *workspace.Workspace, in RecordInput) (*check
 	}
 	_, email := w.Repo.Identity()
 	draft := gitstore.Draft{
-		AuthorID: email, RepoRemote: w.RepoField(repoID), Branch: w.Repo.CurrentBranch(),
+		AuthorID: email, RepoRemote: w.RepoField(repoID), Branch: firstNonEmpty(in.Branch, w.Repo.CurrentBranch()),
 		SessionID: in.Session, Turn: in.Turn, ActiveModel: in.Model, Summary: in.Summary,
 		Embedding: in.Embedding, FilesTouched: in.Files, ToolsUsed: in.Tools, InjectionSig: in.Injections,
 	}
 	res, err := w.Store.Append(ctx, gitstore.AppendRequest{
 		RepoID: repoID, Device: dev, Author: w.Author(), Drafts: []gitstore.Draft{draft}, FixRepoID: true,
 		Prepare: func(d *gitstore.Draft, prev *checkpoint.Checkpoint, lookup func(string) (*checkpoint.Checkpoint, error)) error {
-			if in.OncePerCommit && ci != nil && prev != nil && strings.Contains(prev.Summary, commitTrailer+ci.Hash) {
+			if recordedBefore(in, ci, d, prev) {
 				return ErrAlreadyRecorded
 			}
 			if d.Turn == 0 {
@@ -144,6 +152,20 @@ func Record(ctx context.Context, w *workspace.Workspace, in RecordInput) (*check
 		return nil, err
 	}
 	return res.Checkpoints[0], nil
+}
+
+// recordedBefore: OncePerCommit or OncePerTurn, and prev (this device's
+// previous checkpoint) already records what d would.
+func recordedBefore(in RecordInput, ci *gitrepo.CommitInfo, d *gitstore.Draft, prev *checkpoint.Checkpoint) bool {
+	switch {
+	case prev == nil:
+		return false
+	case in.OncePerCommit && ci != nil:
+		return strings.Contains(prev.Summary, commitTrailer+ci.Hash)
+	case in.OncePerTurn:
+		return prev.SessionID == d.SessionID && prev.Summary == d.Summary
+	}
+	return false
 }
 
 // turnWalk bounds how far back along this device's chain the last turn of

@@ -28,6 +28,10 @@ type Status struct {
 	Adopted        []string    `json:"adopted_repos"`
 	OtherRepos     []RepoCount `json:"other_repos"`
 	RepoIDOverride string      `json:"repo_id_override,omitempty"`
+	// PendingHookEntries: commits and agent turns the hooks spooled that are
+	// not recorded yet; SpoolError is the last drain's error.
+	PendingHookEntries int    `json:"pending_hook_entries"`
+	SpoolError         string `json:"spool_error,omitempty"`
 }
 
 // RepoCount is an `other_repos` element of Status.

@@ -25,13 +25,15 @@ type HookState struct {
 	Chained   bool   `json:"chained"`
 	Foreign   bool   `json:"foreign"`
 	Shared    bool   `json:"shared"`
+	// OldForm: the stub from before the hook spool; `hooks install` rewrites it.
+	OldForm bool `json:"old_form"`
 }
 
 // NewHooksStatus builds HooksStatus from the hooks' status.
 func NewHooksStatus(st *hooks.Status) HooksStatus {
 	return HooksStatus{
 		Hooks: mapSlice(st.Hooks, func(h hooks.HookState) HookState {
-			return HookState{h.Hook, h.Path, h.Installed, h.Via, h.Modified, h.Chained, h.Foreign, h.Shared}
+			return HookState{h.Hook, h.Path, h.Installed, h.Via, h.Modified, h.Chained, h.Foreign, h.Shared, h.OldForm}
 		}),
 		Managers: nonNil(st.Managers), Claude: st.Claude, Codex: st.Codex, Binary: st.BinaryPath, LastRun: st.LastRun,
 	}
