@@ -19,7 +19,8 @@
 // Commit, whose caller chose the expected tip, reports ErrBranchMoved. So each
 // device's chain stays linear under concurrency and plain git writers are
 // never overwritten. Every ctx.packEvery writes, the loose objects are
-// packed (repack.go).
+// packed by a detached background repack under a lock of its own
+// (repack.go): no write waits for it.
 package gitstore
 
 import (
