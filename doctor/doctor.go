@@ -294,6 +294,10 @@ func checkRepo(ctx context.Context, r *Report, m *workspace.Workspace) {
 	} else {
 		r.add(OK, "loose objects", "", "%d loose, %d packs", vals["count"], vals["packs"])
 	}
+	if msg := gitstore.RepackFailure(m.Repo.CommonDir); msg != "" {
+		r.add(Warn, "background repack", "see .git/ctx/repack.log; git-ctx retries after ever longer waits",
+			"the last background repack failed: %s", msg)
+	}
 	if entries, err := os.ReadDir(filepath.Join(m.Repo.CommonDir, "worktrees")); err == nil && len(entries) > 0 {
 		r.add(OK, "worktrees", "", "%d linked worktrees share this memory", len(entries))
 	}

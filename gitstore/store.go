@@ -19,9 +19,10 @@
 // Commit, whose caller chose the expected tip, reports ErrBranchMoved. So each
 // device's chain stays linear under concurrency and plain git writers are
 // never overwritten. Every ctx.packEvery writes, the loose objects are
-// packed (repack.go). Checkpoints are sealed under the layout's rule
-// (Layout.Rule: ghyll's code rule in ghyll-v1, so that ghyll verifies them;
-// the seed rule in ctx-v1).
+// packed by a detached background repack under a lock of its own
+// (repack.go): no write waits for it. Checkpoints are sealed under the
+// layout's rule (Layout.Rule: ghyll's code rule in ghyll-v1, so that ghyll
+// verifies them; the seed rule in ctx-v1).
 package gitstore
 
 import (

@@ -97,6 +97,7 @@ func main() {
 	if *junkSize > 0 {
 		benchJunkPull(dir, *junkSize)
 	}
+	benchStallsIfAsked(dir)
 }
 
 // benchJunkPull: an attacker's commit adds n paths outside the layout (one

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"syscall"
+	"time"
+
+	"github.com/git-ctx/git-ctx/gitstore"
+	"github.com/git-ctx/git-ctx/internal/checkpoints"
+)
+
+var (
+	stallsN    = flag.Int("stalls", 0, "consecutive appends per mode in the stall benchmark, crossing ctx.packEvery (default 256) several times (0: skip)")
+	stallsSize = flag.Int("stallsize", 10000, "checkpoints on the branch in the stall benchmark")
+)
+
+// benchStallsIfAsked runs benchStalls when -stalls is set.
+func benchStallsIfAsked(dir string) {
+	if *stallsN > 0 {
+		benchStalls(dir, *stallsSize, *stallsN)
+	}
+}
+
+// dist is the distribution of one series of timings.
+type dist struct {
+	median, p99, max time.Duration
+	over250          int
+}
+
+func distOf(ds []time.Duration) dist {
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	d := dist{median: s[len(s)/2], p99: s[(len(s)*99+99)/100-1], max: s[len(s)-1]}
+	for _, v := range s {
+		if v > 250*time.Millisecond {
+			d.over250++
+		}
+	}
+	return d
+}
+
+func stallRow(op string, n, runs int, d dist) {
+	fmt.Printf("| %s | ctx-v1 | %d | median %s, p99 %s (%.2f× median), max %s, %d over 250 ms | %d |\n",
+		op, n, fmtDur(d.median), fmtDur(d.p99), float64(d.p99)/float64(d.median), fmtDur(d.max), d.over250, runs)
+}
+
+// waitRepackIdle waits until no background repack holds repo's repack lock
+// (so one series' repacks do not run into the next series).
+func waitRepackIdle(repo string) {
+	f, err := os.OpenFile(filepath.Join(repo, ".git", "ctx", "repack.lock"), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+		if !errors.Is(err, syscall.EINTR) {
+			break
+		}
+	}
+	_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+}
+
+// series times f n times.
+func series(n int, f func(i int)) []time.Duration {
+	ds := make([]time.Duration, n)
+	for i := range ds {
+		t := time.Now()
+		f(i)
+		ds[i] = time.Since(t)
+	}
+	return ds
+}
+
+// benchStalls: n consecutive single appends on a branch of size
+// checkpoints with the default ctx.packEvery, in process, as `git ctx
+// checkpoint` commands and as `git commit`s with the post-commit hook; the
+// distribution (median, p99, max) shows whether the appends that complete a
+// batch stall. Floors in the same run: `git-ctx version` and `git commit`
+// without the hook.
+func benchStalls(dir string, size, n int) {
+	ctx := context.Background()
+	repo, m := build(dir, gitstore.LayoutCtxV1, size)
+	os.Setenv("PATH", filepath.Dir(*binary)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	loadavg, _ := os.ReadFile("/proc/loadavg")
+	fmt.Fprintf(os.Stderr, "stalls: %d appends per series at %d checkpoints, load %s", n, size, loadavg)
+
+	inproc := series(n, func(i int) {
+		if _, err := checkpoints.Record(ctx, m, checkpoints.RecordInput{Summary: fmt.Sprintf("stall check append %d", i)}); err != nil {
+			fatal(err)
+		}
+	})
+	waitRepackIdle(repo)
+	stallRow("single append in process (every append, packing included)", size, n, distOf(inproc))
+
+	version := series(min(n, 200), func(int) { gitctx(repo, "version") })
+	stallRow("floor: `git-ctx version`", size, len(version), distOf(version))
+	cmds := series(n, func(i int) { gitctx(repo, "checkpoint", "-m", fmt.Sprintf("stall check command %d", i)) })
+	waitRepackIdle(repo)
+	stallRow("`git ctx checkpoint` (whole command)", size, n, distOf(cmds))
+
+	commit := func(i int) {
+		os.WriteFile(filepath.Join(repo, "f.txt"), []byte(fmt.Sprint(i)), 0o644)
+		run(repo, "git", "add", "f.txt")
+		run(repo, "git", "commit", "-q", "-m", fmt.Sprintf("change %d", i))
+	}
+	plain := series(min(n, 200), commit)
+	stallRow("floor: `git commit` without hooks", size, len(plain), distOf(plain))
+	gitctx(repo, "hooks", "install")
+	hooked := series(n, func(i int) { commit(n + i) })
+	waitRepackIdle(repo)
+	stallRow("`git commit` with the post-commit hook", size, n, distOf(hooked))
+	loadavg, _ = os.ReadFile("/proc/loadavg")
+	fmt.Fprintf(os.Stderr, "stalls: done, load %s", loadavg)
+}
