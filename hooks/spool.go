@@ -35,6 +35,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -82,8 +83,9 @@ type spoolEntry struct {
 }
 
 var (
-	hexRE      = regexp.MustCompile(`^[0-9a-f]{40}([0-9a-f]{24})?$`)
-	turnFileRE = regexp.MustCompile(`^turn-[0-9a-z-]{1,64}\.json$`)
+	// compiled on first use, not at start (TestNoCompileAtInit)
+	hexRE      = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{40}([0-9a-f]{24})?$`) })
+	turnFileRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^turn-[0-9a-z-]{1,64}\.json$`) })
 )
 
 // parseSpool returns the complete lines of data that are entries, in order;
@@ -122,8 +124,8 @@ func parseSpoolLine(line string) spoolEntry {
 		}
 	}
 	switch {
-	case (e.Kind == PostCommit || e.Kind == PostMerge) && hexRE.MatchString(e.Arg):
-	case e.Kind == kindTurn && turnFileRE.MatchString(e.Arg):
+	case (e.Kind == PostCommit || e.Kind == PostMerge) && hexRE().MatchString(e.Arg):
+	case e.Kind == kindTurn && turnFileRE().MatchString(e.Arg):
 	default:
 		return spoolEntry{}
 	}

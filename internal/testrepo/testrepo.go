@@ -51,6 +51,8 @@ type Sandbox struct {
 func NewSandbox(t testing.TB, bin string, extra ...string) *Sandbox {
 	t.Helper()
 	root := t.TempDir()
+	// Runs before the directory is removed (cleanups run last first).
+	t.Cleanup(func() { waitBackground(t, root) })
 	for _, d := range []string{"home", "xdg", "xdgdata"} {
 		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
 			t.Fatal(err)
