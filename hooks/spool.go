@@ -47,6 +47,12 @@ import (
 	"github.com/git-ctx/git-ctx/internal/workspace"
 )
 
+// renameGrace is how long after renaming queue a drain reads the
+// renamed file once more before dropping it: a hook's open and
+// one-line append are microseconds apart, so a line can only be lost
+// by a hook stalled this long between the two.
+const renameGrace = 250 * time.Millisecond
+
 // Spool file names (in SpoolDir).
 const (
 	spoolQueue    = "queue"
@@ -401,6 +407,10 @@ func Drain(ctx context.Context, m *workspace.Workspace) (DrainResult, error) {
 	for n := 0; ; {
 		draining := filepath.Join(dir, spoolDraining)
 		resumed := true
+		// A hook that opened queue just before the rename may still write
+		// its line into the renamed file: it is read again once renameGrace
+		// has passed since the rename, before the file is dropped.
+		renamed := time.Time{}
 		if _, err := os.Stat(draining); errors.Is(err, fs.ErrNotExist) {
 			resumed = false
 			if err := os.Rename(filepath.Join(dir, spoolQueue), draining); errors.Is(err, fs.ErrNotExist) {
@@ -408,6 +418,7 @@ func Drain(ctx context.Context, m *workspace.Workspace) (DrainResult, error) {
 			} else if err != nil {
 				return res, err
 			}
+			renamed = time.Now()
 		}
 		done := readDone(dir)
 		for {
@@ -417,6 +428,11 @@ func Drain(ctx context.Context, m *workspace.Workspace) (DrainResult, error) {
 			}
 			entries := parseSpool(data)
 			if done >= len(entries) {
+				if wait := renameGrace - time.Since(renamed); wait > 0 {
+					time.Sleep(wait)
+					renamed = time.Time{}
+					continue // read it once more
+				}
 				break
 			}
 			for ; done < len(entries); done++ {
