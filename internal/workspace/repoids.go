@@ -45,24 +45,12 @@ func (w *Workspace) GhyllLibraryRepoID(ctx context.Context) (string, error) {
 	if strings.TrimSpace(w.Repo.Config("ctx.repoId")) != "" {
 		return "", nil
 	}
-	tip, err := w.Store.Tip()
-	if err != nil || tip.IsZero() {
-		return "", err
-	}
-	if w.ghyllID.tip == tip.String() {
-		return w.ghyllID.id, nil
-	}
-	v, err := w.View()
-	if errors.Is(err, gitstore.ErrNotInitialized) {
-		return "", nil // deleted since its tip was read
-	}
-	if err != nil {
-		return "", err
-	}
-	id := ""
-	if v.Layout == gitstore.LayoutGhyllV1 {
+	return w.atTip(&w.ghyllID, func(v *gitstore.View) (string, error) {
+		if v.Layout != gitstore.LayoutGhyllV1 {
+			return "", nil
+		}
 		dir, err := w.GhyllRepoDir(ctx)
-		if err != nil {
+		if err != nil || dir == "" {
 			return "", err
 		}
 		repos, err := v.Repos()
@@ -70,24 +58,42 @@ func (w *Workspace) GhyllLibraryRepoID(ctx context.Context) (string, error) {
 			return "", err
 		}
 		for _, r := range repos {
-			if dir != "" && r == dir {
-				id = dir
+			if r == dir {
+				return dir, nil
 			}
 		}
-	}
-	w.ghyllID.tip, w.ghyllID.id = v.Commit.String(), id
-	return id, nil
+		return "", nil
+	})
 }
 
 // BranchRepoID is the id fixed by the branch's REPO file, "" when there is
 // no branch or no such file.
 func (w *Workspace) BranchRepoID() (string, error) {
+	return w.atTip(&w.branchID, func(v *gitstore.View) (string, error) {
+		ids, err := v.RepoIDs()
+		switch {
+		case err == nil:
+			return ids.ID, nil
+		case errors.Is(err, gitstore.ErrNotExist):
+			return "", nil
+		}
+		return "", err
+	})
+}
+
+// tipValue is a value read from the branch and the tip it was read at.
+type tipValue struct{ tip, id string }
+
+// atTip returns c's value when it was read at the branch's current tip,
+// else reads it from the view of the tip with read and keeps it in c; ""
+// when there is no branch.
+func (w *Workspace) atTip(c *tipValue, read func(v *gitstore.View) (string, error)) (string, error) {
 	tip, err := w.Store.Tip()
 	if err != nil || tip.IsZero() {
 		return "", err
 	}
-	if w.branchID.tip == tip.String() {
-		return w.branchID.id, nil
+	if c.tip == tip.String() {
+		return c.id, nil
 	}
 	v, err := w.View()
 	if errors.Is(err, gitstore.ErrNotInitialized) {
@@ -96,15 +102,11 @@ func (w *Workspace) BranchRepoID() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	id := ""
-	ids, err := v.RepoIDs()
-	switch {
-	case err == nil:
-		id = ids.ID
-	case !errors.Is(err, gitstore.ErrNotExist):
+	id, err := read(v)
+	if err != nil {
 		return "", err
 	}
-	w.branchID.tip, w.branchID.id = v.Commit.String(), id
+	c.tip, c.id = v.Commit.String(), id
 	return id, nil
 }
 

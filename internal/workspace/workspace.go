@@ -45,9 +45,9 @@ type Workspace struct {
 	ownIDRead   bool
 	mirror      *cache.Mirror
 	// branchID caches BranchRepoID for the tip it was read at.
-	branchID struct{ tip, id string }
+	branchID tipValue
 	// ghyllID caches GhyllLibraryRepoID for the tip it was read at.
-	ghyllID struct{ tip, id string }
+	ghyllID tipValue
 	// view is the last View made, reused while the tip is unchanged.
 	view *gitstore.View
 }
