@@ -35,7 +35,7 @@ func main() {
 // code of the error's kind (internal/fault's table).
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	app := newApp(stdin, stdout, stderr)
-	err := app.RunContext(ctx, permuteArgs(app, args))
+	err := app.RunContext(ctx, gitoutArgs(app, args))
 	if err == nil {
 		return 0
 	}
