@@ -50,14 +50,14 @@ func gitoutArgs(app *cli.App, args []string) []string {
 		break
 	}
 	global := args[1:i]
-	rest := permuteArgs(app, append([]string{args[0]}, args[i:]...))
-	out := append(append([]string{args[0]}, global...), rest[1:]...)
-	for j := len(global) + 1; j < len(out) && out[j] != "--"; j++ {
-		if out[j] == "--color" {
-			out[j] = "--color=always"
+	cmd := append([]string{args[0]}, args[i:]...)
+	for j := 1; j < len(cmd) && cmd[j] != "--"; j++ {
+		if cmd[j] == "--color" { // before permuting: --color takes no separate value
+			cmd[j] = "--color=always"
 		}
 	}
-	return out
+	rest := permuteArgs(app, cmd)
+	return append(append([]string{args[0]}, global...), rest[1:]...)
 }
 
 // pageCommands wraps the action of every visible command so that its
