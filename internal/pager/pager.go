@@ -87,14 +87,18 @@ func IsTerminal(w io.Writer) bool {
 }
 
 // Select returns the pager command to run for output to stdout, or ""
-// for none. Order: -P never; then (unless -p) git config pager.ctx — a
-// false value pages nothing, true pages, any other value is the pager
-// command itself — else the command's default; then only on a terminal:
-// $GIT_PAGER, core.pager, $PAGER, "less". An empty command or "cat" is
-// none.
+// for none. Only on a terminal, never with -P. Whether to page: -p
+// always; else git config pager.ctx — a false value pages nothing, true
+// pages, any other value is the pager command itself —, else the
+// command's default. Which pager: $GIT_PAGER, core.pager, $PAGER,
+// "less". An empty command or "cat" is none.
 func Select(stdout io.Writer, o Options) string {
-	if o.Mode == Never {
-		return ""
+	isTerm := o.Terminal
+	if isTerm == nil {
+		isTerm = IsTerminal
+	}
+	if o.Mode == Never || !isTerm(stdout) {
+		return "" // asked first: off a terminal no configuration is read
 	}
 	page, command := o.Mode == Always || o.Pages, ""
 	if o.Mode != Always {
@@ -107,11 +111,7 @@ func Select(stdout io.Writer, o Options) string {
 			}
 		}
 	}
-	isTerm := o.Terminal
-	if isTerm == nil {
-		isTerm = IsTerminal
-	}
-	if !page || !isTerm(stdout) {
+	if !page {
 		return ""
 	}
 	if command == "" {

@@ -163,3 +163,13 @@ func TestPagerStderr(t *testing.T) {
 		t.Fatalf("pager stderr %q", errb.String())
 	}
 }
+
+// TestSelectReadsNoConfigOffTerminal: off a terminal the configuration
+// is not consulted at all (every command is wrapped; most never page).
+func TestSelectReadsNoConfigOffTerminal(t *testing.T) {
+	read := false
+	o := Options{Mode: Always, Pages: true, Config: func(string) (string, bool) { read = true; return "", false }}
+	if got := Select(&bytes.Buffer{}, o); got != "" || read {
+		t.Fatalf("Select off a terminal: %q, configuration read %v", got, read)
+	}
+}
