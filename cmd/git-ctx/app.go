@@ -27,6 +27,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		ErrWriter: stderr,
 		// We print errors ourselves, once, as one line.
 		ExitErrHandler:         func(*cli.Context, error) {},
+		Flags:                  globalFlags,
 		HideVersion:            true,
 		UseShortOptionHandling: true,
 		Suggest:                true,
@@ -55,6 +56,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	}
 	describe(app.Commands, "", parseHelp(helpText))
 	enforceArity(app.Commands, "git ctx")
+	pageCommands(app.Commands, "")
 	return app
 }
 

@@ -138,6 +138,15 @@ func cliArgs(env, argv []string) ([]string, []string, bool) {
 // process environment, then restores both.
 func cliInProcess(t testing.TB, dir string, env []string, stdin []byte, args []string) testrepo.Result {
 	t.Helper()
+	var r testrepo.Result
+	inProcessEnv(t, dir, env, func() { r.Code, r.Stdout, r.Stderr = runIn(string(stdin), args...) })
+	return r
+}
+
+// inProcessEnv calls fn in dir with exactly env as the process
+// environment, then restores both.
+func inProcessEnv(t testing.TB, dir string, env []string, fn func()) {
+	t.Helper()
 	wd, err := os.Getwd()
 	if err != nil {
 		t.Fatal(err)
@@ -159,9 +168,7 @@ func cliInProcess(t testing.TB, dir string, env []string, stdin []byte, args []s
 		os.Setenv(k, v)
 	}
 	if err := os.Chdir(dir); err != nil {
-		t.Fatalf("git-ctx %q: %v", args, err)
+		t.Fatalf("chdir %s: %v", dir, err)
 	}
-	var r testrepo.Result
-	r.Code, r.Stdout, r.Stderr = runIn(string(stdin), args...)
-	return r
+	fn()
 }

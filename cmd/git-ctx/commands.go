@@ -21,6 +21,7 @@ import (
 	"github.com/git-ctx/git-ctx/internal/checkpoints"
 	"github.com/git-ctx/git-ctx/internal/fault"
 	"github.com/git-ctx/git-ctx/internal/output"
+	"github.com/git-ctx/git-ctx/internal/pretty"
 	"github.com/git-ctx/git-ctx/internal/termtext"
 	"github.com/git-ctx/git-ctx/internal/workspace"
 )
@@ -434,15 +435,19 @@ func cmdVersion() *cli.Command {
 	}
 }
 
+// formatTS shows a record's time in the local zone ($TZ), as git's
+// --date=iso-strict.
 func formatTS(ts int64) string {
-	// ghyll treats values below 1e12 as seconds.
-	var t time.Time
+	return pretty.FormatDate(tsTime(ts), pretty.DateISOStrict, viewerClock())
+}
+
+// tsTime is a record's timestamp as a time: ghyll treats values below
+// 1e12 as seconds, the rest as nanoseconds.
+func tsTime(ts int64) time.Time {
 	if ts < 1e12 {
-		t = time.Unix(ts, 0)
-	} else {
-		t = time.Unix(0, ts)
+		return time.Unix(ts, 0)
 	}
-	return t.UTC().Format("2006-01-02T15:04:05Z")
+	return time.Unix(0, ts)
 }
 
 func firstLine(s string) string {

@@ -50,6 +50,31 @@ func manPage(app *cli.App) (string, error) {
 		return "", err
 	}
 	extra := `
+.SH OUTPUT
+On a terminal, the text of log, search, review, session list, snapshot list and pkg list goes
+through a pager, as git's log does: $GIT_PAGER, else git config core.pager, else $PAGER, else
+less; an empty value or cat means none. The pager runs through sh -c with LESS=FRX and LV=-c
+when they are unset; standard error is never paged; quitting the pager early does not change the
+exit status. --json output is not paged. Global options before the command: -P/--no-pager never
+pages, -p/--paginate pages any command. git config pager.ctx false pages nothing, true pages
+every command, any other value is the pager to use.
+.PP
+log, search and review take --oneline and --format=FMT, and log and search --date=MODE
+(relative, local, iso, iso-strict, rfc, short, unix, default; iso-strict when not given). Times
+are shown in the local zone ($TZ); --json keeps UTC RFC 3339. FMT is oneline, short, full, or a
+string of placeholders modelled on git's pretty formats, each checkpoint ended by a newline
+("format:FMT" separates them instead): %H hash, %h short hash, %d device, %an (or %ae) author,
+%ad date per --date, %ar %at %ai %aI %as the date as relative, unix, iso, iso-strict, short,
+%s the summary's first line, %b the rest, %B all of it, %S session, %T turn, %m model,
+%v verification status, %n newline, %% a percent sign, %Cred %Cgreen %Cblue %Creset and
+%C(NAME ...) (bold, dim, ul, black, red, green, yellow, blue, magenta, cyan, white, reset)
+colours, written only when colour is on, %C(auto) the hash yellow and the status green or red.
+An unknown placeholder is a usage error (exit 2).
+.PP
+Colour (short hashes yellow, verification green or red, search matches bold): --color[=WHEN]
+and --no-color, else NO_COLOR (any non-empty value: none), else git config color.ctx, else
+color.ui (always; never or false; auto or true), else auto: on a terminal, or in a pager unless
+color.pager is false, never with TERM=dumb. Never in --json.
 .SH EXIT STATUS
 ` + exitStatus() + `
 .SH ENVIRONMENT
@@ -79,7 +104,13 @@ number of an open file descriptor git ctx session reads the passphrase from (els
 where Claude Code and Codex keep their sessions (default ~/.claude and ~/.codex)
 .TP
 .B NO_COLOR
-no colour in output
+any non-empty value: no colour (only --color=always overrides it)
+.TP
+.B GIT_PAGER, PAGER
+the pager, as git chooses it (see OUTPUT); LESS defaults to FRX and LV to -c in the pager's environment
+.TP
+.B TZ
+the zone times are shown in (text output; --json is UTC)
 .SH FILES
 .TP
 .B refs/heads/ghyll/memory

@@ -3,7 +3,9 @@
 // repository. This package wires flags to the capability packages
 // (internal/checkpoints, internal/snapshots, internal/ctxpackages, sync,
 // sessions, hooks, doctor) and prints their results: human text with
-// internal/termtext, JSON only through internal/output. Errors carry a
+// internal/termtext (git-like --format, --date and colour through
+// internal/pretty, a pager through internal/pager: gitout.go), JSON only
+// through internal/output. Errors carry a
 // kind from internal/fault, which alone decides the exit code. It holds no
 // logic of its own; docs/ARCHITECTURE.md says where a new command goes.
 package main
@@ -35,7 +37,7 @@ func main() {
 // code of the error's kind (internal/fault's table).
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	app := newApp(stdin, stdout, stderr)
-	err := app.RunContext(ctx, permuteArgs(app, args))
+	err := app.RunContext(ctx, gitoutArgs(app, args))
 	if err == nil {
 		return 0
 	}

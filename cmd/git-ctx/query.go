@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -32,7 +31,7 @@ func unauthNote(e *cache.Entry) string {
 func cmdLog() *cli.Command {
 	return &cli.Command{
 		Name: "log",
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.IntFlag{Name: "n", Aliases: []string{"max-count"}, Usage: "show at most `N` checkpoints"},
 			&cli.StringFlag{Name: "device", Usage: "only checkpoints of device `ID`"},
 			&cli.StringFlag{Name: "session", Usage: "only checkpoints of session `ID`"},
@@ -41,10 +40,14 @@ func cmdLog() *cli.Command {
 			&cli.StringFlag{Name: "until", Usage: "only checkpoints at or before `WHEN`"},
 			&cli.BoolFlag{Name: "unverified", Usage: "show records that failed verification, with the reasons"},
 			jsonFlag,
-		},
+		}, prettyFlags(true)...),
 		Action: func(c *cli.Context) error {
 			if c.Int("n") < 0 {
 				return fault.New(fault.Usage, "-n must not be negative")
+			}
+			st, err := newTextStyle(c)
+			if err != nil {
+				return err
 			}
 			now := time.Now()
 			since, err := parseWhen(c.String("since"), now)
@@ -82,8 +85,8 @@ func cmdLog() *cli.Command {
 					termtext.Line(q.Reason), name(q.Detail))
 			}
 			hint := false
-			for _, e := range entries {
-				printEntryLine(w, e, "")
+			for i, e := range entries {
+				st.entry(w, i, e, "")
 				hint = hint || !e.Verified && e.DeviceID == m.OwnDeviceID()
 			}
 			if hint {
@@ -114,16 +117,7 @@ func printLogJSON(w io.Writer, entries []*cache.Entry, quarantine []cache.Quaran
 // printEntryLine prints one line per checkpoint; tail (already made safe
 // for the terminal) replaces the summary's first line when not empty.
 func printEntryLine(w io.Writer, e *cache.Entry, tail string) {
-	mark := ""
-	if !e.Verified {
-		mark = " UNVERIFIED"
-	}
-	text := tail
-	if text == "" {
-		text = termtext.Line(firstLine(e.Summary))
-	}
-	fmt.Fprintf(w, "%s %s %s %s/%d%s %s\n", termtext.Line(shortHash(e.Hash)), formatTS(e.Timestamp), termtext.Line(e.DeviceID),
-		termtext.Line(orDash(e.SessionID)), e.Turn, mark, text)
+	plainStyle().entryLine(w, e, tail)
 }
 
 func shortHash(h string) string {
@@ -165,16 +159,20 @@ func parseWhen(s string, now time.Time) (int64, error) {
 func cmdSearch() *cli.Command {
 	return &cli.Command{
 		Name: "search", ArgsUsage: "<word>...",
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.IntFlag{Name: "n", Value: 20, Usage: "at most `N` results"},
 			jsonFlag,
-		},
+		}, prettyFlags(true)...),
 		Action: withMemory(func(c *cli.Context, m *workspace.Workspace) error {
+			st, err := newTextStyle(c)
+			if err != nil {
+				return err
+			}
 			open, close := "[", "]"
 			color := false
 			if c.Bool("json") {
 				open, close = "", ""
-			} else if colorOK(c.App.Writer) {
+			} else if st.Color {
 				open, close, color = markOpen, markClose, true
 			}
 			hits, err := checkpoints.Search(c.Context, m, strings.Join(c.Args().Slice(), " "), c.Int("n"), open, close)
@@ -182,8 +180,8 @@ func cmdSearch() *cli.Command {
 				return err
 			}
 			if err := emitBuilt(c, func() ([]json.RawMessage, error) { return output.SearchHits(hits) }, func(w io.Writer) {
-				for _, h := range hits {
-					printEntryLine(w, h.Entry, snippetLine(h.Snippet, color))
+				for i, h := range hits {
+					st.entry(w, i, h.Entry, snippetLine(h.Snippet, color))
 				}
 			}); err != nil {
 				return err
@@ -286,13 +284,4 @@ func snippetLine(s string, color bool) string {
 		}
 	}
 	return b.String()
-}
-
-// colorOK: a terminal, and NO_COLOR unset.
-func colorOK(w io.Writer) bool {
-	if os.Getenv("NO_COLOR") != "" || os.Getenv("TERM") == "dumb" {
-		return false
-	}
-	f, ok := w.(*os.File)
-	return ok && isTerminal(f)
 }

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/git-ctx/git-ctx/internal/output"
+	"github.com/git-ctx/git-ctx/internal/pretty"
 	"github.com/git-ctx/git-ctx/internal/termtext"
 	"github.com/git-ctx/git-ctx/internal/workspace"
 	ctxsync "github.com/git-ctx/git-ctx/sync"
@@ -233,8 +234,12 @@ func printDevices(w io.Writer, list []ctxsync.DeviceInfo) {
 func cmdReview() *cli.Command {
 	return &cli.Command{
 		Name: "review", ArgsUsage: "[RANGE]",
-		Flags: []cli.Flag{jsonFlag},
+		Flags: append([]cli.Flag{jsonFlag}, prettyFlags(false)...),
 		Action: withMemory(func(c *cli.Context, m *workspace.Workspace) (err error) {
+			st, err := newTextStyle(c)
+			if err != nil {
+				return err
+			}
 			rng := c.Args().First()
 			if rng == "" {
 				if rng, err = ctxsync.DefaultReviewRange(c.Context, m); err != nil {
@@ -245,7 +250,7 @@ func cmdReview() *cli.Command {
 			if err != nil {
 				return err
 			}
-			return emit(c, output.NewReview(commits), func(w io.Writer) { printReview(w, rng, commits) })
+			return emit(c, output.NewReview(commits), func(w io.Writer) { printReviewStyled(w, rng, commits, st) })
 		}),
 	}
 }
@@ -254,17 +259,26 @@ func cmdReview() *cli.Command {
 // does not parse, or names no hash, is shown by its path: the branch, not
 // git-ctx, decides what a file holds.
 func printReview(w io.Writer, rng string, commits []ctxsync.ReviewCommit) {
+	printReviewStyled(w, rng, commits, plainStyle())
+}
+
+// printReviewStyled is printReview with the output flags: a checkpoint's
+// line in the --format when one is given, colours when on.
+func printReviewStyled(w io.Writer, rng string, commits []ctxsync.ReviewCommit, st *textStyle) {
 	line := termtext.Line
 	if len(commits) == 0 {
 		fmt.Fprintf(w, "Nothing to review in %s\n", line(rng))
 	}
 	for _, rc := range commits {
-		fmt.Fprintf(w, "commit %s %s\n", line(cut(rc.Commit, 12)), line(rc.Subject))
+		fmt.Fprintf(w, "commit %s %s\n", pretty.Paint(st.Color, pretty.Yellow, line(cut(rc.Commit, 12))), line(rc.Subject))
 		for _, r := range rc.Records {
 			switch {
+			case r.Kind == "checkpoint" && r.Hash != "" && st.format != nil:
+				rec := pretty.Record{Hash: r.Hash, Device: r.Device, Session: r.Session, Turn: r.Turn, Summary: r.Summary, Status: r.Status}
+				fmt.Fprintf(w, "  %s\n", strings.ReplaceAll(st.format.Render(rec, st.Style), "\n", "\n  "))
 			case r.Kind == "checkpoint" && r.Hash != "":
-				fmt.Fprintf(w, "  + checkpoint %s by %s (%s/%d) %s: %s\n", line(cut(r.Hash, 12)), line(orDash(r.Device)),
-					line(orDash(r.Session)), r.Turn, line(r.Status), line(r.Summary))
+				fmt.Fprintf(w, "  + checkpoint %s by %s (%s/%d) %s: %s\n", pretty.Paint(st.Color, pretty.Yellow, line(cut(r.Hash, 12))), line(orDash(r.Device)),
+					line(orDash(r.Session)), r.Turn, pretty.Paint(st.Color, pretty.StatusColor(r.Status), line(r.Status)), line(r.Summary))
 			case r.Kind == "device_key":
 				fmt.Fprintf(w, "  + device key %s %s: %s\n", line(r.Device), line(r.Hash), line(r.Status))
 			case r.Kind == "package":
