@@ -10,6 +10,8 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 
+	"github.com/git-ctx/git-ctx/internal/explain"
+	"github.com/git-ctx/git-ctx/internal/fault"
 	"github.com/git-ctx/git-ctx/internal/output"
 	"github.com/git-ctx/git-ctx/internal/termtext"
 	"github.com/git-ctx/git-ctx/internal/workspace"
@@ -233,9 +235,27 @@ func printDevices(w io.Writer, list []ctxsync.DeviceInfo) {
 func cmdReview() *cli.Command {
 	return &cli.Command{
 		Name: "review", ArgsUsage: "[RANGE]",
-		Flags: []cli.Flag{jsonFlag},
+		Flags: []cli.Flag{jsonFlag, &cli.StringFlag{Name: "format", Usage: "`text` or markdown (a code range: a report for a pull-request comment)"}},
 		Action: withMemory(func(c *cli.Context, m *workspace.Workspace) (err error) {
+			format, err := reviewFormat(c)
+			if err != nil {
+				return err
+			}
 			rng := c.Args().First()
+			if rng != "" {
+				// A code range is explained commit by commit; the memory
+				// branch's own history is reviewed as records added.
+				onMemory, err := explain.OnMemoryBranch(c.Context, m, rng)
+				if err != nil {
+					return err
+				}
+				if !onMemory {
+					return reviewCode(c, m, rng, format)
+				}
+			}
+			if format != "" {
+				return fault.New(fault.Usage, "--format markdown reviews a code range (e.g. main..feature), not the memory branch")
+			}
 			if rng == "" {
 				if rng, err = ctxsync.DefaultReviewRange(c.Context, m); err != nil {
 					return err
