@@ -6,7 +6,8 @@
 // device, session, turn, model, summary, files, tools and verification
 // status. Records that failed verification are marked, never hidden:
 // unverified rows of the branch, and records a pull quarantined (read from
-// the remote-tracking ref the quarantine names). A commit without memory
+// the remote-tracking ref the quarantine names and linked by the same
+// rule). A commit without memory
 // is reported with no records, so callers can say so plainly.
 //
 // The API, for the CLI and other front ends (an MCP tool):
@@ -418,10 +419,13 @@ func fromEntry(e *cache.Entry, kind string) Record {
 	return r
 }
 
-// loadQuarantine reads the records pulls quarantined (at most
-// MaxQuarantined) from the tracking refs that hold them and keeps those
-// naming a commit in their trailer. A record the local branch holds is
-// skipped (the cache speaks for it); one that cannot be read is skipped.
+// loadQuarantine reads the records pulls quarantined from the
+// remote-tracking refs that hold them: for each device of this repository
+// a quarantine row names (a record, or the whole device), the last
+// MaxQuarantined records of its chain on that ref that the local memory
+// lacks, linked to commits in memory by the rule of the cache
+// (linkChain). Nothing is verified here: every such record is reported
+// as quarantined, with the row's reason. What cannot be read is skipped.
 func (l *linker) loadQuarantine(ctx context.Context) error {
 	l.loaded, l.quar = true, map[string][]Record{}
 	var rows []cache.Quarantined
@@ -433,19 +437,13 @@ func (l *linker) loadQuarantine(ctx context.Context) error {
 		rows = append(rows, q...)
 	}
 	views := map[string]*gitstore.View{}
-	seen := map[string]bool{}
-	read := 0
+	done := map[string]bool{}
 	for _, q := range rows {
-		if q.Ref == gitstore.BranchRef || q.RepoID == "" || len(q.Record) != 64 || strings.Trim(q.Record, "0123456789abcdef") != "" || seen[q.Record] {
+		key := q.Ref + "\x00" + q.RepoID + "\x00" + q.Device
+		if q.Ref == gitstore.BranchRef || q.RepoID == "" || q.Device == "" || done[key] {
 			continue
 		}
-		if read++; read > MaxQuarantined {
-			break
-		}
-		seen[q.Record] = true
-		if e, err := l.db.Get(ctx, q.Record); err != nil || e != nil {
-			continue
-		}
+		done[key] = true
 		v, ok := views[q.Ref]
 		if !ok {
 			if c, err := l.w.Store.ResolveRef(q.Ref); err == nil && !c.IsZero() {
@@ -456,19 +454,68 @@ func (l *linker) loadQuarantine(ctx context.Context) error {
 		if v == nil {
 			continue
 		}
-		cp, err := v.Checkpoint(q.RepoID, q.Record)
-		if err != nil || cp.Hash != q.Record {
+		if err := l.quarantinedChain(ctx, v, q); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// quarantinedChain links the records of q's device on v that the local
+// memory lacks (at most the last MaxQuarantined).
+func (l *linker) quarantinedChain(ctx context.Context, v *gitstore.View, q cache.Quarantined) error {
+	entries, err := v.Chain(q.RepoID, q.Device)
+	if err != nil || len(entries) == 0 {
+		return nil
+	}
+	if len(entries) > MaxQuarantined {
+		entries = entries[len(entries)-MaxQuarantined:]
+	}
+	var recs []Record
+	for _, en := range entries {
+		if e, err := l.db.Get(ctx, en.Hash); err != nil {
+			return err
+		} else if e != nil {
+			continue // merged: the cache speaks for it
+		}
+		cp, err := v.Checkpoint(q.RepoID, en.Hash)
+		if err != nil || cp.Hash != en.Hash || cp.DeviceID != q.Device {
 			continue
 		}
-		commit := cache.CommitTrailer(cp.Summary)
-		if commit == "" {
-			continue
-		}
-		l.quar[commit] = append(l.quar[commit], Record{Hash: cp.Hash, Kind: cache.LinkCommit, Device: cp.DeviceID, Author: cp.AuthorID,
+		recs = append(recs, Record{Hash: cp.Hash, Device: cp.DeviceID, Author: cp.AuthorID,
 			Session: cp.SessionID, Turn: cp.Turn, Model: cp.ActiveModel, Branch: cp.Branch, Timestamp: cp.Timestamp,
 			Summary: cp.Summary, Files: cp.FilesTouched, Tools: cp.ToolsUsed, Status: StatusQuarantined, Reason: q.Reason})
 	}
+	for commit, linked := range linkChain(recs) {
+		l.quar[commit] = append(l.quar[commit], linked...)
+	}
 	return nil
+}
+
+// linkChain applies the cache's link rule (docs/FORMAT.md §9,
+// commit_links) to one device's records in chain order: a record naming
+// a commit links to it, with the records of its branch since the previous
+// such record on that branch (of its session, when it has one).
+func linkChain(recs []Record) map[string][]Record {
+	out := map[string][]Record{}
+	pending := map[string][]Record{} // branch → records since its last commit record
+	for _, r := range recs {
+		commit := cache.CommitTrailer(r.Summary)
+		if commit == "" {
+			pending[r.Branch] = append(pending[r.Branch], r)
+			continue
+		}
+		for _, p := range pending[r.Branch] {
+			if r.Session == "" || p.Session == r.Session {
+				p.Kind = cache.LinkTurn
+				out[commit] = append(out[commit], p)
+			}
+		}
+		pending[r.Branch] = nil
+		r.Kind = cache.LinkCommit
+		out[commit] = append(out[commit], r)
+	}
+	return out
 }
 
 // Log is `git ctx log --commit REV`: the memory's checkpoints linked to
