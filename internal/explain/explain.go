@@ -26,6 +26,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -147,12 +148,11 @@ type Report struct {
 
 // Explain resolves spec with git and explains each of its commits.
 func Explain(ctx context.Context, w *workspace.Workspace, spec Spec) (*Report, error) {
-	hashes, truncated, err := resolve(ctx, w, &spec)
+	commits, truncated, err := resolve(ctx, w, &spec)
 	if err != nil {
 		return nil, err
 	}
-	commits, err := Commits(ctx, w, hashes)
-	if err != nil {
+	if err := attach(ctx, w, commits); err != nil {
 		return nil, err
 	}
 	return &Report{Spec: spec, Commits: commits, Truncated: truncated}, nil
@@ -164,24 +164,38 @@ func Commits(ctx context.Context, w *workspace.Workspace, hashes []string) ([]Co
 	if len(hashes) == 0 {
 		return out, nil
 	}
-	headers, err := commitHeaders(ctx, w, hashes)
+	headers, _, err := gitCommits(ctx, w, append([]string{"--no-walk=unsorted", "--end-of-options"}, hashes...), "commits")
 	if err != nil {
 		return nil, err
+	}
+	byHash := make(map[string]Commit, len(headers))
+	for _, c := range headers {
+		byHash[c.Hash] = c
+	}
+	for _, h := range hashes {
+		c := byHash[h]
+		c.Hash = h
+		out = append(out, c)
+	}
+	return out, attach(ctx, w, out)
+}
+
+// attach fills each commit's Records.
+func attach(ctx context.Context, w *workspace.Workspace, commits []Commit) error {
+	if len(commits) == 0 {
+		return nil
 	}
 	l, err := openLinker(ctx, w)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer l.close()
-	for _, h := range hashes {
-		c := headers[h]
-		c.Hash = h
-		if c.Records, err = l.records(ctx, h); err != nil {
-			return nil, err
+	for i := range commits {
+		if commits[i].Records, err = l.records(ctx, commits[i].Hash); err != nil {
+			return err
 		}
-		out = append(out, c)
 	}
-	return out, nil
+	return nil
 }
 
 // Links returns the checkpoints of the memory linked to one commit (any
@@ -276,87 +290,90 @@ func OnMemoryBranch(ctx context.Context, w *workspace.Workspace, rng string) (bo
 	return strings.TrimSpace(string(out)) != "", nil
 }
 
-// resolve lists spec's commits (full ids) and completes spec.
-func resolve(ctx context.Context, w *workspace.Workspace, spec *Spec) ([]string, bool, error) {
+// resolve lists spec's commits with their headers, one git call each
+// (two for path:line), and completes spec.
+func resolve(ctx context.Context, w *workspace.Workspace, spec *Spec) ([]Commit, bool, error) {
+	limit := "-n" + strconv.Itoa(MaxCommits+1)
 	switch spec.Kind {
 	case SpecRange:
-		return revList(ctx, w, []string{"rev-list", "--reverse", "--topo-order", "--end-of-options", spec.Rev, "--"}, spec.Arg)
+		return gitCommits(ctx, w, []string{"--reverse", "--topo-order", "--end-of-options", spec.Rev}, spec.Arg)
 	case SpecPath:
-		return blame(ctx, w, spec)
+		if spec.Line == 0 {
+			return gitCommits(ctx, w, []string{limit, "--end-of-options", "HEAD", "--", spec.Path}, spec.Arg)
+		}
+		hash, err := blame(ctx, w, spec)
+		if err != nil {
+			return nil, false, err
+		}
+		return gitCommits(ctx, w, []string{"--no-walk", "--end-of-options", hash}, spec.Arg)
 	}
-	hash, err := resolveCommit(ctx, w, spec.Rev)
-	if err != nil {
-		return nil, false, err
+	// A revision (one commit), else a path git knows.
+	commits, _, err := gitCommits(ctx, w, []string{"--no-walk", "--end-of-options", spec.Rev + "^{commit}"}, spec.Arg)
+	if err == nil && len(commits) == 1 {
+		return commits, false, nil
 	}
-	if hash != "" {
-		return []string{hash}, false, nil
+	if ctx.Err() != nil {
+		return nil, false, ctx.Err()
 	}
-	// Not a revision: a path git knows.
 	spec.Kind, spec.Path, spec.Rev = SpecPath, spec.Arg, ""
-	hashes, truncated, err := revList(ctx, w, []string{"log", "--format=%H", "-n", strconv.Itoa(MaxCommits + 1), "--", spec.Path}, spec.Arg)
-	if err == nil && len(hashes) == 0 {
+	commits, truncated, err := gitCommits(ctx, w, []string{limit, "--end-of-options", "HEAD", "--", spec.Path}, spec.Arg)
+	if err != nil || len(commits) == 0 {
 		return nil, false, fmt.Errorf("%w: %q is neither a commit nor a path with history in this repository", ErrSpec, spec.Arg)
 	}
-	return hashes, truncated, err
+	return commits, truncated, nil
 }
 
-// revList runs git with args and reads one commit id per line, at most
-// MaxCommits of them.
-func revList(ctx context.Context, w *workspace.Workspace, args []string, what string) ([]string, bool, error) {
-	out, err := gitexec.Git(ctx, w.Repo.Dir, args...)
+// commitFormat is git log's format for a Commit's header (NUL-separated,
+// one commit per line).
+const commitFormat = "--format=%H%x00%s%x00%an <%ae>%x00%ct"
+
+// gitCommits runs `git log` with args (which end in revisions, or in
+// "--" and paths) and reads each commit's header, at most MaxCommits of
+// them (truncated says more were listed).
+func gitCommits(ctx context.Context, w *workspace.Workspace, args []string, what string) ([]Commit, bool, error) {
+	full := append([]string{"log", "--no-show-signature", commitFormat}, args...)
+	if !slices.Contains(args, "--") {
+		full = append(full, "--")
+	}
+	out, err := gitexec.Git(ctx, w.Repo.Dir, full...)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, false, err
 		}
 		return nil, false, fmt.Errorf("%w: %s: %v", ErrSpec, what, err)
 	}
-	hashes := strings.Fields(string(out))
-	if len(hashes) > MaxCommits {
-		return hashes[:MaxCommits], true, nil
-	}
-	return hashes, false, nil
-}
-
-// blame finds the commit that last changed spec.Line of spec.Path (in the
-// work tree's HEAD), or every commit of the path when Line is 0.
-func blame(ctx context.Context, w *workspace.Workspace, spec *Spec) ([]string, bool, error) {
-	if spec.Line == 0 {
-		return revList(ctx, w, []string{"log", "--format=%H", "-n", strconv.Itoa(MaxCommits + 1), "--", spec.Path}, spec.Arg)
-	}
-	l := strconv.Itoa(spec.Line)
-	out, err := gitexec.Git(ctx, w.Repo.Dir, "blame", "--porcelain", "-L", l+","+l, "HEAD", "--", spec.Path)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, false, err
-		}
-		return nil, false, fmt.Errorf("%w: %s: %v", ErrSpec, spec.Arg, err)
-	}
-	first, _, _ := strings.Cut(string(out), "\n")
-	hash, _, _ := strings.Cut(first, " ")
-	if len(hash) != 40 && len(hash) != 64 || strings.Trim(hash, "0123456789abcdef") != "" {
-		return nil, false, fmt.Errorf("%w: %s: git blame named no commit", ErrSpec, spec.Arg)
-	}
-	return []string{hash}, false, nil
-}
-
-// commitHeaders reads subject, author and time of each commit in one git
-// call.
-func commitHeaders(ctx context.Context, w *workspace.Workspace, hashes []string) (map[string]Commit, error) {
-	args := append([]string{"log", "--no-walk=unsorted", "--no-show-signature", "--format=%H%x00%s%x00%an <%ae>%x00%ct%x00", "--end-of-options"}, hashes...)
-	out, err := gitexec.Git(ctx, w.Repo.Dir, append(args, "--")...)
-	if err != nil {
-		return nil, fmt.Errorf("read commits: %w", err)
-	}
-	heads := make(map[string]Commit, len(hashes))
+	commits := []Commit{}
 	for _, line := range strings.Split(string(out), "\n") {
 		f := strings.Split(line, "\x00")
 		if len(f) < 4 {
 			continue
 		}
+		if len(commits) == MaxCommits {
+			return commits, true, nil
+		}
 		t, _ := strconv.ParseInt(f[3], 10, 64)
-		heads[f[0]] = Commit{Hash: f[0], Subject: f[1], Author: f[2], Time: t}
+		commits = append(commits, Commit{Hash: f[0], Subject: f[1], Author: f[2], Time: t})
 	}
-	return heads, nil
+	return commits, false, nil
+}
+
+// blame returns the commit that last changed spec.Line of spec.Path in
+// HEAD.
+func blame(ctx context.Context, w *workspace.Workspace, spec *Spec) (string, error) {
+	l := strconv.Itoa(spec.Line)
+	out, err := gitexec.Git(ctx, w.Repo.Dir, "blame", "--porcelain", "-L", l+","+l, "HEAD", "--", spec.Path)
+	if err != nil {
+		if ctx.Err() != nil {
+			return "", err
+		}
+		return "", fmt.Errorf("%w: %s: %v", ErrSpec, spec.Arg, err)
+	}
+	first, _, _ := strings.Cut(string(out), "\n")
+	hash, _, _ := strings.Cut(first, " ")
+	if len(hash) != 40 && len(hash) != 64 || strings.Trim(hash, "0123456789abcdef") != "" {
+		return "", fmt.Errorf("%w: %s: git blame named no commit", ErrSpec, spec.Arg)
+	}
+	return hash, nil
 }
 
 // linker reads the records linked to commits: the cache's links, and the
