@@ -141,6 +141,15 @@ func explJSONOf(t *testing.T, f *explFixture, args ...string) explOut {
 // oldest first; path:line follows git blame.
 func TestExplainCommits(t *testing.T) {
 	f := newExplFixture(t)
+	explAgentCommit(t, f)
+	explHumanAndTeammate(t, f)
+	explRangeAndPaths(t, f)
+}
+
+// explAgentCommit: the agent's commit, by a short hash: two turns and the
+// commit's record, verified, with their fields.
+func explAgentCommit(t *testing.T, f *explFixture) {
+	t.Helper()
 	got := explJSONOf(t, f, "explain", f.c[:7], "--json")
 	if got.Kind != "commit" || len(got.Commits) != 1 || got.Commits[0].Commit != f.c || !got.Commits[0].Memory {
 		t.Fatalf("explain %s: %+v", f.c[:7], got)
@@ -158,7 +167,12 @@ func TestExplainCommits(t *testing.T) {
 			t.Errorf("turn %d: session %q turn %d model %q tools %q", i, c.Session, c.Turn, c.Model, c.Tools)
 		}
 	}
+}
 
+// explHumanAndTeammate: the human's commit has no memory; the teammate's
+// record is shown, marked unverified.
+func explHumanAndTeammate(t *testing.T, f *explFixture) {
+	t.Helper()
 	txt := inproc.MustCtx(t, f.repo, f.env, "explain", f.h)
 	if !strings.Contains(txt, "commit "+f.h[:12]+" docs: typo") || !strings.Contains(txt, "no memory: no checkpoint names this commit") {
 		t.Errorf("explain of the human commit:\n%s", txt)
@@ -167,12 +181,17 @@ func TestExplainCommits(t *testing.T) {
 	if !strings.Contains(txt, f.mateCP[:12]) || !strings.Contains(txt, "UNVERIFIED") {
 		t.Errorf("explain HEAD (the teammate's commit) does not show its record marked UNVERIFIED:\n%s", txt)
 	}
-	got = explJSONOf(t, f, "explain", "HEAD", "--json")
+	got := explJSONOf(t, f, "explain", "HEAD", "--json")
 	if c := got.Commits[0].Checkpoints; len(c) != 1 || c[0].Hash != f.mateCP || c[0].Verified || c[0].Status != "unverified" {
 		t.Errorf("explain HEAD --json: %+v", got.Commits[0])
 	}
+}
 
-	got = explJSONOf(t, f, "explain", "main..feature", "--json")
+// explRangeAndPaths: a range, oldest first; path:line through git blame; a
+// path's history, newest first.
+func explRangeAndPaths(t *testing.T, f *explFixture) {
+	t.Helper()
+	got := explJSONOf(t, f, "explain", "main..feature", "--json")
 	if got.Kind != "range" || len(got.Commits) != 3 || got.Commits[0].Commit != f.c || got.Commits[1].Commit != f.h || got.Commits[2].Commit != f.m ||
 		got.Commits[1].Memory || len(got.Commits[1].Checkpoints) != 0 {
 		t.Errorf("explain main..feature: %+v", got)
