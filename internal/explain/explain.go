@@ -249,8 +249,8 @@ func resolveCommit(ctx context.Context, w *workspace.Workspace, rev string) (str
 
 // OnMemoryBranch reports whether rng (a review range, or one revision)
 // is about the memory branch rather than code: it names ghyll/memory (the
-// branch or a tracking ref of it), or its last revision shares history
-// with the branch (a code commit never does: the branch is an orphan).
+// branch or a tracking ref of it), or one of its ends shares history with
+// the branch (a code commit never does: the branch is an orphan).
 // `git ctx review` reviews the first as records added, the second with
 // Explain.
 func OnMemoryBranch(ctx context.Context, w *workspace.Workspace, rng string) (bool, error) {
@@ -258,36 +258,41 @@ func OnMemoryBranch(ctx context.Context, w *workspace.Workspace, rng string) (bo
 	if err != nil || tip.IsZero() {
 		return false, err
 	}
-	end := rng
-	if i := strings.LastIndex(rng, ".."); i >= 0 {
-		end = strings.TrimPrefix(rng[i+2:], ".")
-	}
-	if end == "" {
-		end = "HEAD"
-	}
-	if strings.HasPrefix(end, "-") {
-		return false, fmt.Errorf("%w: bad range %q", workspace.ErrInput, rng)
-	}
 	if strings.Contains(rng, "ghyll/memory") {
 		return true, nil // a name of the memory branch or its tracking ref, whatever it holds
 	}
-	c, err := resolveCommit(ctx, w, end)
-	if err != nil || c == "" {
-		return false, err
+	ends := []string{rng}
+	if i := strings.Index(rng, ".."); i >= 0 {
+		ends = []string{rng[:i], strings.TrimPrefix(rng[i+2:], ".")}
 	}
-	if c == tip.String() {
-		return true, nil
-	}
-	// The memory branch is an orphan: a code commit has no common ancestor
-	// with it (merge-base exits 1 and prints nothing).
-	out, err := gitexec.Git(ctx, w.Repo.Dir, "merge-base", c, tip.String())
-	if err != nil {
-		if ctx.Err() != nil {
+	for _, end := range ends {
+		if end == "" {
+			end = "HEAD"
+		}
+		if strings.HasPrefix(end, "-") {
+			return false, fmt.Errorf("%w: bad range %q", workspace.ErrInput, rng)
+		}
+		c, err := resolveCommit(ctx, w, end)
+		if err != nil {
 			return false, err
 		}
-		return false, nil
+		if c == "" {
+			continue
+		}
+		if c == tip.String() {
+			return true, nil
+		}
+		// The memory branch is an orphan: a code commit has no common
+		// ancestor with it (merge-base exits 1 and prints nothing).
+		out, err := gitexec.Git(ctx, w.Repo.Dir, "merge-base", c, tip.String())
+		if err != nil && ctx.Err() != nil {
+			return false, err
+		}
+		if err == nil && strings.TrimSpace(string(out)) != "" {
+			return true, nil
+		}
 	}
-	return strings.TrimSpace(string(out)) != "", nil
+	return false, nil
 }
 
 // resolve lists spec's commits with their headers, one git call each
