@@ -323,3 +323,29 @@ func TestExplainReviewMarkdown(t *testing.T) {
 		t.Errorf("review of the memory branch:\n%s", out)
 	}
 }
+
+// TestExplainMarkdownHostileText: a teammate's summary, file names and
+// commit subject full of markdown, HTML, mentions and terminal escapes
+// cannot format, link, mention or break the review's markdown: every
+// character that would is escaped, and no escape byte is printed.
+func TestExplainMarkdownHostileText(t *testing.T) {
+	_, repo, env := newRepoAs(t, "mate")
+	inproc.MustCtx(t, repo, env, "init")
+	testrepo.MustGit(t, repo, env, "checkout", "-q", "-b", "feature")
+	hostile := "</summary></details><img src=x onerror=alert(1)> [click](http://evil.example) @everyone #1 `code` \x1b[31mred\u009b2J ~~x~~ | a | b |\n# Heading\n- item"
+	inproc.MustCtx(t, repo, env, "checkpoint", "-m", hostile, "--file", "<b>x</b>.go", "--tool", "*bold*")
+	testrepo.CommitFiles(t, repo, env, "feat: </details> [x](http://evil.example) @team", map[string]string{"x.go": "package x\n"})
+	inproc.MustCtx(t, repo, env, "checkpoint", "--from-commit", "HEAD")
+	got := inproc.MustCtx(t, repo, env, "review", "main..feature", "--format", "markdown")
+	for _, bad := range []string{"\x1b", "\u009b", "<img", "</summary></details>", "](http", "@everyone", "@team", "\n# Heading", "<b>", "`code`", "~~x~~", "| a |"} {
+		if strings.Contains(got, bad) {
+			t.Errorf("the markdown holds %q:\n%s", bad, got)
+		}
+	}
+	if strings.Count(got, "<details>") != 1 || strings.Count(got, "</details>") != 1 || strings.Count(got, "<summary>") != 1 {
+		t.Errorf("the layout is not one <details> section:\n%s", got)
+	}
+	if !strings.Contains(got, `&lt;img src=x onerror=alert\(1\)&gt;`) || !strings.Contains(got, `\\x1b`) {
+		t.Errorf("the hostile text is not shown escaped:\n%s", got)
+	}
+}
