@@ -1,6 +1,8 @@
 // Package cache is the SQLite mirror of the memory branch: the seed's
 // checkpoints table exactly as specified, plus devices, chain positions,
-// quarantined records, full-text search and the last indexed tip per ref.
+// quarantined records, full-text search, the last indexed tip per ref, and
+// the links from code commits to the checkpoints that explain them
+// (links.go).
 //
 // The branch is the source of truth; the cache can always be rebuilt.
 // Rows are only ever inserted: no UPDATE or DELETE touches checkpoints, and a
@@ -38,7 +40,7 @@ import (
 
 // SchemaVersion changes whenever the schema or the meaning of a column
 // changes; a cache of another version is rebuilt.
-const SchemaVersion = 6
+const SchemaVersion = 7
 
 // FileName is the cache database inside <git-common-dir>/ctx.
 const FileName = "cache.db"
@@ -143,6 +145,21 @@ CREATE TABLE quarantine (
 -- One row per ref, repository, device, record and reason: a pull adds its
 -- rejections by this key (a lookup, not a scan: one may add 200,000).
 CREATE UNIQUE INDEX idx_quarantine_key ON quarantine(ref, repo_id, device, record, reason);
+-- Which checkpoints explain which code commit (links.go): kind 'commit' is
+-- the record whose summary names the commit in its trailer, kind 'turn' a
+-- record of the same device and branch before it (docs/FORMAT.md §9).
+CREATE TABLE commit_links (
+    repo_id    TEXT NOT NULL,
+    git_commit TEXT NOT NULL,
+    record     TEXT NOT NULL,
+    kind       TEXT NOT NULL,
+    device     TEXT NOT NULL,
+    branch     TEXT NOT NULL,
+    seq        INTEGER NOT NULL,
+    PRIMARY KEY (record, git_commit)
+);
+CREATE INDEX idx_commit_links_commit ON commit_links(git_commit);
+CREATE INDEX idx_commit_links_chain ON commit_links(repo_id, device, branch, kind, seq);
 `
 
 const ftsSchema = `

@@ -131,6 +131,9 @@ func (w *Writer) AddCheckpoint(r Row) error {
 		cp.Hash, r.RepoID, cp.DeviceID, r.Seq, cp.Timestamp, cp.Version, boolInt(cp.Embedding == nil), boolInt(cp.PlanMode), resumed, extra, string(r.Rule)); err != nil {
 		return fmt.Errorf("cache record %s: %w", cp.Hash, err)
 	}
+	if err := w.link(r.RepoID, cp.Hash, cp.DeviceID, cp.Branch, cp.SessionID, cp.Summary, r.Seq); err != nil {
+		return err
+	}
 	if w.fts {
 		// Index the words of the lists, not their JSON (a nil list would
 		// otherwise make every such record match the word "null").

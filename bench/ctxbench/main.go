@@ -56,6 +56,9 @@ func main() {
 		dir = d
 	}
 	isolate(dir)
+	if benchExplainIfAsked(dir) {
+		return
+	}
 	if benchStart(dir) || benchVerify(dir) {
 		return
 	}

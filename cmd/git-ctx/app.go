@@ -39,7 +39,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		},
 		Commands: []*cli.Command{
 			cmdInit(), cmdStatus(), cmdCheckpoint(), cmdLog(), cmdShow(), cmdSearch(), cmdSimilar(),
-			cmdVerify(), cmdPull(), cmdPush(), cmdSync(), cmdDevices(), cmdReview(),
+			cmdVerify(), cmdPull(), cmdPush(), cmdSync(), cmdDevices(), cmdReview(), cmdExplain(),
 			cmdHooks(), cmdHook(), cmdDoctor(), cmdReindex(), cmdImport(), cmdExport(), cmdAdopt(), cmdSnapshot(), cmdSession(), cmdVersion(),
 			cmdPkg(),
 			cmdMan(), cmdCompletion(),

@@ -19,6 +19,7 @@ import (
 	"github.com/git-ctx/git-ctx/gitstore"
 	"github.com/git-ctx/git-ctx/hooks"
 	"github.com/git-ctx/git-ctx/internal/checkpoints"
+	"github.com/git-ctx/git-ctx/internal/explain"
 	"github.com/git-ctx/git-ctx/internal/fault"
 	"github.com/git-ctx/git-ctx/internal/output"
 	"github.com/git-ctx/git-ctx/internal/pretty"
@@ -380,9 +381,15 @@ func parseJSONEmbedding(data []byte) ([]float32, error) {
 
 func cmdShow() *cli.Command {
 	return &cli.Command{
-		Name: "show", ArgsUsage: "<hash-prefix>", Flags: []cli.Flag{jsonFlag},
+		Name: "show", ArgsUsage: "<hash-prefix|commit>", Flags: []cli.Flag{jsonFlag},
 		Action: withMemory(func(c *cli.Context, m *workspace.Workspace) error {
 			cp, raw, err := checkpoints.Show(c.Context, m, c.Args().First())
+			if errors.Is(err, workspace.ErrNotFound) || errors.Is(err, workspace.ErrInput) {
+				// Not a record hash: a code commit shows its linked records.
+				if commit, rerr := explain.ResolveCommit(c.Context, m, c.Args().First()); rerr == nil && commit != "" {
+					return showCommit(c, m, commit)
+				}
+			}
 			if err != nil {
 				return err
 			}

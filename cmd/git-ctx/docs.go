@@ -51,7 +51,7 @@ func manPage(app *cli.App) (string, error) {
 	}
 	extra := `
 .SH OUTPUT
-On a terminal, the text of log, search, review, session list, snapshot list and pkg list goes
+On a terminal, the text of log, search, review, explain, session list, snapshot list and pkg list goes
 through a pager, as git's log does: $GIT_PAGER, else git config core.pager, else $PAGER, else
 less; an empty value or cat means none. The pager runs through sh -c with LESS=FRX and LV=-c
 when they are unset; standard error is never paged; quitting the pager early does not change the

@@ -31,7 +31,7 @@ var globalFlags = []cli.Flag{
 
 // pagedCommands page by default (their text output, on a terminal).
 var pagedCommands = map[string]bool{
-	"log": true, "search": true, "review": true, "session list": true, "snapshot list": true, "pkg list": true,
+	"log": true, "search": true, "review": true, "explain": true, "session list": true, "snapshot list": true, "pkg list": true,
 }
 
 // gitoutArgs prepares the command line for urfave/cli: the global flags

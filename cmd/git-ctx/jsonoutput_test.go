@@ -165,6 +165,8 @@ func TestJSONContract(t *testing.T) {
 		{command: "devices trust", section: "devices trust", args: []string{"bob-laptop-00000000", "--force"}},
 		{command: "devices untrust", section: "devices trust", args: []string{"eve-box-00000000", "--force"}},
 		{command: "review", section: "review"},
+		{command: "checkpoint", section: "checkpoint", args: []string{"--from-commit", "HEAD"}},
+		{command: "explain", section: "explain", args: []string{"HEAD"}},
 		{command: "reindex", section: "reindex"},
 		{command: "import", section: "import", args: []string{"--ghyll-db", f.ghyllDB, "--ghyll-keys", f.root}, codes: []int{1}},
 		{command: "export", section: "export", args: []string{"--ghyll-db", filepath.Join(f.root, "export.db")}},

@@ -12,6 +12,7 @@ import (
 
 	"github.com/git-ctx/git-ctx/cache"
 	"github.com/git-ctx/git-ctx/internal/checkpoints"
+	"github.com/git-ctx/git-ctx/internal/explain"
 	"github.com/git-ctx/git-ctx/internal/fault"
 	"github.com/git-ctx/git-ctx/internal/gitname"
 	"github.com/git-ctx/git-ctx/internal/output"
@@ -39,6 +40,7 @@ func cmdLog() *cli.Command {
 			&cli.StringFlag{Name: "since", Usage: "only checkpoints at or after `WHEN`"},
 			&cli.StringFlag{Name: "until", Usage: "only checkpoints at or before `WHEN`"},
 			&cli.BoolFlag{Name: "unverified", Usage: "show records that failed verification, with the reasons"},
+			&cli.StringFlag{Name: "commit", Usage: "only checkpoints linked to code commit `REV` (see 'git ctx explain')"},
 			jsonFlag,
 		}, prettyFlags(true)...),
 		Action: func(c *cli.Context) error {
@@ -57,6 +59,9 @@ func cmdLog() *cli.Command {
 			until, err := parseWhen(c.String("until"), now)
 			if err != nil {
 				return fault.New(fault.Usage, "--until: %v", err)
+			}
+			if c.IsSet("commit") {
+				return logCommit(c)
 			}
 			m, err := openMemory(c)
 			if err != nil {
@@ -95,6 +100,35 @@ func cmdLog() *cli.Command {
 			return nil
 		},
 	}
+}
+
+// logCommit is `log --commit REV`: the checkpoints linked to one code
+// commit (verified or not, marked as log marks them), newest first.
+func logCommit(c *cli.Context) error {
+	for _, f := range []string{"device", "session", "author", "since", "until", "unverified"} {
+		if c.IsSet(f) {
+			return fault.New(fault.Usage, "log --commit takes only -n and --json, not --%s", f)
+		}
+	}
+	m, err := openMemory(c)
+	if err != nil {
+		return err
+	}
+	entries, err := explain.Log(c.Context, m, c.String("commit"), c.Int("n"))
+	if err != nil {
+		return err
+	}
+	if c.Bool("json") {
+		return printLogJSON(c.App.Writer, entries, nil, false)
+	}
+	for _, e := range entries {
+		printEntryLine(c.App.Writer, e, "")
+	}
+	if len(entries) == 0 {
+		fmt.Fprintf(c.App.ErrWriter, "git-ctx: no checkpoint is linked to %s (see 'git ctx explain %s')\n",
+			termtext.Line(c.String("commit")), termtext.Line(c.String("commit")))
+	}
+	return nil
 }
 
 // printLogJSON prints log's JSON: the entries, or with --unverified an

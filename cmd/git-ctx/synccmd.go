@@ -10,6 +10,8 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 
+	"github.com/git-ctx/git-ctx/internal/explain"
+	"github.com/git-ctx/git-ctx/internal/fault"
 	"github.com/git-ctx/git-ctx/internal/output"
 	"github.com/git-ctx/git-ctx/internal/pretty"
 	"github.com/git-ctx/git-ctx/internal/termtext"
@@ -236,11 +238,28 @@ func cmdReview() *cli.Command {
 		Name: "review", ArgsUsage: "[RANGE]",
 		Flags: append([]cli.Flag{jsonFlag}, prettyFlags(false)...),
 		Action: withMemory(func(c *cli.Context, m *workspace.Workspace) (err error) {
-			st, err := newTextStyle(c)
+			format, st, err := reviewStyle(c)
 			if err != nil {
 				return err
 			}
 			rng := c.Args().First()
+			if rng != "" {
+				// A code range is explained commit by commit; the memory
+				// branch's own history is reviewed as records added.
+				onMemory, err := explain.OnMemoryBranch(c.Context, m, rng)
+				if err != nil {
+					return err
+				}
+				if !onMemory {
+					if format == "" && (c.Bool("oneline") || c.IsSet("format")) {
+						return fault.New(fault.Usage, "a code range takes --format markdown (or text); --oneline and other formats review the memory branch")
+					}
+					return reviewCode(c, m, rng, format)
+				}
+			}
+			if format == "markdown" {
+				return fault.New(fault.Usage, "--format markdown reviews a code range (e.g. main..feature), not the memory branch")
+			}
 			if rng == "" {
 				if rng, err = ctxsync.DefaultReviewRange(c.Context, m); err != nil {
 					return err
