@@ -29,6 +29,10 @@ var mcpEntry = struct {
 // would change does not parse; nothing was written.
 var ErrMalformedConfig = fault.Sentinel(fault.Config, "agent configuration file is malformed")
 
+// ErrOtherServer: the agent's configuration registers another server
+// under git-ctx's name; nothing was written (--force replaces it).
+var ErrOtherServer = fault.Sentinel(fault.Conflict, "another MCP server is registered as git-ctx")
+
 // MCPConfigPath is the project's MCP configuration for Claude Code.
 func MCPConfigPath(top string) string { return filepath.Join(top, ".mcp.json") }
 
@@ -107,7 +111,7 @@ func InstallClaudeMCP(top string, opt Options) (string, error) {
 			return "claude: the MCP server git-ctx is already registered in " + path, nil
 		}
 		if !opt.Force {
-			return "", fmt.Errorf("%w: %s registers another server named %s: pass --force to replace it", ErrModified, path, MCPServerName)
+			return "", fmt.Errorf("%w: %s runs something else under that name: pass --force to replace it", ErrOtherServer, path)
 		}
 	}
 	ours, _ := json.Marshal(mcpEntry)

@@ -149,22 +149,7 @@ func TestMCPServerStdio(t *testing.T) {
 	}
 	mcpWantUnverified(t, cs, m)
 
-	text = mcpMust(t, cs, "log", map[string]any{"commit": m.commit[:9]})
-	if !strings.Contains(text, m.byCommit) || strings.Contains(text, m.aNote) {
-		t.Errorf("log of commit %s:\n%s", m.commit[:9], text)
-	}
-	text = mcpMust(t, cs, "show", map[string]any{"hash": m.bWhy[:12]})
-	if !strings.Contains(text, "checkpoint "+m.bWhy+" (verified: signed by device "+m.b.id(t)) {
-		t.Errorf("show:\n%s", text)
-	}
-	text = mcpMust(t, cs, "snapshot_restore", map[string]any{})
-	if !strings.Contains(text, "snapshot "+m.snapshotID) || !strings.Contains(text, "(verified)") || !strings.Contains(text, "task:") {
-		t.Errorf("snapshot_restore:\n%s", text)
-	}
-	text = mcpMust(t, cs, "package_get", map[string]any{"name": "notes", "layers": []string{"session"}})
-	if !strings.Contains(text, "package notes@1.0.0 (verified, signed by "+a.id(t)) || !strings.Contains(text, "## layer session") {
-		t.Errorf("package_get:\n%s", text)
-	}
+	mcpWantReads(t, cs, m)
 
 	// checkpoint: signed as A, on A's chain, verified.
 	text = mcpMust(t, cs, "checkpoint", map[string]any{"summary": "Decision: recall goes through MCP", "files": []string{"importer.go"}})
@@ -189,6 +174,28 @@ func TestMCPServerStdio(t *testing.T) {
 	text = mcpMust(t, cs, "log", map[string]any{"max_bytes": 512, "include_unverified": true})
 	if len(text) > 512 || !strings.Contains(text, "[truncated") {
 		t.Errorf("log within 512 bytes (%d):\n%s", len(text), text)
+	}
+}
+
+// mcpWantReads: log by commit, show, snapshot_restore and package_get.
+func mcpWantReads(t *testing.T, cs *mcp.ClientSession, m *mcpTeam) {
+	t.Helper()
+	a := m.a
+	text := mcpMust(t, cs, "log", map[string]any{"commit": m.commit[:9]})
+	if !strings.Contains(text, m.byCommit) || strings.Contains(text, m.aNote) {
+		t.Errorf("log of commit %s:\n%s", m.commit[:9], text)
+	}
+	text = mcpMust(t, cs, "show", map[string]any{"hash": m.bWhy[:12]})
+	if !strings.Contains(text, "checkpoint "+m.bWhy+" (verified: signed by device "+m.b.id(t)) {
+		t.Errorf("show:\n%s", text)
+	}
+	text = mcpMust(t, cs, "snapshot_restore", map[string]any{})
+	if !strings.Contains(text, "snapshot "+m.snapshotID) || !strings.Contains(text, "(verified)") || !strings.Contains(text, "task:") {
+		t.Errorf("snapshot_restore:\n%s", text)
+	}
+	text = mcpMust(t, cs, "package_get", map[string]any{"name": "notes", "layers": []string{"session"}})
+	if !strings.Contains(text, "package notes@1.0.0 (verified, signed by "+a.id(t)) || !strings.Contains(text, "## layer session") {
+		t.Errorf("package_get:\n%s", text)
 	}
 }
 
