@@ -110,18 +110,13 @@ func newMCPTeam(t *testing.T) *mcpTeam {
 	m.bForged = forged.Hash
 
 	a.git(t, "fetch", "-q", "origin", "ghyll/memory:ghyll/memory")
-	m.snapshotID = mcpFirstField(t, a.must(t, "snapshot", "list"))
-	return m
-}
-
-// mcpFirstField is the first word of out's first line.
-func mcpFirstField(t *testing.T, out string) string {
-	t.Helper()
-	f := strings.Fields(out)
-	if len(f) == 0 {
-		t.Fatalf("empty output")
+	list := a.must(t, "snapshot", "list")
+	id := regexp.MustCompile(`(?m)^  ([0-9a-f]{12})  `).FindStringSubmatch(list)
+	if id == nil {
+		t.Fatalf("snapshot list:\n%s", list)
 	}
-	return f[0]
+	m.snapshotID = id[1]
+	return m
 }
 
 // TestMCPServerStdio: initialize and tools/list (names, required members),

@@ -85,19 +85,17 @@ func NewServer(w *workspace.Workspace, opt Options) *mcp.Server {
 }
 
 // Serve runs the server over in and out (newline-delimited JSON-RPC, the
-// stdio transport) until the client closes in or ctx ends.
+// stdio transport) until the client closes in (once every request read
+// was answered) or ctx ends.
 func Serve(ctx context.Context, w *workspace.Workspace, in io.Reader, out io.Writer, opt Options) error {
-	t := &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}}
+	a := newAnswered()
+	t := &mcp.IOTransport{Reader: io.NopCloser(answeredReader{a, in}), Writer: answeredWriter{a, out}}
 	err := NewServer(w, opt).Run(ctx, t)
 	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) || strings.Contains(err.Error(), "server is closing") {
 		return nil
 	}
 	return fmt.Errorf("mcp server: %w", err)
 }
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
 
 // bound is a numeric range put into a tool's input schema.
 type bound struct{ min, max float64 }
