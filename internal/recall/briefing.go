@@ -28,6 +28,9 @@ const (
 	briefFileRecords   = 5
 	briefChangedFiles  = 200
 	briefLine          = 200
+	// briefScan bounds the records a briefing reads (newest first): the
+	// hook runs at every session start.
+	briefScan = 2000
 )
 
 // Briefing is what a session is told when it starts.
@@ -60,7 +63,7 @@ func Brief(ctx context.Context, w *workspace.Workspace, budget int) (*Briefing, 
 		}
 	}
 	if branch != "" {
-		recent, err := recentEntries(ctx, w, checkpoints.Filter{}, recordFilter{branch: branch}, briefBranchRecords)
+		recent, err := recentEntries(ctx, w, checkpoints.Filter{}, recordFilter{branch: branch, scan: briefScan}, briefBranchRecords)
 		if err != nil {
 			return nil, err
 		}
@@ -73,7 +76,7 @@ func Brief(ctx context.Context, w *workspace.Workspace, budget int) (*Briefing, 
 	}
 	changed := changedFiles(ctx, w.Repo)
 	if len(changed) > 0 {
-		touching, err := recentEntries(ctx, w, checkpoints.Filter{}, recordFilter{files: changed}, briefFileRecords)
+		touching, err := recentEntries(ctx, w, checkpoints.Filter{}, recordFilter{files: changed, scan: briefScan}, briefFileRecords)
 		if err != nil {
 			return nil, err
 		}

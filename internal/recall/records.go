@@ -29,6 +29,7 @@ type recordFilter struct {
 	commit     string // a full commit id or a prefix: the record's "Commit: " trailer
 	unverified bool   // include records that failed verification
 	files      map[string]bool
+	scan       int // how many records to read at most (0: scanCap)
 }
 
 func (f recordFilter) keep(e *cache.Entry) bool {
@@ -68,10 +69,11 @@ func touchesAny(files []string, set map[string]bool) bool {
 // recentEntries returns up to n records of the cache query q (newest
 // first) that f keeps, reading more of the log while too few matched.
 func recentEntries(ctx context.Context, w *workspace.Workspace, q checkpoints.Filter, f recordFilter, n int) ([]*cache.Entry, error) {
-	batch := n * 4
-	if batch < 100 {
-		batch = 100
+	limit := scanCap
+	if f.scan > 0 {
+		limit = f.scan
 	}
+	batch := min(max(n*4, 100), limit)
 	for {
 		q.Limit = batch
 		all, err := checkpoints.Log(ctx, w, q)
@@ -87,13 +89,10 @@ func recentEntries(ctx context.Context, w *workspace.Workspace, q checkpoints.Fi
 				}
 			}
 		}
-		if len(all) < batch || batch >= scanCap {
+		if len(all) < batch || batch >= limit {
 			return out, nil
 		}
-		batch *= 4
-		if batch > scanCap {
-			batch = scanCap
-		}
+		batch = min(batch*4, limit)
 	}
 }
 
