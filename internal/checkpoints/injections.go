@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/git-ctx/git-ctx/gitrepo"
 	"github.com/git-ctx/git-ctx/internal/atomicfile"
@@ -25,6 +26,10 @@ const InjectionPrefix = "recall:"
 // maxPendingInjections bounds the remembered items of one session (the
 // checkpoint's own limit on the list is MaxTools).
 const maxPendingInjections = MaxTools
+
+// staleInjections: remembered items older than this are dropped (their
+// session recorded nothing since), when the next briefing is remembered.
+const staleInjections = 30 * 24 * time.Hour
 
 // injectionsDir is <git-common-dir>/ctx/injections, one file per session.
 func injectionsDir(r *gitrepo.Repo) string { return filepath.Join(r.CommonDir, "ctx", "injections") }
@@ -70,7 +75,21 @@ func RememberInjections(r *gitrepo.Repo, session string, items []string) error {
 	if err := atomicfile.WriteFile(path, b.Bytes(), atomicfile.Options{Perm: 0o600, Replace: true, MkdirPerm: 0o700}); err != nil {
 		return fmt.Errorf("remember injections: %w", err)
 	}
+	pruneInjections(injectionsDir(r), time.Now().Add(-staleInjections))
 	return nil
+}
+
+// pruneInjections removes the files of dir last written before cutoff.
+func pruneInjections(dir string, cutoff time.Time) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if fi, err := e.Info(); err == nil && fi.Mode().IsRegular() && fi.ModTime().Before(cutoff) {
+			os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
 }
 
 // PendingInjections returns what RememberInjections remembered for
