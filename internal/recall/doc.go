@@ -18,5 +18,5 @@
 //
 // Imports: internal/checkpoints, internal/snapshots, internal/ctxpackages,
 // internal/workspace, cache, gitexec, gitrepo, gitstore, agentturn,
-// internal/fault and the MCP SDK.
+// formats/ctxpkg, internal/fault, the MCP SDK and its JSON schema package.
 package recall
