@@ -1,6 +1,6 @@
 // Package doctor checks a git-ctx setup and explains what to fix: git,
 // identity and key permissions, the memory branch and its layout, hook
-// wiring (and hook managers) and the hook spool, remote tracking and unpushed memory, cache
+// wiring (and hook managers) and the hook spool, the MCP server's registration, remote tracking and unpushed memory, cache
 // freshness, quarantined records and repository health.
 package doctor
 
@@ -103,6 +103,7 @@ func Run(ctx context.Context, dir string) (*Report, error) {
 		}
 	}
 	checkHooks(ctx, r, m)
+	checkMCP(ctx, r, m, exec.LookPath)
 	if v != nil {
 		checkRemote(ctx, r, m)
 		checkCache(ctx, r, m, v)
@@ -177,6 +178,43 @@ func checkHooks(ctx context.Context, r *Report, m *workspace.Workspace) {
 		r.add(Warn, "last hook run", "see "+hooks.LogFile(m.Repo), "%s", st.LastRun)
 	}
 	checkSpool(r, m)
+}
+
+// checkMCP: the MCP server registration in the project's .mcp.json
+// (Claude Code) and in Codex's configuration: a file that does not parse,
+// a "git-ctx" server that runs something else, or a server agents cannot
+// start because git-ctx is not on PATH.
+func checkMCP(ctx context.Context, r *Report, m *workspace.Workspace, lookPath func(string) (string, error)) {
+	const check = "MCP server registration"
+	top, err := m.Repo.WorkTree(ctx)
+	if err != nil || top == "" {
+		return
+	}
+	st := hooks.ClaudeMCPState(top)
+	codex := hooks.CodexMCPInstalled()
+	var where []string
+	switch {
+	case st.Problem != "":
+		r.add(Fail, check, "fix "+st.Path+" (or remove it), then run git ctx hooks install --agent claude --mcp", "%s", st.Problem)
+		return
+	case st.Registered && !st.Ours:
+		r.add(Warn, check, "run git ctx hooks install --agent claude --mcp --force to replace it", "%s registers a server named %s that does not run 'git ctx mcp'", st.Path, hooks.MCPServerName)
+		return
+	case st.Ours:
+		where = append(where, st.Path)
+	}
+	if codex {
+		where = append(where, "Codex's configuration")
+	}
+	if len(where) == 0 {
+		r.add(OK, check, "", "not registered (optional: git ctx hooks install --agent claude --mcp)")
+		return
+	}
+	if _, err := lookPath("git-ctx"); err != nil {
+		r.add(Fail, check, "install git-ctx on PATH (./install.sh)", "registered in %s, but git-ctx is not on PATH: 'git ctx mcp' cannot start", strings.Join(where, " and "))
+		return
+	}
+	r.add(OK, check, "", "'git ctx mcp' registered in %s", strings.Join(where, " and "))
 }
 
 // checkSpool warns about hook entries spooled long ago and still not

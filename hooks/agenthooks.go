@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 
@@ -18,8 +19,20 @@ import (
 // Agent hook commands.
 const (
 	ClaudeStopCommand = "git-ctx hook claude-stop"
-	CodexNotifyLine   = `notify = ["git-ctx", "hook", "codex-notify"]`
+	// ClaudeSessionStartCommand prints the session-start briefing.
+	ClaudeSessionStartCommand = "git-ctx hook session-start"
+	CodexNotifyLine           = `notify = ["git-ctx", "hook", "codex-notify"]`
 )
+
+// claudeHooks are the Claude Code hooks install adds: the event, the
+// command and its time box in seconds.
+var claudeHooks = []struct {
+	event, command string
+	timeout        int
+}{
+	{"Stop", ClaudeStopCommand, 30},
+	{"SessionStart", ClaudeSessionStartCommand, 15},
+}
 
 // ClaudeSettingsPath is the project's local Claude Code settings file.
 func ClaudeSettingsPath(top string) string {
@@ -198,21 +211,23 @@ type hookCmd struct {
 	Timeout int    `json:"timeout,omitempty"`
 }
 
-func groupHasOurs(raw json.RawMessage) bool {
+func groupHasOurs(raw json.RawMessage, command string) bool {
 	var g hookGroup
 	if json.Unmarshal(raw, &g) != nil {
 		return false
 	}
 	for _, h := range g.Hooks {
-		if strings.TrimSpace(h.Command) == ClaudeStopCommand {
+		if strings.TrimSpace(h.Command) == command {
 			return true
 		}
 	}
 	return false
 }
 
-// InstallClaude merges a Stop hook running git-ctx into the project's
-// .claude/settings.local.json, keeping every other setting.
+// InstallClaude merges a Stop hook (a checkpoint per turn) and a
+// SessionStart hook (the briefing) running git-ctx into the project's
+// .claude/settings.local.json, keeping every other setting; a hook already
+// there is not added twice.
 func InstallClaude(top, stateDir string) (string, error) {
 	path := ClaudeSettingsPath(top)
 	orig, err := os.ReadFile(path)
@@ -228,21 +243,25 @@ func InstallClaude(top, stateDir string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%s: \"hooks\" is not an object: fix it, then install again", path)
 	}
-	var stop []json.RawMessage
-	if raw, ok := hooksObj.vals["Stop"]; ok {
-		if err := json.Unmarshal(raw, &stop); err != nil {
-			return "", fmt.Errorf("%s: hooks.Stop is not a list: fix it, then install again", path)
+	var added []string
+	for _, h := range claudeHooks {
+		var groups []json.RawMessage
+		if raw, ok := hooksObj.vals[h.event]; ok {
+			if err := json.Unmarshal(raw, &groups); err != nil {
+				return "", fmt.Errorf("%s: hooks.%s is not a list: fix it, then install again", path, h.event)
+			}
 		}
-	}
-	for _, g := range stop {
-		if groupHasOurs(g) {
-			return "claude: the Stop hook already runs git-ctx (" + path + ")", nil
+		if slices.ContainsFunc(groups, func(g json.RawMessage) bool { return groupHasOurs(g, h.command) }) {
+			continue
 		}
+		ours, _ := json.Marshal(hookGroup{Hooks: []hookCmd{{Type: "command", Command: h.command, Timeout: h.timeout}}})
+		raw, _ := json.Marshal(append(groups, ours))
+		hooksObj.set(h.event, raw)
+		added = append(added, h.event)
 	}
-	ours, _ := json.Marshal(hookGroup{Hooks: []hookCmd{{Type: "command", Command: ClaudeStopCommand, Timeout: 30}}})
-	stop = append(stop, ours)
-	stopRaw, _ := json.Marshal(stop)
-	hooksObj.set("Stop", stopRaw)
+	if len(added) == 0 {
+		return "claude: the Stop and SessionStart hooks already run git-ctx (" + path + ")", nil
+	}
 	root.set("hooks", hooksObj.compact())
 	out := root.pretty()
 	if err := saveBackup(stateDir, "claude-settings.local.json", orig, existed, out); err != nil {
@@ -251,10 +270,14 @@ func InstallClaude(top, stateDir string) (string, error) {
 	if err := writeFileAtomic(path, out, 0o644); err != nil {
 		return "", err
 	}
-	return "claude: Stop hook added to " + path, nil
+	msg := "claude: " + added[0] + " hook added to " + path
+	if len(added) > 1 {
+		msg += " (and the " + strings.Join(added[1:], ", ") + " hook: the session-start briefing)"
+	}
+	return msg, nil
 }
 
-// UninstallClaude removes the Stop hook InstallClaude added: the original
+// UninstallClaude removes the hooks InstallClaude added: the original
 // file comes back byte for byte when nothing else changed it; otherwise only
 // git-ctx's entry is taken out.
 func UninstallClaude(top, stateDir string) (string, error) {
@@ -277,23 +300,30 @@ func UninstallClaude(top, stateDir string) (string, error) {
 	if err != nil {
 		return "claude: not installed", nil
 	}
-	var stop, kept []json.RawMessage
-	if json.Unmarshal(hooksObj.vals["Stop"], &stop) != nil {
-		return "claude: not installed", nil
-	}
-	for _, g := range stop {
-		if !groupHasOurs(g) {
-			kept = append(kept, g)
+	removed := false
+	for _, h := range claudeHooks {
+		var groups, kept []json.RawMessage
+		if json.Unmarshal(hooksObj.vals[h.event], &groups) != nil {
+			continue
+		}
+		for _, g := range groups {
+			if !groupHasOurs(g, h.command) {
+				kept = append(kept, g)
+			}
+		}
+		if len(kept) == len(groups) {
+			continue
+		}
+		removed = true
+		if len(kept) == 0 {
+			hooksObj.del(h.event)
+		} else {
+			raw, _ := json.Marshal(kept)
+			hooksObj.set(h.event, raw)
 		}
 	}
-	if len(kept) == len(stop) {
+	if !removed {
 		return "claude: not installed", nil
-	}
-	if len(kept) == 0 {
-		hooksObj.del("Stop")
-	} else {
-		raw, _ := json.Marshal(kept)
-		hooksObj.set("Stop", raw)
 	}
 	if len(hooksObj.keys) == 0 {
 		root.del("hooks")
@@ -303,7 +333,7 @@ func UninstallClaude(top, stateDir string) (string, error) {
 	if err := writeFileAtomic(path, root.pretty(), 0o644); err != nil {
 		return "", err
 	}
-	return "claude: removed the git-ctx Stop hook from " + path, nil
+	return "claude: removed git-ctx's hooks from " + path, nil
 }
 
 // ClaudeInstalled reports whether the project's settings run git-ctx on Stop.

@@ -16,6 +16,9 @@ type Selection struct {
 	PrePush    bool
 	Claude     bool
 	Codex      bool
+	// MCP registers the MCP server `git ctx mcp` with the selected agents
+	// (Claude Code: the project's .mcp.json; Codex: its configuration).
+	MCP bool
 }
 
 // Default: with nothing selected, post-commit.
@@ -73,10 +76,16 @@ func Install(ctx context.Context, r *gitrepo.Repo, sel Selection, opt Options) (
 					}
 				}
 				note(msg, err)
+				if sel.MCP {
+					note(InstallClaudeMCP(top, opt))
+				}
 			}
 		}
 		if sel.Codex {
 			note(InstallCodex(repoKey(r), opt))
+			if sel.MCP {
+				note(InstallCodexMCP(repoKey(r), opt))
+			}
 		}
 	}
 	return lines, first
@@ -88,7 +97,7 @@ func Uninstall(ctx context.Context, r *gitrepo.Repo, sel Selection, opt Options)
 	// (Codex's configuration, a global hooks directory) are removed only
 	// when no other repository that installed them remains.
 	if !sel.PostCommit && !sel.PrePush && !sel.Claude && !sel.Codex {
-		sel = Selection{PostCommit: true, PrePush: true, Claude: true, Codex: true}
+		sel = Selection{PostCommit: true, PrePush: true, Claude: true, Codex: true, MCP: true}
 	}
 	var lines []string
 	for _, h := range sel.gitHooks() {
@@ -108,6 +117,12 @@ func Uninstall(ctx context.Context, r *gitrepo.Repo, sel Selection, opt Options)
 				return lines, err
 			}
 			lines = append(lines, msg)
+			if sel.MCP {
+				if msg, err = UninstallClaudeMCP(top); err != nil {
+					return lines, err
+				}
+				lines = append(lines, msg)
+			}
 		}
 	}
 	if sel.Codex {
@@ -116,6 +131,12 @@ func Uninstall(ctx context.Context, r *gitrepo.Repo, sel Selection, opt Options)
 			return lines, err
 		}
 		lines = append(lines, msg)
+		if sel.MCP {
+			if msg, err = UninstallCodexMCP(repoKey(r), opt); err != nil {
+				return lines, err
+			}
+			lines = append(lines, msg)
+		}
 	}
 	return lines, nil
 }

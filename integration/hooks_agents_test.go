@@ -245,7 +245,7 @@ func checkMergedSettings(t *testing.T, installed []byte) {
 			t.Fatalf("setting %s changed: %s → %s", k, orig[k], got[k])
 		}
 	}
-	if k := strings.Join(jsonKeys(t, got["hooks"]), ","); k != "PreToolUse,Stop" {
+	if k := strings.Join(jsonKeys(t, got["hooks"]), ","); k != "PreToolUse,Stop,SessionStart" {
 		t.Fatalf("hooks keys after install: %s", k)
 	}
 	var origHooks, gotHooks map[string]json.RawMessage
@@ -269,6 +269,9 @@ func checkMergedSettings(t *testing.T, installed []byte) {
 	if err := json.Unmarshal(gotStop[1], &ours); err != nil || len(ours.Hooks) != 1 ||
 		ours.Hooks[0].Type != "command" || ours.Hooks[0].Command != "git-ctx hook claude-stop" {
 		t.Fatalf("git-ctx's Stop hook: %s", gotStop[1])
+	}
+	if c := compactJSON(t, gotHooks["SessionStart"]); c != `[{"hooks":[{"type":"command","command":"git-ctx hook session-start","timeout":15}]}]` {
+		t.Fatalf("git-ctx's SessionStart hook: %s", c)
 	}
 }
 

@@ -41,6 +41,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			cmdInit(), cmdStatus(), cmdCheckpoint(), cmdLog(), cmdShow(), cmdSearch(), cmdSimilar(),
 			cmdVerify(), cmdPull(), cmdPush(), cmdSync(), cmdDevices(), cmdReview(), cmdExplain(),
 			cmdHooks(), cmdHook(), cmdDoctor(), cmdReindex(), cmdImport(), cmdExport(), cmdAdopt(), cmdSnapshot(), cmdSession(), cmdVersion(),
+			cmdMCP(),
 			cmdPkg(),
 			cmdMan(), cmdCompletion(),
 		},

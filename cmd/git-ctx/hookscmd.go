@@ -16,6 +16,7 @@ import (
 	"github.com/git-ctx/git-ctx/hooks"
 	"github.com/git-ctx/git-ctx/internal/fault"
 	"github.com/git-ctx/git-ctx/internal/output"
+	"github.com/git-ctx/git-ctx/internal/recall"
 	"github.com/git-ctx/git-ctx/internal/termtext"
 	"github.com/git-ctx/git-ctx/internal/workspace"
 )
@@ -24,14 +25,15 @@ func selectionFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.BoolFlag{Name: "post-commit", Usage: "the post-commit hook (and post-merge, for merge commits): one checkpoint per commit"},
 		&cli.BoolFlag{Name: "pre-push", Usage: "the pre-push hook: push ghyll/memory alongside your pushes"},
-		&cli.StringSliceFlag{Name: "agent", Usage: "agent hooks: `claude` (Stop hook in .claude/settings.local.json) or codex (notify in ~/.codex/config.toml)"},
+		&cli.StringSliceFlag{Name: "agent", Usage: "agent hooks: `claude` (Stop and SessionStart hooks in .claude/settings.local.json) or codex (notify in ~/.codex/config.toml)"},
+		&cli.BoolFlag{Name: "mcp", Usage: "with --agent: register the MCP server 'git ctx mcp' (claude: the project's .mcp.json; codex: [mcp_servers.git-ctx] in ~/.codex/config.toml)"},
 		&cli.BoolFlag{Name: "force", Usage: "replace an edited git-ctx stub, write despite a hook manager or into a hooks directory inside the work tree, or replace Codex's notify"},
 		&cli.BoolFlag{Name: "global", Usage: "allow writing where every repository of yours looks (Codex's ~/.codex/config.toml, a core.hooksPath set in your global git config); uninstall: remove such an entry even if other repositories use it"},
 	}
 }
 
 func selection(c *cli.Context) (hooks.Selection, error) {
-	sel := hooks.Selection{PostCommit: c.Bool("post-commit"), PrePush: c.Bool("pre-push")}
+	sel := hooks.Selection{PostCommit: c.Bool("post-commit"), PrePush: c.Bool("pre-push"), MCP: c.Bool("mcp")}
 	for _, a := range c.StringSlice("agent") {
 		switch strings.ToLower(a) {
 		case "claude":
@@ -41,6 +43,9 @@ func selection(c *cli.Context) (hooks.Selection, error) {
 		default:
 			return sel, fault.New(fault.Usage, "--agent takes claude or codex, not %q", a)
 		}
+	}
+	if sel.MCP && !sel.Claude && !sel.Codex {
+		return sel, fault.New(fault.Usage, "--mcp registers the MCP server with an agent: add --agent claude or --agent codex")
 	}
 	return sel, nil
 }
@@ -221,6 +226,11 @@ func cmdHook() *cli.Command {
 				out, err = hooks.PushAlongside(c.Context, ".", args[0])
 			case "claude-stop":
 				out, err = hooks.RecordClaudeTurn(c.Context, c.App.Reader)
+			case "session-start":
+				// Claude Code's SessionStart hook: the briefing is the one thing
+				// a hook prints on standard output (Claude Code adds it to the
+				// session's context).
+				err = recall.SessionStart(c.Context, c.App.Reader, c.App.Writer)
 			case "codex-notify":
 				if len(args) == 0 {
 					return nil

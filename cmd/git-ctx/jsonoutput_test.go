@@ -302,9 +302,10 @@ func jsonCheckMembers(t *testing.T, doc map[string][]jsonDocMember, tc jsonCase,
 }
 
 // jsonExempt are the commands without --json: the hidden entry point of
-// installed hooks (it never prints on standard output), and the man page
-// and completion scripts (documents of their own).
-var jsonExempt = map[string]bool{"hook": true, "man": true, "completion": true, "help": true}
+// installed hooks (it prints nothing on standard output but the
+// SessionStart briefing), the man page and completion scripts (documents
+// of their own), and the MCP server (its output is the protocol).
+var jsonExempt = map[string]bool{"hook": true, "man": true, "completion": true, "help": true, "mcp": true}
 
 // jsonCheckTree walks the command tree: every command that does something
 // (not a group that only shows its subcommands' help) has --json, and a

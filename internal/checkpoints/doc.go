@@ -1,6 +1,7 @@
 // Package checkpoints is the checkpoint capability of git-ctx: recording a
 // checkpoint by this device (input limits, valid UTF-8, secret redaction,
-// the next turn of a session, appended through gitstore), verifying the
+// the next turn of a session, the injections a session-start briefing
+// remembered for the session (injections.go), appended through gitstore), verifying the
 // memory branch (Verify) and this device's own chain (OwnChainFailure), the
 // status summary, the queries over the cache (log, quarantine, show, search,
 // similar), and the import of a ghyll memory.db and the export of this

@@ -41,7 +41,7 @@ type RecordInput struct {
 	Model      string // "" = $GIT_CTX_MODEL, else git config ctx.model
 	Files      []string
 	Tools      []string
-	Injections []string
+	Injections []string // nil = what a briefing remembered for the session (RememberInjections), forgotten once recorded
 	Embedding  []float32
 	// NoRedact keeps secret-shaped text as it is. By default every string
 	// is redacted before anything is cut, hashed, signed or written, and the
@@ -102,6 +102,10 @@ func Record(ctx context.Context, w *workspace.Workspace, in RecordInput) (*check
 	}
 	in.Session = firstNonEmpty(in.Session, os.Getenv("GIT_CTX_SESSION"), w.Repo.Config("ctx.session"))
 	in.Model = firstNonEmpty(in.Model, os.Getenv("GIT_CTX_MODEL"), w.Repo.Config("ctx.model"))
+	var pending []byte
+	if in.Injections == nil {
+		in.Injections, pending = PendingInjections(w.Repo, in.Session)
+	}
 	// Text is made valid UTF-8 before it is redacted, cut, hashed or signed
 	// (an argument or a file name may hold Latin-1 bytes): JSON cannot carry
 	// invalid bytes, and a record hashed over them would never verify.
@@ -150,6 +154,9 @@ func Record(ctx context.Context, w *workspace.Workspace, in RecordInput) (*check
 	})
 	if err != nil {
 		return nil, err
+	}
+	if pending != nil {
+		forgetInjections(w.Repo, in.Session, pending)
 	}
 	return res.Checkpoints[0], nil
 }
