@@ -402,16 +402,14 @@ func s3AgeDecrypt(t *testing.T, c []byte) []byte {
 	return b
 }
 
-// TestS3SessionReinstateObjects: objects written with the plain SDK as
-// Reinstate rc.8 writes them (prefix team/profiles/<uuid>: TAR with a
-// wall-clock mtime, compact envelope line, age scrypt, If-None-Match: *)
-// restore with git-ctx from s3://bucket/team; and a git-ctx push to
-// s3://bucket/team reads back as Reinstate reads it with prefix
-// team/profiles/<uuid>: manifest, snapshot, envelope, TAR size and hash,
-// one entry named files[0].path, paths as tokens.
-func TestS3SessionReinstateObjects(t *testing.T) {
+// TestS3SessionRestoresReinstateObjects: objects written with the plain
+// SDK as Reinstate rc.8 writes them (prefix team/profiles/<uuid>: TAR with
+// a wall-clock mtime, compact envelope line, age scrypt, If-None-Match: *,
+// its leftover "ok" check object) restore with git-ctx from
+// s3://bucket/team.
+func TestS3SessionRestoresReinstateObjects(t *testing.T) {
 	srv := s3test.Shared(t)
-	w, a, b := s3NewWorld(t, srv, "team", "elsewhere")
+	w, _, b := s3NewWorld(t, srv, "team", "elsewhere")
 
 	// Reinstate → git-ctx.
 	const profile = "9e8d7c6b-5a49-4382-a716-f5e4d3c2b1a0"
@@ -444,8 +442,18 @@ func TestS3SessionReinstateObjects(t *testing.T) {
 	if want := strings.NewReplacer("${REPO:local/demo}", b.repo, "${HOME}", b.home).Replace(body); got != want {
 		t.Fatalf("restored Reinstate object:\n got %q\nwant %q", got, want)
 	}
+}
 
-	// git-ctx → Reinstate.
+// TestS3SessionReadableByReinstate: a git-ctx push to s3://bucket/team
+// reads back with the plain SDK as Reinstate reads it with its prefix
+// team/profiles/<uuid>: manifest v1, the snapshot its entry names, the
+// envelope (kind, ids, one file whose size and SHA-256 are the TAR's), a
+// TAR of one entry named files[0].path, paths as tokens.
+func TestS3SessionReadableByReinstate(t *testing.T) {
+	srv := s3test.Shared(t)
+	w, a, _ := s3NewWorld(t, srv, "team", "elsewhere")
+	const profile = "9e8d7c6b-5a49-4382-a716-f5e4d3c2b1a0"
+	rprefix := "team/profiles/" + profile
 	const id = "5e4d3c2b-1a09-4f8e-9d7c-6b5a49382716"
 	content := claudeTranscript(a, id)
 	writeSession(t, claudeFile(a.home, a.repo, id), content, time.Time{})
@@ -455,7 +463,7 @@ func TestS3SessionReinstateObjects(t *testing.T) {
 		t.Fatal(err)
 	}
 	e, ok := m.Sessions["claude:"+id]
-	if m.SchemaVersion != 1 || !ok || m.Sessions["claude:"+sid].SnapshotID != snap || m.Revision != e.SnapshotID {
+	if m.SchemaVersion != 1 || !ok || len(m.Sessions) != 1 || m.Revision != e.SnapshotID || e.ProjectID == "" {
 		t.Fatalf("manifest as Reinstate reads it: %+v", m)
 	}
 	plain := s3AgeDecrypt(t, w.s3Get(t, rprefix+"/snapshots/"+e.SnapshotID+".age"))
