@@ -199,7 +199,7 @@ func start(bin, dir string) (*Server, error) {
 		"-ip=127.0.0.1", "-ip.bind=127.0.0.1", "-dir="+data,
 		"-master.port="+strconv.Itoa(ports[0]), "-volume.port="+strconv.Itoa(ports[1]), "-filer.port="+strconv.Itoa(ports[2]),
 		"-s3", "-s3.port="+strconv.Itoa(ports[3]), "-s3.config="+cfgPath, "-s3.port.iceberg=0", "-s3.port.lance=0", "-s3.autoCreateBucket=false",
-		"-master.telemetry=false", "-master.volumeSizeLimitMB=512", "-volume.max=16",
+		"-master.telemetry=false", "-master.volumeSizeLimitMB=64", "-volume.max=0",
 		"-filer.localSocket="+filepath.Join(dir, "filer.sock"))
 	s.cmd.Dir = dir
 	s.cmd.Stdout, s.cmd.Stderr = logf, logf
