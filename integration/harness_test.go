@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/git-ctx/git-ctx/internal/s3test"
 	"github.com/git-ctx/git-ctx/internal/testrepo"
 )
 
@@ -63,6 +64,7 @@ func testMain(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "integration: go build failed: %v\n%s", err, out)
 		return 1
 	}
+	defer s3test.StopShared() // the S3 server of the S3 session tests, if one started
 	return m.Run()
 }
 

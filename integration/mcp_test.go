@@ -203,7 +203,7 @@ func mcpWantTools(t *testing.T, cs *mcp.ClientSession) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{"search": "query", "log": "", "show": "hash", "snapshot_restore": "", "package_get": "name", "checkpoint": "summary"}
+	want := map[string]string{"search": "query", "log": "", "show": "hash", "explain": "target", "snapshot_restore": "", "package_get": "name", "checkpoint": "summary"}
 	var names []string
 	for _, tool := range res.Tools {
 		names = append(names, tool.Name)

@@ -7,7 +7,7 @@
 // The object store, the passphrase and the project (work tree and repository
 // id) are given by the caller, or found by Open (setup.go), the one place
 // that reads the repository's session configuration (ctx.sessionStore,
-// ctx.sessionProfile); the memory remote is resolved by a function the
+// ctx.sessionProfile, ctx.sessionS3Endpoint); the memory remote is resolved by a function the
 // caller passes. Per-session local state (the snapshot a session was
 // last pushed as or restored from, and the hash of the local file at that
 // moment) lives under Client.StateDir.

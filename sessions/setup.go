@@ -51,7 +51,7 @@ func (e configError) Unwrap() []error { return []error{e.err, ErrConfig} }
 // Open reads this repository's session configuration: the work tree and
 // repository id of dir, the store (opened) and the profile. It is the one
 // place this package reads git configuration (ctx.sessionStore,
-// ctx.sessionProfile).
+// ctx.sessionProfile, ctx.sessionS3Endpoint).
 func Open(ctx context.Context, dir string, opt SetupOptions) (*Setup, error) {
 	repo, err := gitrepo.Open(ctx, dir)
 	if err != nil {
@@ -78,7 +78,7 @@ func Open(ctx context.Context, dir string, opt SetupOptions) (*Setup, error) {
 			return nil, err
 		}
 	}
-	st, err := store.Open(ctx, spec, store.Options{Repo: repo, Remote: remote})
+	st, err := store.Open(ctx, spec, store.Options{Repo: repo, Remote: remote, S3: store.S3Options{Endpoint: repo.Config("ctx.sessionS3Endpoint")}})
 	if err != nil {
 		return nil, configError{fmt.Errorf("open the session store: %w", err)}
 	}

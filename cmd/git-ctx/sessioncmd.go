@@ -22,7 +22,7 @@ import (
 )
 
 var (
-	sessStoreFlag = &cli.StringFlag{Name: "store", Usage: "session store `URL`: file:///abs/path, git or git:REMOTE (default: git config ctx.sessionStore, else the git store on the memory remote)"}
+	sessStoreFlag = &cli.StringFlag{Name: "store", Usage: "session store `URL`: file:///abs/path, git, git:REMOTE or s3://BUCKET[/PREFIX] (default: git config ctx.sessionStore, else the git store on the memory remote)"}
 	sessProfFlag  = &cli.StringFlag{Name: "profile", Usage: "store profile `UUID` (default: git config ctx.sessionProfile, else the store's only profile)"}
 	sessPassFlag  = &cli.StringFlag{Name: "passphrase-file", Usage: "read the passphrase from `FILE` (else the descriptor in GIT_CTX_PASSPHRASE_FD, else a terminal prompt)"}
 	sessQuiet     = &cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress display on the terminal"}

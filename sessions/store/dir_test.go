@@ -63,7 +63,7 @@ func TestOpenSpecs(t *testing.T) {
 	if err != nil || s.Describe() != "directory store "+root+"/with space" {
 		t.Fatalf("percent escape: %v %v", s, err)
 	}
-	for _, spec := range []string{"file://relative/path", "file:relative", "file://host/abs", "file://user:secret@host/x", "s3://bucket", "http://x", "file://" + root + "?q=1", "gitx"} {
+	for _, spec := range []string{"file://relative/path", "file:relative", "file://host/abs", "file://user:secret@host/x", "s3://user:secret@bucket", "http://x", "file://" + root + "?q=1", "gitx"} {
 		_, err := Open(ctx, spec, Options{})
 		if err == nil {
 			t.Fatalf("%s: accepted", spec)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"testing"
+
+	"github.com/git-ctx/git-ctx/internal/s3test"
 )
 
 // TestMain isolates every git command of the package's tests (and of child
@@ -22,6 +24,7 @@ func TestMain(m *testing.M) {
 		os.Unsetenv(v)
 	}
 	code := m.Run()
+	s3test.StopShared()
 	os.RemoveAll(home)
 	os.Exit(code)
 }

@@ -1,9 +1,11 @@
 // Package store keeps the objects of encrypted agent sessions (Reinstate v1
 // manifests and snapshots) in an object store with conditional writes: a
-// directory store ("file:///abs/path", for shared drives and tests) and a git
+// directory store ("file:///abs/path", for shared drives and tests), a git
 // store on the ghyll/sessions branch of a git remote, where a rejected
-// (non-fast-forward) push is the failed precondition. Both stream object
-// bodies: memory use does not grow with an object's size.
+// (non-fast-forward) push is the failed precondition, and an S3 store
+// ("s3://bucket/prefix", Reinstate's own backend: If-None-Match and If-Match
+// on PutObject, checked by a probe before the first write). All stream
+// object bodies: memory use does not grow with an object's size.
 //
 // The package knows nothing of the objects' contents (they are age
 // ciphertexts, encrypted and decrypted by the caller); it only moves bytes
@@ -68,6 +70,7 @@ type Store interface {
 type Options struct {
 	Repo   *gitrepo.Repo // the local repository (needed by the git store)
 	Remote string        // git remote name for the git store (the caller resolves the default memory remote)
+	S3     S3Options     // the S3 store's endpoint and settings
 }
 
 // Open chooses a store from spec:
@@ -79,6 +82,8 @@ type Options struct {
 //     missing.
 //   - "" or "git": the git store on branch ghyll/sessions of opt.Remote.
 //   - "git:REMOTE": the git store on branch ghyll/sessions of remote REMOTE.
+//   - "s3://BUCKET[/PREFIX]": the S3 store (OpenS3) in BUCKET of an
+//     S3-compatible service, objects below PREFIX.
 //
 // Anything else is an error.
 func Open(ctx context.Context, spec string, opt Options) (Store, error) {
@@ -87,6 +92,8 @@ func Open(ctx context.Context, spec string, opt Options) (Store, error) {
 		return openGit(ctx, opt.Repo, opt.Remote)
 	case strings.HasPrefix(spec, "git:"):
 		return openGit(ctx, opt.Repo, strings.TrimPrefix(spec, "git:"))
+	case strings.HasPrefix(spec, "s3://"):
+		return OpenS3(ctx, spec, opt.S3)
 	case strings.HasPrefix(strings.ToLower(spec), "file:"):
 		root, err := parseFileURL(spec)
 		if err != nil {
@@ -94,7 +101,7 @@ func Open(ctx context.Context, spec string, opt Options) (Store, error) {
 		}
 		return OpenDir(root)
 	}
-	return nil, fmt.Errorf("store: unknown session store %q: want file:///absolute/path, git or git:REMOTE", redactSpec(spec))
+	return nil, fmt.Errorf("store: unknown session store %q: want file:///absolute/path, git, git:REMOTE or s3://BUCKET[/PREFIX]", redactSpec(spec))
 }
 
 // redactSpec drops anything that could be a credential (user info of a URL)
