@@ -4,7 +4,7 @@ TAGS    := sqlite_fts5
 VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: all build install test check lint unit fuzz-smoke bench clean
+.PHONY: all build install test s3-server check lint unit fuzz-smoke bench clean
 
 all: build
 
@@ -17,7 +17,13 @@ install:
 # The whole test suite: formatting, vet, staticcheck and the complexity
 # limit, every test with the race detector, and a short run of every fuzz
 # target. CI runs exactly this.
-test: check lint unit fuzz-smoke
+test: s3-server check lint unit fuzz-smoke
+
+# The S3-compatible server the S3 store's tests start (SeaweedFS, built once
+# into ~/.cache/git-ctx/s3-server). Where it cannot be installed those tests
+# skip with a message, except under CI=true, where they fail.
+s3-server:
+	@./scripts/s3-server.sh || { [ -z "$$CI" ] && echo "s3-server: not installed; the S3 store's tests will skip" >&2; }
 
 check:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

@@ -79,7 +79,7 @@ func need(t testing.TB) string {
 	}
 	msg := fmt.Sprintf("S3 test server not installed (%s missing): run scripts/s3-server.sh (or set %s)", bin, EnvBinary)
 	if os.Getenv("CI") != "" {
-		t.Fatalf("%s; CI must install it before the tests (.ci/run)", msg)
+		t.Fatalf("%s; make test installs it first (make s3-server)", msg)
 	}
 	t.Skip(msg + "; S3 store tests skipped")
 	return ""
