@@ -57,6 +57,9 @@ var (
 	ErrKeyConflict    = fault.Sentinel(fault.Config, "device id is published on the branch with a different key")
 	ErrCorrupt        = fault.Sentinel(fault.Failed, "memory branch is damaged")
 	ErrUnsupported    = fault.Sentinel(fault.Config, "unsupported repository")
+	// ErrLayoutUnknown: the branch's LAYOUT names a layout, field or
+	// fan-out depth this git-ctx does not know (a newer one wrote it).
+	ErrLayoutUnknown = fault.Sentinel(fault.Config, "unknown memory branch layout")
 )
 
 // Store is the memory branch of one repository.
