@@ -29,8 +29,9 @@ import (
 // "ctx-v1") and of two (LAYOUT "ctx-v1 fanout=2"), and what a new
 // teammate's first pull and first cache build cost on a large branch.
 var (
-	fanSizes  = flag.String("fanout", "", "only the fan-out benchmark (issue 18 item 7), at these branch sizes (e.g. 10000,100000,1000000); branches are kept in -work and reused")
-	fanPullAt = flag.Int("fanout-pull", 0, "with -fanout: measure a new teammate's first pull and first cache build on the two-level branch of this size (0: skip)")
+	fanSizes      = flag.String("fanout", "", "only the fan-out benchmark (issue 18 item 7), at these branch sizes (e.g. 10000,100000,1000000); branches are kept in -work and reused")
+	fanPullAt     = flag.Int("fanout-pull", 0, "with -fanout: measure a new teammate's first pull and first cache build on a fully signed branch of this size (0: skip)")
+	fanPullDepths = flag.String("fanout-pull-depths", "2,1", "with -fanout-pull: the fan-out depths to measure it at")
 )
 
 // fanDevices is the team the benchmark's branches are spread over (issue
@@ -63,7 +64,12 @@ func benchFanout(dir string) bool {
 		}
 	}
 	if *fanPullAt > 0 {
-		fanPull(dir, *fanPullAt)
+		for _, s := range strings.Split(*fanPullDepths, ",") {
+			var depth int
+			if _, err := fmt.Sscan(s, &depth); err == nil && (depth == gitstore.FanoutOne || depth == gitstore.FanoutTwo) {
+				fanPull(dir, depth, *fanPullAt)
+			}
+		}
 	}
 	load, _ = os.ReadFile("/proc/loadavg")
 	fmt.Printf("\nload average at the end: %s\n", strings.TrimSpace(string(load)))
@@ -341,13 +347,14 @@ func fanBytes(n int64) string {
 	return fmt.Sprintf("%d B", n)
 }
 
-// fanPull measures, on the two-level branch of n records, a new
-// teammate's first `git ctx pull` (fetch, verify, merge, cache) and first
-// cache build (`git ctx log -n 1` with no cache), beside the floors of the
-// same run: a plain `git fetch` of the same ref and `git ctx version`.
-func fanPull(dir string, n int) {
-	src := fanBuild(dir, gitstore.FanoutTwo, n, true)
-	fmt.Printf("\n| new teammate, %d checkpoints, ctx-v1 fanout=2 | wall | CPU | max RSS |\n|---|---:|---:|---:|\n", n)
+// fanPull measures, on the fully signed branch of n records at fan-out
+// depth depth, a new teammate's first `git ctx pull` (fetch, verify,
+// merge, cache), first cache build (`git ctx log -n 1` with no cache) and
+// whole-branch verify, beside the floors of the same run: a plain `git
+// fetch` of the same ref and `git ctx version`.
+func fanPull(dir string, depth, n int) {
+	src := fanBuild(dir, depth, n, true)
+	fmt.Printf("\n| new teammate, %d checkpoints, %s | wall | CPU | max RSS |\n|---|---:|---:|---:|\n", n, gitstore.LayoutName(gitstore.LayoutCtxV1, depth))
 	clone := func(name string) string {
 		p := filepath.Join(dir, name)
 		os.RemoveAll(p)
