@@ -151,7 +151,9 @@ func TestMakePlanDecisions(t *testing.T) {
 		}
 		return out
 	}
-	cpPath := func(d *planDevice, i int) string { return gitstore.CheckpointPath(d.repo, d.cps[i].Hash, gitstore.FanoutOne) }
+	cpPath := func(d *planDevice, i int) string {
+		return gitstore.CheckpointPath(d.repo, d.cps[i].Hash, gitstore.FanoutOne)
+	}
 	cpFile := func(d *planDevice, i int) []byte {
 		b, err := d.cps[i].MarshalFile()
 		if err != nil {

@@ -358,7 +358,7 @@ func fanPull(dir string, depth, n int) {
 	clone := func(name string) string {
 		p := filepath.Join(dir, name)
 		os.RemoveAll(p)
-		run(dir, "git", "clone", "-q", src, p)
+		run(dir, "git", "clone", "-q", "--single-branch", "-b", "main", src, p) // main only: ghyll/memory is what is measured
 		return p
 	}
 	floorRepo := clone("fan-mate-floor")
