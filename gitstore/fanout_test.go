@@ -13,7 +13,7 @@ import (
 // TestParseLayoutFile: LAYOUT is read as exactly the forms FORMAT §2 lists
 // — "ctx-v1" (one fan-out level), "ctx-v1 fanout=2", "ghyll-v1" — and
 // anything else, above all a depth or field this binary does not know, is
-// refused with ErrLayoutUnknown (exit 3) naming the content, never read as
+// refused with ErrLayoutUnknown (exit 1) naming the content, never read as
 // a known layout.
 func TestParseLayoutFile(t *testing.T) {
 	for _, c := range []struct {
@@ -38,7 +38,7 @@ func TestParseLayoutFile(t *testing.T) {
 	for _, in := range []string{"", "ctx-v1 fanout=3\n", "ctx-v1 fanout=1\n", "ctx-v1 fanout=2 extra\n", "ctx-v1 depth=2\n",
 		"ctx-v2\n", "ghyll-v1 fanout=2\n", "ctx-v1 fanout=02\n", "CTX-V1\n"} {
 		_, _, err := ParseLayoutFile(in)
-		if k, _ := fault.KindOf(err); !errors.Is(err, ErrLayoutUnknown) || k != fault.Config || !strings.Contains(err.Error(), "upgrade git-ctx") {
+		if k, _ := fault.KindOf(err); !errors.Is(err, ErrLayoutUnknown) || k != fault.Failed || !strings.Contains(err.Error(), "upgrade git-ctx") {
 			t.Errorf("ParseLayoutFile(%q): %v, want ErrLayoutUnknown", in, err)
 		}
 	}

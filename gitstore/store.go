@@ -59,7 +59,9 @@ var (
 	ErrUnsupported    = fault.Sentinel(fault.Config, "unsupported repository")
 	// ErrLayoutUnknown: the branch's LAYOUT names a layout, field or
 	// fan-out depth this git-ctx does not know (a newer one wrote it).
-	ErrLayoutUnknown = fault.Sentinel(fault.Config, "unknown memory branch layout")
+	// Exit 1, as an unreadable LAYOUT always was: a pull of such a remote
+	// merges nothing.
+	ErrLayoutUnknown = fault.Sentinel(fault.Failed, "unknown memory branch layout")
 )
 
 // Store is the memory branch of one repository.

@@ -165,7 +165,7 @@ func fanUnique(rs []record) []record {
 // TestFanUnknownDepthRefused: a branch whose LAYOUT names a fan-out depth
 // this binary does not know (as a future git-ctx might write, or as a
 // two-level branch looks to a binary from before the field) is refused with
-// one clear line naming the LAYOUT and exit 3 by every command that reads
+// one clear line naming the LAYOUT and exit 1 by every command that reads
 // it — verify, log, an append, a pull of it — and nothing is written: the
 // branch is never read at a depth it does not have.
 func TestFanUnknownDepthRefused(t *testing.T) {
@@ -186,7 +186,7 @@ func TestFanUnknownDepthRefused(t *testing.T) {
 		t.Helper()
 		before := d.tip(t)
 		r := d.ctx(t, args...)
-		wantCode(t, what, r, 3)
+		wantCode(t, what, r, 1)
 		wantOneLine(t, what, r.stderr)
 		if !strings.Contains(r.stderr, `unknown memory branch layout "ctx-v1 fanout=3"`) || !strings.Contains(r.stderr, "upgrade git-ctx") {
 			t.Fatalf("%s: the error does not name the LAYOUT and the way out:\n%s", what, r)
