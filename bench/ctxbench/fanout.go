@@ -2,8 +2,11 @@ package main
 
 import (
 	"bufio"
+	"bytes"
+	"compress/zlib"
 	"context"
 	"crypto/ed25519"
+	"crypto/sha1"
 	"crypto/sha256"
 	"encoding/hex"
 	"flag"
@@ -32,6 +35,7 @@ var (
 	fanSizes      = flag.String("fanout", "", "only the fan-out benchmark (issue 18 item 7), at these branch sizes (e.g. 10000,100000,1000000); branches are kept in -work and reused")
 	fanPullAt     = flag.Int("fanout-pull", 0, "with -fanout: measure a new teammate's first pull and first cache build on a fully signed branch of this size (0: skip)")
 	fanPullDepths = flag.String("fanout-pull-depths", "2,1", "with -fanout-pull: the fan-out depths to measure it at")
+	fanTreesOnly  = flag.Bool("fanout-trees", false, "with -fanout: build the branches' trees only, without the blobs an append does not read (fanBuildTrees), for 1M-checkpoint trees in minutes")
 )
 
 // fanDevices is the team the benchmark's branches are spread over (issue
@@ -59,7 +63,12 @@ func benchFanout(dir string) bool {
 	fmt.Printf("| layout | checkpoints | new objects per append (median, min–max) | floor: record blob + commit | ratio | append in process (median) | what the median append wrote |\n|---|---:|---:|---:|---:|---:|---|\n")
 	for _, n := range sizes {
 		for _, depth := range []int{gitstore.FanoutOne, gitstore.FanoutTwo} {
-			repo := fanBuild(dir, depth, n, false)
+			var repo string
+			if *fanTreesOnly {
+				repo = fanBuildTrees(dir, depth, n)
+			} else {
+				repo = fanBuild(dir, depth, n, false)
+			}
 			fanAppendRow(repo, depth, n)
 		}
 	}
@@ -399,4 +408,162 @@ func fanChild(dir, name string, args ...string) childStats {
 		}
 	}
 	return st
+}
+
+// fanTreeNode is a directory of a branch fanBuildTrees writes: files by
+// name (blob ids) and subdirectories.
+type fanTreeNode struct {
+	files map[string][20]byte
+	dirs  map[string]*fanTreeNode
+}
+
+func (t *fanTreeNode) put(p string, blob [20]byte) {
+	parts := strings.Split(p, "/")
+	for _, d := range parts[:len(parts)-1] {
+		if t.dirs == nil {
+			t.dirs = map[string]*fanTreeNode{}
+		}
+		if t.dirs[d] == nil {
+			t.dirs[d] = &fanTreeNode{}
+		}
+		t = t.dirs[d]
+	}
+	if t.files == nil {
+		t.files = map[string][20]byte{}
+	}
+	t.files[parts[len(parts)-1]] = blob
+}
+
+// fanObjects writes git objects as loose files and remembers their ids.
+type fanObjects struct {
+	repo string
+	ids  []string
+}
+
+func (o *fanObjects) write(kind string, body []byte) [20]byte {
+	raw := append([]byte(fmt.Sprintf("%s %d\x00", kind, len(body))), body...)
+	id := sha1.Sum(raw)
+	h := hex.EncodeToString(id[:])
+	p := filepath.Join(o.repo, ".git", "objects", h[:2], h[2:])
+	os.MkdirAll(filepath.Dir(p), 0o755)
+	var buf bytes.Buffer
+	zw, _ := zlib.NewWriterLevel(&buf, zlib.BestSpeed)
+	zw.Write(raw)
+	zw.Close()
+	if err := os.WriteFile(p, buf.Bytes(), 0o444); err != nil && !os.IsExist(err) {
+		fatal(err)
+	}
+	o.ids = append(o.ids, h)
+	return id
+}
+
+// tree writes t and its subdirectories (entries in git's order: a
+// directory sorts as its name plus "/").
+func (o *fanObjects) tree(t *fanTreeNode) [20]byte {
+	type ent struct {
+		key, mode, name string
+		id              [20]byte
+	}
+	var es []ent
+	for name, id := range t.files {
+		es = append(es, ent{name, "100644", name, id})
+	}
+	for name, d := range t.dirs {
+		es = append(es, ent{name + "/", "40000", name, o.tree(d)})
+	}
+	sort.Slice(es, func(i, j int) bool { return es[i].key < es[j].key })
+	var body []byte
+	for _, e := range es {
+		body = append(body, e.mode+" "+e.name+"\x00"...)
+		body = append(body, e.id[:]...)
+	}
+	return o.write("tree", body)
+}
+
+// fanBuildTrees makes (or reuses) a repository whose memory branch has the
+// exact trees of a ctx-v1 branch of n checkpoints over fanDevices chains at
+// fan-out depth depth, with only the blobs an append reads present
+// (LAYOUT, REPO, device 0's key, its last record and last chain segment):
+// every other entry names a blob id that is not in the repository. The
+// trees are packed (`git pack-objects` of the listed objects). What an
+// append writes depends only on these trees, so this measures it at sizes
+// where signing and storing every record would take hours on this machine.
+func fanBuildTrees(dir string, depth, n int) string {
+	repo := filepath.Join(dir, fmt.Sprintf("fan-trees-d%d-%d", depth, n))
+	if _, err := os.Stat(repo + ".built"); err == nil {
+		return repo
+	}
+	t0 := time.Now()
+	os.RemoveAll(repo)
+	os.MkdirAll(repo, 0o755)
+	run(repo, "git", "init", "-q", "-b", "main")
+	run(repo, "git", "commit", "-q", "--allow-empty", "-m", "root")
+	run(repo, "git", "config", "ctx.repoId", fanRepoID)
+	run(repo, "git", "config", "ctx.packEvery", "0")
+	o := &fanObjects{repo: repo}
+	root := &fanTreeNode{}
+	root.put(gitstore.LayoutFile, o.write("blob", gitstore.LayoutFileContent(gitstore.LayoutCtxV1, depth)))
+	root.put(gitstore.RepoFile, o.write("blob", (&gitstore.RepoIDs{ID: fanRepoID}).Marshal()))
+	fake := func(s string) [20]byte { return sha1.Sum([]byte(s)) }
+	per := n / fanDevices
+	r := rand.New(rand.NewPCG(3, uint64(n)))
+	for d := 0; d < fanDevices; d++ {
+		dev := fanKey(d)
+		if d == 0 {
+			root.put(gitstore.DeviceKeyPath(dev.ID), o.write("blob", checkpoint.EncodePublicKey(dev.Key.Public().(ed25519.PublicKey))))
+		} else {
+			root.put(gitstore.DeviceKeyPath(dev.ID), fake("key "+dev.ID))
+		}
+		var seg []byte
+		lines, index := 0, 0
+		parent := checkpoint.ZeroHash
+		for i := 0; i < per; i++ {
+			cp := checkpoint.Checkpoint{ParentHash: parent, DeviceID: dev.ID, AuthorID: "dev@example.org",
+				Timestamp: 1764460800000000000 + int64(i)*1e9, SessionID: "s", Turn: i%50 + 1, Summary: summary(r)}
+			var blob [20]byte
+			if d == 0 && i == per-1 {
+				if err := cp.SealRule(dev.Key, checkpoint.RuleSeedV1); err != nil {
+					fatal(err)
+				}
+				body, err := cp.MarshalFile()
+				if err != nil {
+					fatal(err)
+				}
+				blob = o.write("blob", body)
+			} else {
+				sum := sha256.Sum256([]byte(fmt.Sprintf("filler %d %d", d, i)))
+				cp.Hash, cp.Signature = hex.EncodeToString(sum[:]), strings.Repeat("0", 128)
+				blob = fake("record " + cp.Hash)
+			}
+			root.put(gitstore.CheckpointPath(fanRepoID, cp.Hash, depth), blob)
+			seg = append(seg, cp.Entry().MarshalLine()...)
+			if lines++; lines == gitstore.SegmentLines || i == per-1 {
+				p := gitstore.SegmentPath(fanRepoID, dev.ID, index)
+				if d == 0 && i == per-1 {
+					root.put(p, o.write("blob", seg))
+				} else {
+					root.put(p, fake(p))
+				}
+				seg, lines = nil, 0
+				index++
+			}
+			parent = cp.Hash
+		}
+	}
+	tree := o.tree(root)
+	msg := fmt.Sprintf("tree %s\nauthor Bench <bench@example.org> 1764460800 +0000\ncommitter Bench <bench@example.org> 1764460800 +0000\n\nctx: %d checkpoints (bench, trees only)\n", hex.EncodeToString(tree[:]), n)
+	commit := o.write("commit", []byte(msg))
+	pack := exec.Command("git", "pack-objects", "-q", filepath.Join(repo, ".git", "objects", "pack", "pack"))
+	pack.Dir = repo
+	pack.Stdin = strings.NewReader(strings.Join(o.ids, "\n") + "\n")
+	if out, err := pack.CombinedOutput(); err != nil {
+		fatal(fmt.Errorf("pack-objects: %v\n%s", err, out))
+	}
+	run(repo, "git", "prune-packed")
+	run(repo, "git", "update-ref", gitstore.BranchRef, hex.EncodeToString(commit[:]))
+	if err := os.WriteFile(repo+".built", nil, 0o644); err != nil {
+		fatal(err)
+	}
+	fmt.Fprintf(os.Stderr, "built trees of depth %d, %d checkpoints in %s\n", depth, n, time.Since(t0).Round(time.Millisecond))
+	return repo
 }
