@@ -185,7 +185,7 @@ func (m *Mirror) refresh(ctx context.Context, db *DB) error {
 		var old *gitstore.View
 		if c := plumbing.NewHash(cached); cached != "" && !c.IsZero() {
 			o, err := m.Store.ViewAt(c)
-			if err != nil || o.Layout != v.Layout {
+			if err != nil || o.Layout != v.Layout || o.Fanout != v.Fanout {
 				return fmt.Errorf("%w: the indexed tip %s is gone or of another layout", errRewritten, short(cached))
 			}
 			if ok, err := m.Store.IsAncestor(ctx, c, tip); err != nil || !ok {

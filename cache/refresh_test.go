@@ -262,7 +262,7 @@ func tamperSummary(t *testing.T, a *workspacetest.Dev, repoID, hash, was, now st
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := v.Layout.CheckpointPath(repoID, hash)
+	p := v.CheckpointPath(repoID, hash)
 	raw, err := v.CheckpointFile(repoID, hash)
 	if err != nil {
 		t.Fatal(err)

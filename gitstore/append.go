@@ -57,6 +57,9 @@ func (d Device) public() ed25519.PublicKey { return d.Key.Public().(ed25519.Publ
 // InitOptions configures Init.
 type InitOptions struct {
 	Layout Layout // "" = DefaultLayout (ignored when the branch exists)
+	// Fanout is a new ctx-v1 branch's depth (FanoutOne or FanoutTwo; 0 =
+	// DefaultFanout); ignored for ghyll-v1 and when the branch exists.
+	Fanout int
 	Device Device
 	Author Author
 	// Base, when non-zero and the branch does not exist yet, is a commit
@@ -73,6 +76,7 @@ type InitResult struct {
 	Created   bool // the branch was created (new root or from Base)
 	Published bool // this device's key was added
 	Layout    Layout
+	Fanout    int // the branch's depth (View.Fanout)
 	Tip       plumbing.Hash
 }
 
@@ -201,9 +205,17 @@ func (s *Store) initOnce(ctx context.Context, opt InitOptions) (InitResult, erro
 		if layout == "" {
 			layout = DefaultLayout
 		}
+		fanout := layout.baseFanout()
 		edits := map[string][]byte{DeviceKeyPath(opt.Device.ID): checkpoint.EncodePublicKey(opt.Device.public())}
 		if layout == LayoutCtxV1 {
-			edits[LayoutFile] = []byte(string(layout) + "\n")
+			fanout = opt.Fanout
+			if fanout == 0 {
+				fanout = DefaultFanout
+			}
+			if fanout != FanoutOne && fanout != FanoutTwo {
+				return res, fmt.Errorf("%w: fan-out depth %d (want %d or %d)", ErrLayoutUnknown, fanout, FanoutOne, FanoutTwo)
+			}
+			edits[LayoutFile] = LayoutFileContent(layout, fanout)
 		}
 		if opt.RepoID != "" {
 			edits[RepoFile] = (&RepoIDs{ID: opt.RepoID}).Marshal()
@@ -212,7 +224,7 @@ func (s *Store) initOnce(ctx context.Context, opt InitOptions) (InitResult, erro
 		if err != nil {
 			return res, err
 		}
-		msg := fmt.Sprintf("ctx: init memory branch (%s) by %s\n", layout, opt.Device.ID)
+		msg := fmt.Sprintf("ctx: init memory branch (%s) by %s\n", LayoutName(layout, fanout), opt.Device.ID)
 		c, err := s.writeCommit(tree, nil, opt.Author.signature(now), msg)
 		if err != nil {
 			return res, err
@@ -220,13 +232,13 @@ func (s *Store) initOnce(ctx context.Context, opt InitOptions) (InitResult, erro
 		if err := s.casRef(ctx, plumbing.ZeroHash, c, "ctx: init"); err != nil {
 			return res, err
 		}
-		return InitResult{Created: true, Published: true, Layout: layout, Tip: c}, nil
+		return InitResult{Created: true, Published: true, Layout: layout, Fanout: fanout, Tip: c}, nil
 	}
 	e, err := s.editAt(tip)
 	if err != nil {
 		return res, err
 	}
-	res.Layout, res.Tip = e.v.Layout, tip
+	res.Layout, res.Fanout, res.Tip = e.v.Layout, e.v.Fanout, tip
 	publish, err := e.publishKey(opt.Device)
 	if err != nil || !publish {
 		return res, err
@@ -344,7 +356,7 @@ func (e *branchEdit) append(ctx context.Context, req AppendRequest) (*AppendResu
 		if err != nil {
 			return nil, err
 		}
-		e.files[v.Layout.CheckpointPath(req.RepoID, cp.Hash)] = body
+		e.files[v.CheckpointPath(req.RepoID, cp.Hash)] = body
 		seg.add(cp.Entry())
 		res.Checkpoints = append(res.Checkpoints, cp)
 		prev = cp

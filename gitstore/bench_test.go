@@ -3,19 +3,30 @@ package gitstore
 import (
 	"context"
 	"fmt"
+	"io/fs"
+	"path/filepath"
 	"testing"
 )
 
 // seedStore makes a branch holding n checkpoints spread over 10 devices.
 func seedStore(b *testing.B, layout Layout, n int) (*Store, []Device) {
 	b.Helper()
-	s, _ := newStore(b)
+	s, _, devs := seedStoreOpts(b, InitOptions{Layout: layout}, n)
+	return s, devs
+}
+
+// seedStoreOpts is seedStore with the branch made by Init(opt) (its Device
+// set to the first device), also returning the repository directory.
+func seedStoreOpts(b *testing.B, opt InitOptions, n int) (*Store, string, []Device) {
+	b.Helper()
+	s, dir := newStore(b)
 	ctx := context.Background()
 	devs := make([]Device, 10)
 	for i := range devs {
 		devs[i] = device(b, fmt.Sprintf("device-%02d", i), byte(i+1))
 	}
-	if _, err := s.Init(ctx, InitOptions{Layout: layout, Device: devs[0]}); err != nil {
+	opt.Device = devs[0]
+	if _, err := s.Init(ctx, opt); err != nil {
 		b.Fatal(err)
 	}
 	per := n / len(devs)
@@ -27,7 +38,7 @@ func seedStore(b *testing.B, layout Layout, n int) (*Store, []Device) {
 			}
 		}
 	}
-	return s, devs
+	return s, dir, devs
 }
 
 // BenchmarkAppend measures one checkpoint append (seal, blobs, trees on the
@@ -50,4 +61,57 @@ func BenchmarkAppend(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkAppendFanout measures one append on a ctx-v1 branch of 10k
+// checkpoints at each fan-out depth (FORMAT §2.2), and reports the bytes
+// of new (loose, compressed) objects it writes: the size of the trees on
+// the record's path is what the depth changes.
+func BenchmarkAppendFanout(b *testing.B) {
+	isolate(b)
+	for _, depth := range []int{FanoutOne, FanoutTwo} {
+		b.Run(fmt.Sprintf("fanout=%d/10k", depth), func(b *testing.B) {
+			s, dir, devs := seedStoreOpts(b, InitOptions{Layout: LayoutCtxV1, Fanout: depth}, 10000)
+			git(b, dir, "config", "ctx.packEvery", "0")
+			s = reopen(b, dir)
+			ctx := context.Background()
+			req := AppendRequest{RepoID: repoID, Device: devs[3], Drafts: drafts(1, "bench")}
+			git(b, dir, "repack", "-adq")
+			before := looseBytes(b, dir)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := s.Append(ctx, req); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(looseBytes(b, dir)-before)/float64(b.N), "objB/op")
+		})
+	}
+}
+
+// looseBytes is the size on disk of dir's loose objects.
+func looseBytes(b *testing.B, dir string) int64 {
+	b.Helper()
+	var n int64
+	objs := filepath.Join(dir, ".git", "objects")
+	err := filepath.WalkDir(objs, func(p string, e fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case e.IsDir() && p != objs && len(e.Name()) != 2:
+			return filepath.SkipDir // pack/, info/
+		case !e.IsDir():
+			info, err := e.Info()
+			if err != nil {
+				return err
+			}
+			n += info.Size()
+		}
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return n
 }

@@ -81,7 +81,7 @@ func TestAppendSealsUnderLayoutRule(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, want := range ar.Checkpoints {
-				body, err := v.ReadFile(layout.CheckpointPath(repoID, want.Hash), MaxBlob)
+				body, err := v.ReadFile(v.CheckpointPath(repoID, want.Hash), MaxBlob)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -99,8 +99,13 @@ func checkLayoutChain(t *testing.T, s *Store, layout Layout, first string) []che
 func checkLayoutPaths(t *testing.T, dir string, layout Layout, sample string) {
 	t.Helper()
 	paths := git(t, dir, "ls-tree", "-r", "--name-only", BranchRef)
-	wantPaths := []string{DeviceKeyPath("dev-a"), layout.CheckpointPath(repoID, sample)}
+	wantPaths := []string{DeviceKeyPath("dev-a"), "repos/" + repoID + "/checkpoints/" + sample + ".json"}
 	if layout == LayoutCtxV1 {
+		// A new ctx-v1 branch has two fan-out levels (FORMAT §2.2).
+		wantPaths[1] = "repos/" + repoID + "/checkpoints/" + sample[:2] + "/" + sample[2:4] + "/" + sample + ".json"
+		if l := git(t, dir, "show", BranchRef+":"+LayoutFile); l != "ctx-v1 fanout=2" {
+			t.Fatalf("LAYOUT holds %q", l)
+		}
 		wantPaths = append(wantPaths, LayoutFile, SegmentPath(repoID, "dev-a", 0), SegmentPath(repoID, "dev-a", 1))
 		seg0 := git(t, dir, "show", BranchRef+":"+SegmentPath(repoID, "dev-a", 0))
 		if n := strings.Count(seg0, "\n") + 1; n != SegmentLines {
@@ -351,7 +356,7 @@ func TestVerifyFindsDamage(t *testing.T) {
 	}
 	raw, _ := good.CheckpointFile(repoID, second.Hash)
 	edited := bytes.Replace(raw, []byte(`"x 1"`), []byte(`"x 9"`), 1)
-	rep := edit(map[string][]byte{good.Layout.CheckpointPath(repoID, second.Hash): edited})
+	rep := edit(map[string][]byte{good.CheckpointPath(repoID, second.Hash): edited})
 	if rep.OK || rep.Chains[0].Failure == nil || rep.Chains[0].Failure.Reason != chain.HashMismatch || rep.Chains[0].Failure.Hash != second.Hash {
 		t.Fatalf("edited summary: %+v", rep.Chains[0].Failure)
 	}

@@ -57,6 +57,11 @@ var (
 	ErrKeyConflict    = fault.Sentinel(fault.Config, "device id is published on the branch with a different key")
 	ErrCorrupt        = fault.Sentinel(fault.Failed, "memory branch is damaged")
 	ErrUnsupported    = fault.Sentinel(fault.Config, "unsupported repository")
+	// ErrLayoutUnknown: the branch's LAYOUT names a layout, field or
+	// fan-out depth this git-ctx does not know (a newer one wrote it).
+	// Exit 1, as an unreadable LAYOUT always was: a pull of such a remote
+	// merges nothing.
+	ErrLayoutUnknown = fault.Sentinel(fault.Failed, "unknown memory branch layout")
 )
 
 // Store is the memory branch of one repository.

@@ -269,7 +269,7 @@ func (v *View) verifyRepo(repoID string, ours bool, keys map[string]ed25519.Publ
 		return err
 	}
 	for _, b := range bad {
-		problem(b, "not a checkpoint file name of the %s layout", v.Layout)
+		problem(b, "not a checkpoint file name of the %s layout", v.LayoutName())
 	}
 	devices, err := v.chainDirDevices(repoID, problem)
 	if err != nil {
@@ -282,7 +282,7 @@ func (v *View) verifyRepo(repoID string, ours bool, keys map[string]ed25519.Publ
 	var orphans []string
 	for hash := range t.checkpoints {
 		if !chained[hash] {
-			orphans = append(orphans, v.Layout.CheckpointPath(repoID, hash))
+			orphans = append(orphans, v.CheckpointPath(repoID, hash))
 		}
 	}
 	sort.Strings(orphans) // in tree order, as the walk found them
@@ -443,7 +443,7 @@ func (t *verifyTree) CheckpointFile(repo, hash string) ([]byte, error) {
 	if repo != t.repo || !ok {
 		return nil, chain.ErrMissing
 	}
-	b, err := t.v.readPath(t.v.Layout.CheckpointPath(repo, hash), blob, checkpoint.MaxFileSize)
+	b, err := t.v.readPath(t.v.CheckpointPath(repo, hash), blob, checkpoint.MaxFileSize)
 	if errors.Is(err, ErrTooLarge) {
 		return nil, fmt.Errorf("%w: %w", chain.ErrTooLarge, err)
 	}

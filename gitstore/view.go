@@ -24,6 +24,10 @@ type View struct {
 	Commit plumbing.Hash
 	Root   plumbing.Hash
 	Layout Layout
+	// Fanout is the number of hash-prefix directory levels above a
+	// checkpoint file (CheckpointPath): 0 in ghyll-v1, 1 or 2 in ctx-v1,
+	// read from LAYOUT.
+	Fanout int
 	root   *object.Tree
 }
 
@@ -51,11 +55,11 @@ func (s *Store) ViewAt(c plumbing.Hash) (*View, error) {
 	}
 	v := &View{s: s, Commit: c, Root: commit.TreeHash, root: root, Layout: LayoutGhyllV1}
 	if data, err := v.ReadFile(LayoutFile, 64); err == nil {
-		l, err := ParseLayout(strings.TrimSpace(string(data)))
+		l, fanout, err := ParseLayoutFile(string(data))
 		if err != nil {
-			return nil, fmt.Errorf("%w: LAYOUT: %v", ErrCorrupt, err)
+			return nil, fmt.Errorf("LAYOUT: %w", err)
 		}
-		v.Layout = l
+		v.Layout, v.Fanout = l, fanout
 	} else if !errors.Is(err, ErrNotExist) {
 		return nil, err
 	}
@@ -287,8 +291,18 @@ func (v *View) CheckpointFile(repoID, hash string) ([]byte, error) {
 	if !checkpoint.IsHexHash(hash) {
 		return nil, fmt.Errorf("%q is not a checkpoint hash", hash)
 	}
-	return v.ReadFile(v.Layout.CheckpointPath(repoID, hash), checkpoint.MaxFileSize)
+	return v.ReadFile(v.CheckpointPath(repoID, hash), checkpoint.MaxFileSize)
 }
+
+// CheckpointPath is where this branch keeps the checkpoint with hash in
+// repoID: CheckpointPath at the branch's depth (Fanout).
+func (v *View) CheckpointPath(repoID, hash string) string {
+	return CheckpointPath(repoID, hash, v.Fanout)
+}
+
+// LayoutName names the branch's layout as its LAYOUT file does ("ctx-v1",
+// "ctx-v1 fanout=2", "ghyll-v1").
+func (v *View) LayoutName() string { return LayoutName(v.Layout, v.Fanout) }
 
 // Checkpoint reads and parses the checkpoint hash in repoID.
 func (v *View) Checkpoint(repoID, hash string) (*checkpoint.Checkpoint, error) {
@@ -319,10 +333,7 @@ func (v *View) WalkCheckpoints(repoID string) (good []CheckpointEntry, bad []str
 // path the layout prescribes for its name (full: that path) and returns
 // the others' paths.
 func (v *View) walkCheckpoints(repoID string, found func(full, hash string, blob plumbing.Hash)) (bad []string, err error) {
-	leafDepth := 0
-	if v.Layout == LayoutCtxV1 {
-		leafDepth = 1
-	}
+	leafDepth := v.Fanout
 	err = v.walk(path.Join(RepoDir(repoID), "checkpoints"), 0, func(_ string, e object.TreeEntry, full string, depth int) bool {
 		if e.Mode == filemode.Dir && depth < leafDepth {
 			if len(e.Name) != 2 || !isHex(e.Name) {
@@ -333,7 +344,7 @@ func (v *View) walkCheckpoints(repoID string, found func(full, hash string, blob
 		}
 		hash, ok := strings.CutSuffix(e.Name, ".json")
 		if !ok || depth != leafDepth || e.Mode != filemode.Regular || !checkpoint.IsHexHash(hash) ||
-			v.Layout.CheckpointPath(repoID, hash) != full {
+			v.CheckpointPath(repoID, hash) != full {
 			bad = append(bad, full)
 			return false
 		}
@@ -373,29 +384,26 @@ func (v *View) Resolve(repoID, prefix string) ([]string, error) {
 	if prefix == "" || len(prefix) > 64 || !isHex(prefix) {
 		return nil, fmt.Errorf("%q is not a hash prefix", prefix)
 	}
+	// Descend only into the fan-out directories the prefix names (all of
+	// them below where it ends), and keep the files at their layout path.
+	levels := min(len(prefix)/2, v.Fanout)
+	dir := path.Join(RepoDir(repoID), "checkpoints")
+	for i := 0; i < levels; i++ {
+		dir = path.Join(dir, prefix[2*i:2*i+2])
+	}
 	var out []string
-	if v.Layout == LayoutCtxV1 && len(prefix) >= 2 {
-		es, err := v.List(path.Join(RepoDir(repoID), "checkpoints", prefix[:2]))
-		if err != nil {
-			return nil, err
+	err := v.walk(dir, levels, func(_ string, e object.TreeEntry, full string, depth int) bool {
+		if e.Mode == filemode.Dir {
+			rest := prefix[min(2*depth, len(prefix)):]
+			return depth < v.Fanout && len(e.Name) == 2 && strings.HasPrefix(e.Name, rest[:min(2, len(rest))])
 		}
-		for _, e := range es {
-			if h, ok := strings.CutSuffix(e.Name, ".json"); ok && strings.HasPrefix(h, prefix) {
-				out = append(out, h)
-			}
+		h, ok := strings.CutSuffix(e.Name, ".json")
+		if ok && strings.HasPrefix(h, prefix) && checkpoint.IsHexHash(h) && v.CheckpointPath(repoID, h) == full {
+			out = append(out, h)
 		}
-		return out, nil
-	}
-	all, _, err := v.WalkCheckpoints(repoID)
-	if err != nil {
-		return nil, err
-	}
-	for _, c := range all {
-		if strings.HasPrefix(c.Hash, prefix) {
-			out = append(out, c.Hash)
-		}
-	}
-	return out, nil
+		return false
+	})
+	return out, err
 }
 
 func isHex(s string) bool {

@@ -137,7 +137,7 @@ func namesForge(t *testing.T, repo, device string, priv ed25519.PrivateKey, n in
 		if err != nil {
 			t.Fatal(err)
 		}
-		files = append(files, namesFile{parts: []string{"repos", repo, "checkpoints", cp.Hash[:2], cp.Hash + ".json"}, content: string(raw)})
+		files = append(files, namesFile{parts: []string{"repos", repo, "checkpoints", cp.Hash[:2], cp.Hash[2:4], cp.Hash + ".json"}, content: string(raw)})
 		chain.Write(cp.Entry().MarshalLine())
 		hashes = append(hashes, cp.Hash)
 		parent = cp.Hash
@@ -379,7 +379,7 @@ func TestHostileNamesGitAliases(t *testing.T) {
 			f = f[1:] // the key once
 		}
 		files, hidden = append(files, f...), append(hidden, h...)
-		bad = append(bad, "repos/"+repo+"/chains/mallory-2/00000000.jsonl", "repos/"+repo+"/checkpoints/"+h[0][:2]+"/"+h[0]+".json")
+		bad = append(bad, "repos/"+repo+"/chains/mallory-2/00000000.jsonl", "repos/"+repo+"/checkpoints/"+h[0][:2]+"/"+h[0][2:4]+"/"+h[0]+".json")
 	}
 	files = append(files,
 		namesAt("repos/"+w.repoID+"/.gitmodules", "[submodule \"x\"]\n\tpath = x\n\turl = ../evil\n"),

@@ -182,16 +182,18 @@ func (b *sweepBuild) pkgs() []string     { return b.under("packages") }
 func (b *sweepBuild) repo() string       { return "repos/" + b.w.repoID }
 
 // cpPath is where a checkpoint named name lives (ctx-v1: fanned out by
-// the name's first two bytes, or "xx" when it is shorter).
+// the name's first two and next two bytes, "xx" where it is shorter).
 func (b *sweepBuild) cpPath(name string) string {
 	if !b.ctx() {
 		return b.repo() + "/checkpoints/" + name
 	}
-	fan := "xx"
-	if len(name) >= 2 {
-		fan = name[:2]
+	fan := []string{"xx", "xx"}
+	for i := range fan {
+		if len(name) >= 2*i+2 {
+			fan[i] = name[2*i : 2*i+2]
+		}
 	}
-	return b.repo() + "/checkpoints/" + fan + "/" + name
+	return b.repo() + "/checkpoints/" + fan[0] + "/" + fan[1] + "/" + name
 }
 
 // chainPath is device's chain (its first segment in ctx-v1).

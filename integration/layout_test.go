@@ -168,7 +168,7 @@ func inpCtxV1Tree(t *testing.T, repo string, env []string, st statusInfo, writte
 	wantPaths(t, branchPaths(t, repo, env), want)
 
 	files := catFiles(t, repo, env, append([]string{"LAYOUT", seg0, segMid, seg1}, cpPaths...))
-	if files["LAYOUT"] != "ctx-v1\n" {
+	if files["LAYOUT"] != "ctx-v1 fanout=2\n" { // a new branch: two fan-out levels (FORMAT §2.2)
 		t.Fatalf("LAYOUT holds %q", files["LAYOUT"])
 	}
 	if l0, lm, l1 := strings.Count(files[seg0], "\n"), strings.Count(files[segMid], "\n"), strings.Count(files[seg1], "\n"); l0 != 128 || lm != 128 || l1 != n-256 {

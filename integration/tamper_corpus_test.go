@@ -283,7 +283,7 @@ var tamperKinds = []struct {
 }{
 	{"layout", regexp.MustCompile(`^(LAYOUT|REPO)$`)},
 	{"key", regexp.MustCompile(`^devices/[^/]+\.pub$`)},
-	{"checkpoint", regexp.MustCompile(`^repos/[0-9a-f]{64}/checkpoints/[0-9a-f]{2}/[0-9a-f]{64}\.json$`)},
+	{"checkpoint", regexp.MustCompile(`^repos/[0-9a-f]{64}/checkpoints/[0-9a-f]{2}/[0-9a-f]{2}/[0-9a-f]{64}\.json$`)},
 	{"chain", regexp.MustCompile(`^repos/[0-9a-f]{64}/chains/[^/]+/[0-9]{8}\.jsonl$`)},
 	{"snapshot", regexp.MustCompile(`^repos/[0-9a-f]{64}/snapshots/[0-9a-f]{2}/[0-9a-f]{64}\.json$`)},
 	{"timeline", regexp.MustCompile(`^repos/[0-9a-f]{64}/timelines/[^/]+/[0-9]{8}\.jsonl$`)},

@@ -211,9 +211,9 @@ func TestTamperingIsDetected(t *testing.T) {
 		f := ctxV1.clone(t)
 		rewriteBranch(t, f.repo, f.env, "extra files",
 			fileEdit{path: "notes.txt", content: "hello\n"},
-			fileEdit{path: "repos/" + f.repoID + "/checkpoints/ab/cd/readme.txt", content: "hi\n"})
+			fileEdit{path: "repos/" + f.repoID + "/checkpoints/ab/cd/ef/readme.txt", content: "hi\n"})
 		f.wantFailure(t, "FAIL notes.txt: not part of the ctx-v1 layout",
-			"FAIL repos/"+f.repoID+"/checkpoints/ab/cd: not a checkpoint file name")
+			"FAIL repos/"+f.repoID+"/checkpoints/ab/cd/ef: not a checkpoint file name")
 		// The chain itself still verifies.
 		if out := gitCtx(t, f.repo, f.env, "verify").stdout; !strings.Contains(out, "OK   device "+f.device+": 4 checkpoints") {
 			t.Fatalf("verify: %q", out)

@@ -95,8 +95,8 @@ func (p *plan) reject(repo, dev, record string, reason chain.Reason, format stri
 // package chain — and reject checkpoint files no chain names.
 func makePlan(st *gitstore.Store, local, remote *gitstore.View, pol Policy, published publishedFunc) (*plan, error) {
 	p := &plan{edits: map[string]plumbing.Hash{}}
-	if local != nil && local.Layout != remote.Layout {
-		p.reject("", "", gitstore.LayoutFile, chain.LayoutMismatch, "remote uses layout %s, this branch %s: nothing merged", remote.Layout, local.Layout)
+	if local != nil && (local.Layout != remote.Layout || local.Fanout != remote.Fanout) {
+		p.reject("", "", gitstore.LayoutFile, chain.LayoutMismatch, "remote uses layout %s, this branch %s: nothing merged", remote.LayoutName(), local.LayoutName())
 		return p, nil
 	}
 	changes, err := st.Diff(local, remote)
@@ -409,7 +409,7 @@ func mergeChain(st *gitstore.Store, local, remote *gitstore.View, k chainKey, ke
 	rt := remote.ChainTree()
 	rc, rcErr := rt.ChainFrom(k.repo, k.device, 0)
 	for _, e := range rc {
-		out.mentioned = append(out.mentioned, remote.Layout.CheckpointPath(k.repo, e.Hash))
+		out.mentioned = append(out.mentioned, remote.CheckpointPath(k.repo, e.Hash))
 	}
 	if pol.repos != nil && !pol.repos[k.repo] && len(rc) > 0 {
 		return out.reject(rc[0].Hash, chain.WrongRepo, "repos/%s is neither this repository's id nor an adopted one: none of its records are merged", k.repo)
@@ -505,7 +505,7 @@ func (o *chainOutcome) take(st *gitstore.Store, remote *gitstore.View, k chainKe
 // files holding accepted to the edits.
 func (o *chainOutcome) takeVerified(st *gitstore.Store, remote *gitstore.View, k chainKey, accepted []checkpoint.ChainEntry, n int) error {
 	for _, e := range accepted[n:] {
-		path := remote.Layout.CheckpointPath(k.repo, e.Hash)
+		path := remote.CheckpointPath(k.repo, e.Hash)
 		h, err := remote.BlobHash(path)
 		if err != nil {
 			return err

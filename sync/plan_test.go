@@ -68,7 +68,7 @@ func (d *planDevice) files(t *testing.T) map[string][]byte {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out[gitstore.LayoutCtxV1.CheckpointPath(d.repo, cp.Hash)] = b
+		out[gitstore.CheckpointPath(d.repo, cp.Hash, gitstore.FanoutOne)] = b
 		chainFile = append(chainFile, cp.Entry().MarshalLine()...)
 	}
 	if len(d.cps) > 0 {
@@ -151,7 +151,9 @@ func TestMakePlanDecisions(t *testing.T) {
 		}
 		return out
 	}
-	cpPath := func(d *planDevice, i int) string { return gitstore.LayoutCtxV1.CheckpointPath(d.repo, d.cps[i].Hash) }
+	cpPath := func(d *planDevice, i int) string {
+		return gitstore.CheckpointPath(d.repo, d.cps[i].Hash, gitstore.FanoutOne)
+	}
 	cpFile := func(d *planDevice, i int) []byte {
 		b, err := d.cps[i].MarshalFile()
 		if err != nil {
@@ -251,7 +253,7 @@ func TestMakePlanTakesUpToTheFailure(t *testing.T) {
 	alice := newPlanDevice(t, "alice", 1, testRepoID, 2)
 	long := alice.fork(2).extend(t, 3, "")
 	remote := branchFiles(t, long)
-	bad := gitstore.LayoutCtxV1.CheckpointPath(testRepoID, long.cps[3].Hash)
+	bad := gitstore.CheckpointPath(testRepoID, long.cps[3].Hash, gitstore.FanoutOne)
 	remote[bad] = bytes.Replace(remote[bad], []byte("record 3"), []byte("record 8"), 1)
 	p, err := makePlan(w.st, w.view(branchFiles(t, alice)), w.view(remote), Policy{Mode: TrustTOFU}, nil)
 	if err != nil {
@@ -261,7 +263,7 @@ func TestMakePlanTakesUpToTheFailure(t *testing.T) {
 		!strings.Contains(p.rejected[0].Detail, "(entry 4): this record and the 1 after it are not merged") {
 		t.Fatalf("added %d, rejected %+v", p.added, p.rejected)
 	}
-	good := gitstore.LayoutCtxV1.CheckpointPath(testRepoID, long.cps[2].Hash)
+	good := gitstore.CheckpointPath(testRepoID, long.cps[2].Hash, gitstore.FanoutOne)
 	if _, ok := p.edits[good]; !ok {
 		t.Fatalf("the verified record %s is not in the edits: %v", good, p.edits)
 	}

@@ -46,7 +46,7 @@ func TestImportGhyllDBIntoGhyllV1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	body, err := v.ReadFile(v.Layout.CheckpointPath(rid, res.Imported[0].Hash), gitstore.MaxBlob)
+	body, err := v.ReadFile(v.CheckpointPath(rid, res.Imported[0].Hash), gitstore.MaxBlob)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,8 +26,15 @@ func BranchFile(t testing.TB, dir string, env []string, path string) string {
 	return MustGit(t, dir, env, "show", MemRef+":"+path)
 }
 
-// CtxV1CheckpointPath is where a ctx-v1 layout keeps a checkpoint.
+// CtxV1CheckpointPath is where a ctx-v1 branch made by `git ctx init`
+// (two fan-out levels, LAYOUT "ctx-v1 fanout=2") keeps a checkpoint.
 func CtxV1CheckpointPath(repoID, hash string) string {
+	return "repos/" + repoID + "/checkpoints/" + hash[0:2] + "/" + hash[2:4] + "/" + hash + ".json"
+}
+
+// CtxV1OneLevelCheckpointPath is where a ctx-v1 branch of one fan-out
+// level (LAYOUT "ctx-v1", made before the fanout field) keeps a checkpoint.
+func CtxV1OneLevelCheckpointPath(repoID, hash string) string {
 	return "repos/" + repoID + "/checkpoints/" + hash[0:2] + "/" + hash + ".json"
 }
 
