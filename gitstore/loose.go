@@ -10,8 +10,12 @@ import (
 
 // writeLoose stores one object as a loose object (internal/gitobject, the
 // writer the git session store uses too) and returns its id. An object that
-// already exists is not rewritten.
+// already exists, loose or packed (a merge builds trees a fetch brought),
+// is not written again.
 func (s *Store) writeLoose(t plumbing.ObjectType, content []byte) (plumbing.Hash, error) {
+	if id := objectID(t, content); s.hasObject(id) {
+		return id, nil
+	}
 	id, err := s.objects().Write(gitobject.Type(t.String()), content)
 	var h plumbing.Hash
 	copy(h[:], id)
@@ -22,4 +26,11 @@ func (s *Store) writeLoose(t plumbing.ObjectType, content []byte) (plumbing.Hash
 // others).
 func (s *Store) objects() gitobject.Writer {
 	return gitobject.Writer{Dir: filepath.Join(s.Repo.CommonDir, "objects")}
+}
+
+// hasObject reports whether object id is in the repository.
+func (s *Store) hasObject(id plumbing.Hash) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.direct.has(id)
 }

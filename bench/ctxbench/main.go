@@ -56,7 +56,7 @@ func main() {
 		dir = d
 	}
 	isolate(dir)
-	if benchStart(dir) || benchVerify(dir) {
+	if benchStart(dir) || benchVerify(dir) || benchPullFetch(dir) {
 		return
 	}
 	if *sessBench {
