@@ -13,9 +13,6 @@ import (
 // already exists, loose or packed (a merge builds trees a fetch brought),
 // is not written again.
 func (s *Store) writeLoose(t plumbing.ObjectType, content []byte) (plumbing.Hash, error) {
-	if id := objectID(t, content); s.hasObject(id) {
-		return id, nil
-	}
 	id, err := s.objects().Write(gitobject.Type(t.String()), content)
 	var h plumbing.Hash
 	copy(h[:], id)
@@ -25,7 +22,11 @@ func (s *Store) writeLoose(t plumbing.ObjectType, content []byte) (plumbing.Hash
 // objects is the repository's object database (SHA-1: Open refuses
 // others).
 func (s *Store) objects() gitobject.Writer {
-	return gitobject.Writer{Dir: filepath.Join(s.Repo.CommonDir, "objects")}
+	return gitobject.Writer{Dir: filepath.Join(s.Repo.CommonDir, "objects"), Has: func(id gitobject.ID) bool {
+		var h plumbing.Hash
+		copy(h[:], id)
+		return s.hasObject(h)
+	}}
 }
 
 // hasObject reports whether object id is in the repository.

@@ -124,8 +124,8 @@ func TestApplyDeltaRefusesDamage(t *testing.T) {
 // TestDirectReaderSeesArrivingPacks: a pack that arrives after the direct
 // reader listed the packs (a fetch) is read directly, not left to go-git;
 // has finds objects loose and packed (and not missing ones); and
-// writeLoose does not write a loose copy of an object a pack holds (a
-// merge rebuilds trees a fetch brought).
+// writeLoose and writeTree do not write a loose copy of an object a pack
+// holds (a merge rebuilds trees a fetch brought).
 func TestDirectReaderSeesArrivingPacks(t *testing.T) {
 	isolate(t)
 	s, dir := newStore(t)
@@ -163,11 +163,28 @@ func TestDirectReaderSeesArrivingPacks(t *testing.T) {
 	if _, err := os.Lstat(filepath.Join(dir, ".git", "objects", hexID[:2], hexID[2:])); err == nil {
 		t.Fatal("writeLoose wrote a loose copy of a packed object")
 	}
+	tree := plumbing.NewHash(strings.TrimSpace(git(t, dir, "rev-parse", "refs/heads/fetched^{tree}")))
+	tr, err := s.readTree(tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id, err := s.writeTree(tr.Entries); err != nil || id != tree {
+		t.Fatalf("writeTree: %s %v, want %s", id, err, tree)
+	}
+	if h := tree.String(); func() bool {
+		_, err := os.Lstat(filepath.Join(dir, ".git", "objects", h[:2], h[2:]))
+		return err == nil
+	}() {
+		t.Fatal("writeTree wrote a loose copy of a packed tree")
+	}
 	fresh, err := s.writeLoose(plumbing.BlobObject, []byte("not in any pack\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h := fresh.String(); !d.has(fresh) || func() bool { _, err := os.Lstat(filepath.Join(dir, ".git", "objects", h[:2], h[2:])); return err != nil }() {
+	if h := fresh.String(); !d.has(fresh) || func() bool {
+		_, err := os.Lstat(filepath.Join(dir, ".git", "objects", h[:2], h[2:]))
+		return err != nil
+	}() {
 		t.Fatal("writeLoose did not write a new object")
 	}
 }

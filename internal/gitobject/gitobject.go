@@ -57,6 +57,10 @@ type Writer struct {
 	// SHA256 says the repository uses SHA-256 object ids
 	// (extensions.objectFormat=sha256).
 	SHA256 bool
+	// Has, when set, reports whether an object is in the repository in a
+	// form this writer does not see (a pack): Write and WriteTree then do
+	// not write it again.
+	Has func(ID) bool
 }
 
 // NewHash returns the object hash of the repository (SHA-1 or SHA-256),
@@ -91,6 +95,9 @@ func (w Writer) Write(t Type, content []byte) (ID, error) {
 	id := ID(h.Sum(nil))
 	final := w.path(id)
 	if _, err := os.Lstat(final); err == nil {
+		return id, nil
+	}
+	if w.Has != nil && w.Has(id) {
 		return id, nil
 	}
 	var buf bytes.Buffer
