@@ -186,6 +186,15 @@ func TestPullCacheMatchesRebuild(t *testing.T) {
 	workspacetest.EditBranch(t, repoA, "rewrite a record", map[string]string{path: tampered})
 	workspacetest.Git(t, repoA, "push", "-q", "origin", gitstore.BranchRef+":"+gitstore.BranchRef)
 
+	pfCheckRewritten(t, c, repoID, fresh)
+}
+
+// pfCheckRewritten pulls a remote whose third new record (of fresh) was
+// rewritten: the two before it are merged and cached as verified, it and
+// the ones after it reach neither the pull's verified set nor the cache.
+func pfCheckRewritten(t *testing.T, c *workspacetest.Dev, repoID string, fresh []string) {
+	t.Helper()
+	ctx := workspacetest.Ctx(t)
 	res, verified := pfPullAndCompare(t, c, repoID)
 	if res.Added != 2 || len(res.Rejected) != 1 || res.Rejected[0].Reason != string(chain.HashMismatch) || res.Rejected[0].Record != fresh[2] {
 		t.Fatalf("pull of a rewritten record: added %d, rejected %+v", res.Added, res.Rejected)
