@@ -10,7 +10,8 @@
 // prune recognises and cleans up after a crash), created read-only, and
 // renamed into place: an object another process wrote meanwhile has the
 // same bytes, so replacing it is harmless (git's core.createObject=rename).
-// An object that exists already is not rewritten. Like git by default, the
+// An object that exists already (loose, or where the caller's Writer.Has
+// finds it: in a pack) is not rewritten. Like git by default, the
 // object files are not fsynced.
 package gitobject
 
