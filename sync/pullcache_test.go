@@ -1,4 +1,4 @@
-package sync
+package sync_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/git-ctx/git-ctx/chain"
 	"github.com/git-ctx/git-ctx/gitstore"
 	"github.com/git-ctx/git-ctx/internal/workspace/workspacetest"
+	ctxsync "github.com/git-ctx/git-ctx/sync"
 )
 
 // pfCacheState is what the cache answers about a repository: every entry
@@ -72,15 +73,15 @@ func pfCacheOf(t *testing.T, ctx context.Context, dev *workspacetest.Dev, repoID
 // and that the cache it left answers every query exactly as a cache
 // rebuilt from scratch does (Reindex: every record read and verified
 // again). It returns the pull's result and the hashes it verified.
-func pfPullAndCompare(t *testing.T, c *workspacetest.Dev, repoID string) (*PullResult, map[string]bool) {
+func pfPullAndCompare(t *testing.T, c *workspacetest.Dev, repoID string) (*ctxsync.PullResult, map[string]bool) {
 	t.Helper()
 	ctx := workspacetest.Ctx(t)
-	res, err := fetchAndMerge(ctx, c.Workspace, "origin", Options{})
+	res, err := ctxsync.PfFetchAndMerge(ctx, c.Workspace, "origin", ctxsync.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	carried, verified := 0, map[string]bool{}
-	for h, p := range res.verified {
+	for h, p := range ctxsync.PfVerified(res) {
 		verified[h] = true
 		if p.CP == nil || p.CP.Hash != h || p.Key == nil || p.Blob.IsZero() || p.Rule == "" {
 			t.Errorf("record %s: the pull did not carry it to the cache: %+v", h[:12], p)
@@ -91,7 +92,7 @@ func pfPullAndCompare(t *testing.T, c *workspacetest.Dev, repoID string) (*PullR
 	if carried != res.Added {
 		t.Errorf("the pull carried %d parsed records to the cache, merged %d", carried, res.Added)
 	}
-	if err := recordPull(ctx, c.Workspace, res); err != nil {
+	if err := ctxsync.PfRecordPull(ctx, c.Workspace, res); err != nil {
 		t.Fatal(err)
 	}
 	fromPull := pfCacheOf(t, ctx, c, repoID)
@@ -129,7 +130,7 @@ func TestPullCacheMatchesRebuild(t *testing.T) {
 	}
 	push := func(d *workspacetest.Dev) {
 		t.Helper()
-		if _, err := Push(ctx, d.Workspace, "origin", PushOptions{}); err != nil {
+		if _, err := ctxsync.Push(ctx, d.Workspace, "origin", ctxsync.PushOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
