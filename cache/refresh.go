@@ -34,9 +34,10 @@ type Mirror struct {
 	// Progress, when set, is told how many records an index or rebuild has
 	// processed so far, and -1 when it is over.
 	Progress func(done int)
-	// Preverified names checkpoints whose hash and signature were just
-	// verified on the same bytes (by a pull); indexing skips re-signing them.
-	Preverified map[string]bool
+	// Preverified holds, by hash, the checkpoints a pull verified moments
+	// ago (Preverified): indexing does not check their signatures again
+	// and, for those it carries, does not read, parse or hash them again.
+	Preverified map[string]Preverified
 	// OwnDevice, when set, names this device (its failures get OwnChainHint
 	// in their notice).
 	OwnDevice func() string
@@ -47,6 +48,21 @@ type Mirror struct {
 	// unwritable: Dir could not be written; this process builds temporary
 	// caches.
 	unwritable bool
+}
+
+// Preverified is one checkpoint a pull verified (its hash, its signature
+// under Key, its entry) on the blob Blob. The cache takes it as verified
+// only for the chain of the device whose key on the branch is Key, when
+// the branch holds Blob at the record's path; the chain's linkage and the
+// repository binding are checked as for any record.
+type Preverified struct {
+	Key  ed25519.PublicKey
+	Blob plumbing.Hash
+	// CP and Rule: the record as the pull parsed it and the hash rule it
+	// matched (CP nil: the pull did not keep it; it is read and hashed
+	// again, only its signature is not checked again).
+	CP   *checkpoint.Checkpoint
+	Rule checkpoint.Rule
 }
 
 // Open opens the cache and brings it up to the branch tip: incrementally
@@ -424,7 +440,7 @@ func (m *Mirror) indexTimelineTail(w *Writer, v *gitstore.View, tl timelineTail)
 // already (indexChain does the rest).
 type chainJob struct {
 	repoID, dev  string
-	preverified  map[string]bool
+	preverified  map[string]Preverified
 	count        int // records cached already
 	lastHash     string
 	lastVerified bool
@@ -455,13 +471,11 @@ func (m *Mirror) runChainJobs(ctx context.Context, w *Writer, v *gitstore.View, 
 // and every later one whose file can still be read are kept as unverified
 // rows, and the failure quarantined.
 func (m *Mirror) indexChain(w *Writer, v *gitstore.View, j *chainJob) error {
-	var pre func(string) bool
-	if p := j.preverified; p != nil {
-		pre = func(h string) bool { return p[h] }
-	}
+	pre, known := preverifiedFuncs(v, j)
 	var werr error
 	res, err := chain.VerifyNew(v.ChainTree(), chain.Increment{
-		Repo: j.repoID, Device: j.dev, Have: j.count, LastHash: j.lastHash, Preverified: pre, SessionRoots: v.Layout.SessionRoots(),
+		Repo: j.repoID, Device: j.dev, Have: j.count, LastHash: j.lastHash, Preverified: pre, Known: known,
+		SessionRoots: v.Layout.SessionRoots(),
 		Verified: func(i int, cp *checkpoint.Checkpoint, rule checkpoint.Rule) error {
 			if werr = m.addRow(w, Row{CP: cp, RepoID: j.repoID, Seq: i, Verified: j.lastVerified, Rule: rule}); werr != nil {
 				return errStopped
@@ -486,6 +500,38 @@ func (m *Mirror) indexChain(w *Writer, v *gitstore.View, j *chainJob) error {
 		return m.quarantine(w, j.repoID, j.dev, f.Hash, f.Reason, f.Detail)
 	}
 	return nil
+}
+
+// preverifiedFuncs returns chain's Preverified and Known for the chain of
+// j in v (nil, nil when nothing was preverified): a record counts only
+// when it was verified under the key the device has in v and v holds the
+// blob it was verified on at its path (safe for concurrent use).
+func preverifiedFuncs(v *gitstore.View, j *chainJob) (func(string) bool, func(string) (*checkpoint.Checkpoint, checkpoint.Rule, bool)) {
+	p := j.preverified
+	if len(p) == 0 {
+		return nil, nil
+	}
+	key, _, err := v.DeviceKey(j.dev)
+	if err != nil {
+		return nil, nil
+	}
+	get := func(h string) (Preverified, bool) {
+		r, ok := p[h]
+		if !ok || !key.Equal(r.Key) {
+			return Preverified{}, false
+		}
+		b, err := v.BlobHash(v.CheckpointPath(j.repoID, h))
+		return r, err == nil && b == r.Blob
+	}
+	pre := func(h string) bool { _, ok := get(h); return ok }
+	known := func(h string) (*checkpoint.Checkpoint, checkpoint.Rule, bool) {
+		r, ok := get(h)
+		if !ok || r.CP == nil {
+			return nil, "", false
+		}
+		return r.CP, r.Rule, true
+	}
+	return pre, known
 }
 
 // addRow writes one record's row and counts it for Progress.

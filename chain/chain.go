@@ -113,6 +113,13 @@ type Input struct {
 	// they are parsed, hashed and linked as usual; only the signature is not
 	// checked a second time.
 	Preverified func(hash string) bool
+	// Known, if set, returns records that were loaded, parsed and had their
+	// hash, signature (under Key) and hash rule verified moments ago on the
+	// bytes Load would return (a pull, before the cache indexes what it
+	// merged): such a record is not loaded, parsed or hashed again; it is
+	// still checked against its entry (hash, device, parent, ts), linked,
+	// and bound to Repo as usual. ok false: the record is checked in full.
+	Known func(hash string) (cp *checkpoint.Checkpoint, rule checkpoint.Rule, ok bool)
 	// SessionRoots selects the linkage rule of the ghyll-v1 layout
 	// (docs/FORMAT.md §5.1), where ghyll's library roots a new chain per
 	// session: an entry's parent is the zero hash (a new root, refused for
@@ -201,17 +208,24 @@ func Verify(in Input) Result {
 // record loads the checkpoint file of e and checks it against e and the
 // key: it exists and parses, names e's hash, the chain's device, e's parent
 // and ts, and its hash and signature verify (the signature not a second
-// time when Preverified says so). A failure returns its reason and detail.
+// time when Preverified says so; a record Known is not loaded, parsed or
+// hashed again, only checked against e). A failure returns its reason and
+// detail.
 func (in *Input) record(e checkpoint.ChainEntry) (*checkpoint.Checkpoint, checkpoint.Rule, Reason, string) {
+	if in.Known != nil {
+		if cp, rule, ok := in.Known(e.Hash); ok && cp != nil && cp.Hash == e.Hash && rule != "" {
+			if r, detail := matchesEntry(in.Device, e, cp); r != "" {
+				return nil, "", r, detail
+			}
+			return cp, rule, "", ""
+		}
+	}
 	cp, r, detail := parseRecord(in.Load, e)
 	if r != "" {
 		return nil, "", r, detail
 	}
-	if cp.DeviceID != in.Device {
-		return nil, "", WrongDevice, fmt.Sprintf("record names device %q", cp.DeviceID)
-	}
-	if cp.ParentHash != e.Parent || cp.Timestamp != e.TS {
-		return nil, "", EntryMismatch, "chain line and checkpoint file disagree on parent or ts"
+	if r, detail := matchesEntry(in.Device, e, cp); r != "" {
+		return nil, "", r, detail
 	}
 	var rule checkpoint.Rule
 	var err error
@@ -229,6 +243,18 @@ func (in *Input) record(e checkpoint.ChainEntry) (*checkpoint.Checkpoint, checkp
 		return nil, "", Malformed, err.Error()
 	}
 	return cp, rule, "", ""
+}
+
+// matchesEntry checks that the record cp of the chain of device is what
+// its chain line e says: the device, the parent and the ts.
+func matchesEntry(device string, e checkpoint.ChainEntry, cp *checkpoint.Checkpoint) (Reason, string) {
+	if cp.DeviceID != device {
+		return WrongDevice, fmt.Sprintf("record names device %q", cp.DeviceID)
+	}
+	if cp.ParentHash != e.Parent || cp.Timestamp != e.TS {
+		return EntryMismatch, "chain line and checkpoint file disagree on parent or ts"
+	}
+	return "", ""
 }
 
 // parseRecord loads and parses the checkpoint file of e and checks that it

@@ -83,8 +83,8 @@ const (
 	// Fork: a fetched chain or timeline diverges from the local one at a
 	// validly signed record; nothing past the shared prefix is merged.
 	Fork Reason = "fork"
-	// LayoutMismatch: the remote's LAYOUT differs from the local branch's;
-	// nothing is merged.
+	// LayoutMismatch: the remote's LAYOUT (layout or fan-out depth) differs
+	// from the local branch's; nothing is merged.
 	LayoutMismatch Reason = "layout_mismatch"
 	// MalformedChain: a fetched chain cannot be read in the layout's form
 	// (segments, lines); nothing of it is merged.

@@ -143,6 +143,8 @@ type Increment struct {
 	// 0-based position in the whole chain.
 	Preverified func(hash string) bool
 	Verified    func(i int, cp *checkpoint.Checkpoint, rule checkpoint.Rule) error
+	// Known: as in Input (records a pull verified, not read again).
+	Known func(hash string) (*checkpoint.Checkpoint, checkpoint.Rule, bool)
 	// SessionRoots: the chain is in the ghyll-v1 layout (Input.SessionRoots);
 	// the whole chain is read, the first Have entries as Input.Prior.
 	SessionRoots bool
@@ -205,8 +207,8 @@ func VerifyNew(t Tree, in Increment) (IncrementResult, error) {
 		out.Unreadable = err.Error()
 		return out, nil
 	}
-	vin := Input{Device: in.Device, Repo: in.Repo, Load: Records(t, in.Repo), Preverified: in.Preverified, SessionRoots: in.SessionRoots,
-		Workers: workers(in.Workers)}
+	vin := Input{Device: in.Device, Repo: in.Repo, Load: Records(t, in.Repo), Preverified: in.Preverified, Known: in.Known,
+		SessionRoots: in.SessionRoots, Workers: workers(in.Workers)}
 	if in.Have > 0 {
 		// entries[known-1] is the entry at position Have-1.
 		known := in.Have - from
@@ -281,6 +283,9 @@ type Compare struct {
 	// read through LocalLoad (the local branch's), or Load when nil.
 	SessionRoots bool
 	LocalLoad    Loader
+	// Verified, if set, receives each fetched record past Shared that
+	// verified, in chain order (Input.Verified; i counts from Shared).
+	Verified func(i int, cp *checkpoint.Checkpoint, rule checkpoint.Rule) error
 }
 
 // Continue decides what of a fetched chain (Remote) may join the local one
@@ -299,12 +304,12 @@ func Continue(c Compare) Continuation {
 		return out // nothing new
 	}
 	in := Input{Device: c.Device, Repo: c.Repo, Key: c.Key, Entries: c.Remote[n:], Load: c.Load,
-		SessionRoots: c.SessionRoots, Prior: c.Remote[:n], PriorLoad: c.LocalLoad}
+		SessionRoots: c.SessionRoots, Prior: c.Remote[:n], PriorLoad: c.LocalLoad, Verified: c.Verified}
 	if n > 0 {
 		in.Trusted = &c.Remote[n-1]
 	}
 	if n < len(c.Local) {
-		in.Entries = c.Remote[n : n+1]
+		in.Entries, in.Verified = c.Remote[n:n+1], nil // a divergence: nothing is taken
 		res := Verify(in)
 		if res.Failure == nil {
 			out.Fork, out.Local = true, c.Local[n].Hash

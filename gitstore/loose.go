@@ -10,7 +10,8 @@ import (
 
 // writeLoose stores one object as a loose object (internal/gitobject, the
 // writer the git session store uses too) and returns its id. An object that
-// already exists is not rewritten.
+// already exists, loose or packed (a merge builds trees a fetch brought),
+// is not written again.
 func (s *Store) writeLoose(t plumbing.ObjectType, content []byte) (plumbing.Hash, error) {
 	id, err := s.objects().Write(gitobject.Type(t.String()), content)
 	var h plumbing.Hash
@@ -21,5 +22,16 @@ func (s *Store) writeLoose(t plumbing.ObjectType, content []byte) (plumbing.Hash
 // objects is the repository's object database (SHA-1: Open refuses
 // others).
 func (s *Store) objects() gitobject.Writer {
-	return gitobject.Writer{Dir: filepath.Join(s.Repo.CommonDir, "objects")}
+	return gitobject.Writer{Dir: filepath.Join(s.Repo.CommonDir, "objects"), Has: func(id gitobject.ID) bool {
+		var h plumbing.Hash
+		copy(h[:], id)
+		return s.hasObject(h)
+	}}
+}
+
+// hasObject reports whether object id is in the repository.
+func (s *Store) hasObject(id plumbing.Hash) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.direct.has(id)
 }

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -86,7 +87,10 @@ type directReader struct {
 	objects string
 	packs   []*packIndex
 	opened  bool
-	reads   int // packed objects read so far
+	// packsMod: the pack directory's modification time when it was last
+	// listed (openPacks lists it again only when it changed).
+	packsMod time.Time
+	reads    int // packed objects read so far
 	// Past directReadLimit reads: delta bases and probed headers kept.
 	bases     map[packAt]cachedBase
 	baseBytes int
@@ -134,7 +138,7 @@ func (d *directReader) close() {
 		p.idx.Close()
 		p.pack.Close()
 	}
-	d.packs, d.opened = nil, false
+	d.packs, d.opened, d.packsMod = nil, false, time.Time{}
 	d.bases, d.probes, d.baseBytes = nil, nil, 0
 	d.win = window{}
 }
@@ -211,9 +215,37 @@ func (d *directReader) read(id plumbing.Hash) (plumbing.ObjectType, []byte, erro
 		return t, data, nil
 	}
 	if packedFirst {
-		return d.readLoose(id)
+		if t, data, err := d.readLoose(id); err == nil {
+			return t, data, nil
+		}
+	}
+	if d.openPacks() { // a pack arrived since (a fetch, a repack)
+		return d.read(id)
 	}
 	return 0, nil, errDirect
+}
+
+// has reports whether object id is in the object database: loose, or in
+// a pack (one that arrived since the packs were listed included).
+func (d *directReader) has(id plumbing.Hash) bool {
+	hexID := id.String()
+	if _, err := os.Lstat(filepath.Join(d.objects, hexID[:2], hexID[2:])); err == nil {
+		return true
+	}
+	if !d.opened {
+		d.openPacks()
+	}
+	for attempt := 0; attempt < 2; attempt++ {
+		for _, p := range d.packs {
+			if _, ok := p.find(id); ok {
+				return true
+			}
+		}
+		if !d.openPacks() {
+			break
+		}
+	}
+	return false
 }
 
 // readLoose reads objects/xx/yyyy.
@@ -250,10 +282,23 @@ func (d *directReader) readLoose(id plumbing.Hash) (plumbing.ObjectType, []byte,
 }
 
 // openPacks opens every version-2 index with its pack that is not open
-// yet (a fetch or a repack adds packs while a Store is in use).
-func (d *directReader) openPacks() {
+// yet (a fetch or a repack adds packs while a Store is in use), and
+// reports whether it opened any. The directory is listed again only when
+// its modification time changed (a pack that arrives within the file
+// system's timestamp granularity of the last listing may be missed: the
+// callers then fall back to go-git or git, or write an object again).
+func (d *directReader) openPacks() bool {
+	dir := filepath.Join(d.objects, "pack")
+	fi, err := os.Stat(dir)
+	if err == nil && d.opened && fi.ModTime().Equal(d.packsMod) {
+		return false
+	}
 	d.opened = true
-	idxs, _ := filepath.Glob(filepath.Join(d.objects, "pack", "pack-*.idx"))
+	if err == nil {
+		d.packsMod = fi.ModTime()
+	}
+	idxs, _ := filepath.Glob(filepath.Join(dir, "pack-*.idx"))
+	added := false
 	for _, name := range idxs {
 		if slices.ContainsFunc(d.packs, func(p *packIndex) bool { return p.name == name }) {
 			continue
@@ -261,8 +306,10 @@ func (d *directReader) openPacks() {
 		p, err := openPackIndex(name)
 		if err == nil {
 			d.packs = append(d.packs, p)
+			added = true
 		}
 	}
+	return added
 }
 
 // probe returns the type and size of object id from its header alone: the
@@ -295,7 +342,9 @@ func (d *directReader) probe(id plumbing.Hash, maxBase int64) (plumbing.ObjectTy
 				return d.probePacked(p, off, maxBase, 0)
 			}
 		}
-		d.openPacks() // the object may be in a pack that arrived since
+		if !d.openPacks() { // the object may be in a pack that arrived since
+			break
+		}
 	}
 	return 0, 0, errDirect
 }

@@ -120,3 +120,71 @@ func TestApplyDeltaRefusesDamage(t *testing.T) {
 		}
 	}
 }
+
+// TestDirectReaderSeesArrivingPacks: a pack that arrives after the direct
+// reader listed the packs (a fetch) is read directly, not left to go-git;
+// has finds objects loose and packed (and not missing ones); and
+// writeLoose and writeTree do not write a loose copy of an object a pack
+// holds (a merge rebuilds trees a fetch brought).
+func TestDirectReaderSeesArrivingPacks(t *testing.T) {
+	isolate(t)
+	s, dir := newStore(t)
+	d := s.direct
+	missing := plumbing.NewHash(strings.Repeat("ab", 20))
+	if d.has(missing) { // lists the packs (none yet)
+		t.Fatal("a missing object is there")
+	}
+	src := filepath.Join(t.TempDir(), "src")
+	git(t, filepath.Dir(src), "init", "-q", "-b", "main", src)
+	var content []byte
+	for i := 0; i < 5; i++ {
+		content = fmt.Appendf(content, "line %d of a file fetched as a pack\n", i)
+		os.WriteFile(filepath.Join(src, "f.txt"), content, 0o644)
+		git(t, src, "add", ".")
+		git(t, src, "commit", "-q", "-m", fmt.Sprint("change ", i))
+	}
+	git(t, dir, "-c", "fetch.unpackLimit=1", "fetch", "-q", src, "main:refs/heads/fetched")
+	blob := plumbing.NewHash(strings.TrimSpace(git(t, dir, "rev-parse", "refs/heads/fetched:f.txt")))
+	if packs, _ := filepath.Glob(filepath.Join(dir, ".git", "objects", "pack", "*.pack")); len(packs) == 0 {
+		t.Fatal("the fetch left no pack")
+	}
+	typ, data, err := d.read(blob)
+	if err != nil || typ != plumbing.BlobObject || !bytes.Equal(data, content) {
+		t.Fatalf("blob of the new pack read directly: %v %v %q", typ, err, data)
+	}
+	if !d.has(blob) || d.has(missing) {
+		t.Fatalf("has: fetched blob %v, missing object %v", d.has(blob), d.has(missing))
+	}
+	id, err := s.writeLoose(plumbing.BlobObject, content)
+	if err != nil || id != blob {
+		t.Fatalf("writeLoose: %s %v, want %s", id, err, blob)
+	}
+	hexID := blob.String()
+	if _, err := os.Lstat(filepath.Join(dir, ".git", "objects", hexID[:2], hexID[2:])); err == nil {
+		t.Fatal("writeLoose wrote a loose copy of a packed object")
+	}
+	tree := plumbing.NewHash(strings.TrimSpace(git(t, dir, "rev-parse", "refs/heads/fetched^{tree}")))
+	tr, err := s.readTree(tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id, err := s.writeTree(tr.Entries); err != nil || id != tree {
+		t.Fatalf("writeTree: %s %v, want %s", id, err, tree)
+	}
+	if h := tree.String(); func() bool {
+		_, err := os.Lstat(filepath.Join(dir, ".git", "objects", h[:2], h[2:]))
+		return err == nil
+	}() {
+		t.Fatal("writeTree wrote a loose copy of a packed tree")
+	}
+	fresh, err := s.writeLoose(plumbing.BlobObject, []byte("not in any pack\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := fresh.String(); !d.has(fresh) || func() bool {
+		_, err := os.Lstat(filepath.Join(dir, ".git", "objects", h[:2], h[2:]))
+		return err != nil
+	}() {
+		t.Fatal("writeLoose did not write a new object")
+	}
+}

@@ -12,8 +12,9 @@
 // in snapshots.go, context packages in ctxpackages.go, the REPO file in
 // repoid.go, merged trees in diff.go) holds the git-ctx lock of the
 // repository (Store.Lock), reads the tip, writes its objects as loose
-// objects (internal/gitobject, loose.go), rewriting only the trees on the
-// changed paths, and moves the ref with a compare-and-swap that follows
+// objects (internal/gitobject, loose.go; an object the repository holds
+// already, loose or packed, is not written again), rewriting only the trees
+// on the changed paths, and moves the ref with a compare-and-swap that follows
 // git's own lock-file protocol in process (ref.go); when plain git moved the
 // ref in between, a write starts again on the new tip (lockedEdit), and
 // Commit, whose caller chose the expected tip, reports ErrBranchMoved. So each

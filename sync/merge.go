@@ -9,10 +9,12 @@ import (
 	"sort"
 	"strings"
 	gosync "sync"
+	"sync/atomic"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 
+	"github.com/git-ctx/git-ctx/cache"
 	"github.com/git-ctx/git-ctx/chain"
 	"github.com/git-ctx/git-ctx/formats/checkpoint"
 	"github.com/git-ctx/git-ctx/gitrepo"
@@ -45,7 +47,7 @@ type DeviceResult struct {
 // plan is what a merge of a fetched tip would take.
 type plan struct {
 	edits     map[string]plumbing.Hash
-	accepted  []string // hashes of the checkpoints verified and merged
+	accepted  map[string]cache.Preverified // the checkpoints verified and merged, by hash
 	devices   []DeviceResult
 	rejected  []Rejection
 	newKeys   []string
@@ -63,6 +65,21 @@ type plan struct {
 	// badID reports why a device id from the remote is refused
 	// (chain.BadDeviceID), or nil.
 	badID func(dev string) error
+	// carry: how many more parsed records the plan may keep for the cache
+	// (maxCarried in all).
+	carry atomic.Int64
+}
+
+// maxCarried bounds the parsed records a pull keeps for the cache to index
+// without reading, parsing and hashing them again (cache.Preverified.CP):
+// past it, the cache reads them again and skips only their signatures, so
+// a pull's memory stays bounded however much it brings.
+const maxCarried = 16384
+
+// verifiedRecord is one record chain.Continue verified.
+type verifiedRecord struct {
+	cp   *checkpoint.Checkpoint // nil: not carried (maxCarried)
+	rule checkpoint.Rule
 }
 
 // SharedKey is one public key published under several device ids.
@@ -94,7 +111,8 @@ func (p *plan) reject(repo, dev, record string, reason chain.Reason, format stri
 // (planSnapshots) and packages (planPackages) — every record checked by
 // package chain — and reject checkpoint files no chain names.
 func makePlan(st *gitstore.Store, local, remote *gitstore.View, pol Policy, published publishedFunc) (*plan, error) {
-	p := &plan{edits: map[string]plumbing.Hash{}}
+	p := &plan{edits: map[string]plumbing.Hash{}, accepted: map[string]cache.Preverified{}}
+	p.carry.Store(maxCarried)
 	if local != nil && (local.Layout != remote.Layout || local.Fanout != remote.Fanout) {
 		p.reject("", "", gitstore.LayoutFile, chain.LayoutMismatch, "remote uses layout %s, this branch %s: nothing merged", remote.LayoutName(), local.LayoutName())
 		return p, nil
@@ -335,7 +353,7 @@ func (p *plan) planChains(st *gitstore.Store, local, remote *gitstore.View, chai
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			results[i] = mergeChain(st, local, remote, k, keys, badDevice, pol, p.badID)
+			results[i] = mergeChain(st, local, remote, k, keys, badDevice, pol, p.badID, &p.carry)
 		}(i, k)
 	}
 	wg.Wait()
@@ -350,7 +368,9 @@ func (p *plan) planChains(st *gitstore.Store, local, remote *gitstore.View, chai
 		for _, path := range o.mentioned {
 			used[path] = true
 		}
-		p.accepted = append(p.accepted, o.accepted...)
+		for h, r := range o.accepted {
+			p.accepted[h] = r
+		}
 		p.devices = append(p.devices, o.result)
 		p.rejected = append(p.rejected, o.rejected...)
 		p.added += o.result.Added
@@ -377,9 +397,12 @@ type chainOutcome struct {
 	result    DeviceResult
 	edits     map[string]plumbing.Hash
 	rejected  []Rejection
-	mentioned []string // checkpoint paths the remote chain names beyond the shared prefix
-	accepted  []string // hashes of the records verified and taken
-	err       error
+	mentioned []string                     // checkpoint paths the remote chain names beyond the shared prefix
+	accepted  map[string]cache.Preverified // the records verified and taken, by hash
+	// verified: what chain.Continue verified past the shared prefix, in
+	// chain order (records not carried for the cache: nil).
+	verified []verifiedRecord
+	err      error
 }
 
 // reject marks the device's chain rejected at record.
@@ -398,8 +421,8 @@ func (o *chainOutcome) reject(record string, reason chain.Reason, format string,
 // record is validly signed) or tampering, and nothing past the shared
 // prefix is taken.
 func mergeChain(st *gitstore.Store, local, remote *gitstore.View, k chainKey, keys map[string]ed25519.PublicKey,
-	badDevice map[string]chain.Reason, pol Policy, badID func(string) error) chainOutcome {
-	out := chainOutcome{result: DeviceResult{Repo: k.repo, Device: k.device}, edits: map[string]plumbing.Hash{}}
+	badDevice map[string]chain.Reason, pol Policy, badID func(string) error, carry *atomic.Int64) chainOutcome {
+	out := chainOutcome{result: DeviceResult{Repo: k.repo, Device: k.device}, edits: map[string]plumbing.Hash{}, accepted: map[string]cache.Preverified{}}
 	if err := gitrepo.ValidSegment(k.repo); err != nil {
 		return out.reject("repos/"+k.repo, chain.BadRepoID, "%v", err)
 	}
@@ -436,12 +459,19 @@ func mergeChain(st *gitstore.Store, local, remote *gitstore.View, k chainKey, ke
 		}
 	}
 	cmp := chain.Compare{Device: k.device, Repo: k.repo, Key: key, Local: lc, Remote: rc, Load: chain.Records(rt, k.repo),
-		SessionRoots: remote.Layout.SessionRoots()}
+		SessionRoots: remote.Layout.SessionRoots(),
+		Verified: func(_ int, cp *checkpoint.Checkpoint, rule checkpoint.Rule) error {
+			if carry.Add(-1) < 0 {
+				cp = nil
+			}
+			out.verified = append(out.verified, verifiedRecord{cp: cp, rule: rule})
+			return nil
+		}}
 	if local != nil {
 		cmp.LocalLoad = chain.Records(local.ChainTree(), k.repo)
 	}
 	cont := chain.Continue(cmp)
-	return out.take(st, remote, k, lc, rc, cont)
+	return out.take(st, remote, k, key, lc, rc, cont)
 }
 
 // localChain reads device's local chain and the key its records must be
@@ -476,7 +506,7 @@ func (o *chainOutcome) fetchedChainError(k chainKey, err error) chainOutcome {
 }
 
 // take turns chain.Continue's verdict into edits and rejections.
-func (o *chainOutcome) take(st *gitstore.Store, remote *gitstore.View, k chainKey, lc, rc []checkpoint.ChainEntry, cont chain.Continuation) chainOutcome {
+func (o *chainOutcome) take(st *gitstore.Store, remote *gitstore.View, k chainKey, key ed25519.PublicKey, lc, rc []checkpoint.ChainEntry, cont chain.Continuation) chainOutcome {
 	n, res := cont.Shared, cont.Result
 	switch {
 	case n == len(rc):
@@ -489,7 +519,7 @@ func (o *chainOutcome) take(st *gitstore.Store, remote *gitstore.View, k chainKe
 		return o.reject(res.Failure.Hash, res.Failure.Reason, "the remote rewrites this device's history at entry %d: %s", n+1, res.Failure.Detail)
 	}
 	if res.Verified > 0 {
-		if err := o.takeVerified(st, remote, k, rc[:n+res.Verified], n); err != nil {
+		if err := o.takeVerified(st, remote, k, key, rc[:n+res.Verified], n); err != nil {
 			o.err = err
 			return *o
 		}
@@ -502,16 +532,25 @@ func (o *chainOutcome) take(st *gitstore.Store, remote *gitstore.View, k chainKe
 }
 
 // takeVerified adds the checkpoint files of accepted[n:] and the chain
-// files holding accepted to the edits.
-func (o *chainOutcome) takeVerified(st *gitstore.Store, remote *gitstore.View, k chainKey, accepted []checkpoint.ChainEntry, n int) error {
-	for _, e := range accepted[n:] {
+// files holding accepted to the edits, and keeps what the cache needs to
+// index them without verifying them again (o.accepted: verified under key,
+// on the blob taken).
+func (o *chainOutcome) takeVerified(st *gitstore.Store, remote *gitstore.View, k chainKey, key ed25519.PublicKey, accepted []checkpoint.ChainEntry, n int) error {
+	if len(o.verified) != len(accepted)-n {
+		return fmt.Errorf("chain of %s: %d records verified, %d taken", k.device, len(o.verified), len(accepted)-n)
+	}
+	for i, e := range accepted[n:] {
 		path := remote.CheckpointPath(k.repo, e.Hash)
 		h, err := remote.BlobHash(path)
 		if err != nil {
 			return err
 		}
 		o.edits[path] = h
-		o.accepted = append(o.accepted, e.Hash)
+		pre := cache.Preverified{Key: key, Blob: h}
+		if v := o.verified[i]; v.cp != nil && v.cp.Hash == e.Hash {
+			pre.CP, pre.Rule = v.cp, v.rule
+		}
+		o.accepted[e.Hash] = pre
 	}
 	if err := chainEdits(st, remote.Layout, k, accepted, n, o.edits); err != nil {
 		return err

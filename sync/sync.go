@@ -48,7 +48,7 @@ type PullResult struct {
 	SharedKeys []SharedKey
 	Durations  Timings
 
-	verified []string // checkpoints this pull verified and merged
+	verified map[string]cache.Preverified // checkpoints this pull verified and merged
 }
 
 // MaxJSONRejections bounds the rejections a pull's JSON lists (the first
@@ -239,14 +239,12 @@ func pullOnce(ctx context.Context, m *workspace.Workspace, remote string, tipR p
 // recordPull stores rejections in the cache's quarantine and remembers
 // where the last pull started (for `git ctx review`).
 func recordPull(ctx context.Context, m *workspace.Workspace, res *PullResult) error {
-	// The records this pull verified need not be signature-checked again
-	// while the cache indexes them.
+	// The records this pull verified are not verified again while the cache
+	// indexes them (cache.Preverified): the parsed records it carries are
+	// not even read again.
 	if len(res.verified) > 0 {
-		m.Preverified = make(map[string]bool, len(res.verified))
-		for _, h := range res.verified {
-			m.Preverified[h] = true
-		}
-		defer func() { m.Preverified = nil }()
+		m.Preverified = res.verified
+		defer func() { m.Preverified, res.verified = nil, nil }()
 	}
 	db, err := m.Cache(ctx)
 	if err != nil {

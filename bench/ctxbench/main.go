@@ -59,7 +59,7 @@ func main() {
 	if benchExplainIfAsked(dir) {
 		return
 	}
-	if benchStart(dir) || benchVerify(dir) || benchFanout(dir) {
+	if benchStart(dir) || benchVerify(dir) || benchFanout(dir) || benchPullFetch(dir) {
 		return
 	}
 	if *sessBench {

@@ -10,7 +10,8 @@
 // prune recognises and cleans up after a crash), created read-only, and
 // renamed into place: an object another process wrote meanwhile has the
 // same bytes, so replacing it is harmless (git's core.createObject=rename).
-// An object that exists already is not rewritten. Like git by default, the
+// An object that exists already (loose, or where the caller's Writer.Has
+// finds it: in a pack) is not rewritten. Like git by default, the
 // object files are not fsynced.
 package gitobject
 
@@ -57,6 +58,10 @@ type Writer struct {
 	// SHA256 says the repository uses SHA-256 object ids
 	// (extensions.objectFormat=sha256).
 	SHA256 bool
+	// Has, when set, reports whether an object is in the repository in a
+	// form this writer does not see (a pack): Write and WriteTree then do
+	// not write it again.
+	Has func(ID) bool
 }
 
 // NewHash returns the object hash of the repository (SHA-1 or SHA-256),
@@ -91,6 +96,9 @@ func (w Writer) Write(t Type, content []byte) (ID, error) {
 	id := ID(h.Sum(nil))
 	final := w.path(id)
 	if _, err := os.Lstat(final); err == nil {
+		return id, nil
+	}
+	if w.Has != nil && w.Has(id) {
 		return id, nil
 	}
 	var buf bytes.Buffer

@@ -34,9 +34,9 @@ type Workspace struct {
 	// Progress, when set, is told how many records an index or rebuild has
 	// processed so far, and -1 when it is over.
 	Progress func(done int)
-	// Preverified names checkpoints whose hash and signature were just
-	// verified on the same bytes (by a pull); indexing skips re-signing them.
-	Preverified map[string]bool
+	// Preverified holds the checkpoints a pull just verified
+	// (cache.Preverified): indexing does not verify them a second time.
+	Preverified map[string]cache.Preverified
 	Repo        *gitrepo.Repo
 	Store       *gitstore.Store
 	repoID      string
