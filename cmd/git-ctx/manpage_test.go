@@ -36,4 +36,3 @@ func TestManPageUpToDate(t *testing.T) {
 		}
 	}
 }
-
