@@ -340,7 +340,7 @@ func brPrintSummary(path string) {
 		t, ok := got[id]
 		if !ok {
 			absent++
-			fmt.Fprintf(&b, "| %d | %s: %s | — | %s | — | %s | not measured in this run | |\n", spec.Item, name, spec.Target, spec.FloorName, spec.Target)
+			fmt.Fprintf(&b, "| %d | %s | — | %s | — | %s | not measured in this run | |\n", spec.Item, name, spec.FloorName, spec.Target)
 			continue
 		}
 		if t.Name != "" && inst != "" {
