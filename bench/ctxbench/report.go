@@ -95,7 +95,7 @@ var brCatalogue = map[string]brSpec{
 	"4.rss-verify":     {4, "`git ctx verify`, max RSS", brMiB, "`git ctx version`", "< 128 MiB at 100k", 128, brOnFigure, false, []string{"100k"}},
 	"4.rss-reindex":    {4, "`git ctx reindex`, max RSS", brMiB, "`git ctx version`", "< 128 MiB at 100k", 128, brOnFigure, false, []string{"100k"}},
 	"4.rss-first":      {4, "first cache build, max RSS", brMiB, "`git ctx version`", "< 128 MiB at 100k", 128, brOnFigure, false, []string{"100k"}},
-	"5.pull":           {5, "pull of 10k new records from 20 devices, wall", brSeconds, "plain `git fetch` of the same ref", "≤ 1.15× `git fetch`", 1.15, brOnRatio, false, []string{"10k"}},
+	"5.pull":           {5, "`git ctx pull` of new records from 20 devices into a fresh clone, wall", brSeconds, "plain `git fetch` of the same ref", "≤ 1.15× `git fetch`", 1.15, brOnRatio, false, []string{"10k"}},
 	"6.session-push":   {6, "`git ctx session push`, CPU", brSeconds, "its scrypt derivations × one derivation's CPU", "≤ 1.2× the scrypt it cannot avoid", 1.2, brOnRatio, false, []string{"1 KiB", "64 MiB"}},
 	"6.session-pull":   {6, "`git ctx session pull`, CPU", brSeconds, "its scrypt derivations × one derivation's CPU", "≤ 1.2× the scrypt it cannot avoid", 1.2, brOnRatio, false, []string{"1 KiB", "64 MiB"}},
 	"6.session-list":   {6, "`git ctx session list`, CPU", brSeconds, "its scrypt derivations × one derivation's CPU", "≤ 1.2× the scrypt it cannot avoid", 1.2, brOnRatio, false, []string{"1 KiB", "64 MiB"}},
@@ -378,5 +378,12 @@ func brPrintSummary(path string) {
 		}
 		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s, load %s | %s |\n", t.Item, name, measured, floor, ratio, brLimit(t), status, t.Load, note)
 	}
-	fmt.Printf("%d met, %d missed, %d not measured in this run.\n\n%s", met, missed, absent, b.String())
+	first, last := "", ""
+	for _, t := range got {
+		if first == "" || t.At < first {
+			first = t.At
+		}
+		last = max(last, t.At)
+	}
+	fmt.Printf("%d met, %d missed, %d not measured in this run (rows measured %s – %s UTC).\n\n%s", met, missed, absent, first, last, b.String())
 }
