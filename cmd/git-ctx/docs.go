@@ -14,16 +14,6 @@ import (
 // The man page and the shell completions are generated from the same
 // command definitions as the help, so they cannot drift from the CLI.
 
-// exitStatus is the man page's EXIT STATUS line, from internal/fault's
-// table of kinds and exit codes (the single source).
-func exitStatus() string {
-	parts := []string{"0 ok"}
-	for _, k := range fault.Kinds() {
-		parts = append(parts, fmt.Sprintf("%d %s", fault.ExitCode(k), k.Describe()))
-	}
-	return strings.Join(parts, "; ") + "."
-}
-
 func cmdCompletion() *cli.Command {
 	return &cli.Command{
 		Name: "completion", ArgsUsage: "bash|zsh|fish",

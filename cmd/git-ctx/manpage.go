@@ -3,9 +3,13 @@
 package main
 
 import (
+	"fmt"
 	"io"
+	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/git-ctx/git-ctx/internal/fault"
 )
 
 // The man page generator: urfave/cli's roff renderer pulls in go-md2man and
@@ -88,4 +92,14 @@ commits and agent turns the hooks handed over and git-ctx has not recorded yet (
 git(1), githooks(5); docs/FORMAT.md, docs/SECURITY.md and docs/PERFORMANCE.md in the source tree.
 `
 	return page + extra, nil
+}
+
+// exitStatus is the man page's EXIT STATUS line, from internal/fault's
+// table of kinds and exit codes (the single source).
+func exitStatus() string {
+	parts := []string{"0 ok"}
+	for _, k := range fault.Kinds() {
+		parts = append(parts, fmt.Sprintf("%d %s", fault.ExitCode(k), k.Describe()))
+	}
+	return strings.Join(parts, "; ") + "."
 }
