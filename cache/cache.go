@@ -35,6 +35,7 @@ import (
 
 	sqlite3 "github.com/mattn/go-sqlite3"
 
+	"github.com/git-ctx/git-ctx/gitstore"
 	"github.com/git-ctx/git-ctx/internal/fault"
 )
 
@@ -176,6 +177,12 @@ type DB struct {
 	discard bool // Close removes dir
 	// FTS reports whether full-text search is available in this file.
 	FTS bool
+	// openTip is the memory branch's indexed tip when the file was opened
+	// (read with the schema, in the same statement): the refresh's no-op
+	// check compares it with the ref instead of asking again. Only a
+	// refresh can move it while the DB is open (a rebuild waits for the
+	// shared lock Open holds), and only to the branch's tip.
+	openTip string
 }
 
 // Path returns the database file path in dir.
@@ -238,21 +245,27 @@ func openFile(path string) (*DB, error) {
 		return nil, err
 	}
 	d := &DB{db: db}
-	var v string
-	if err := db.QueryRow(`SELECT value FROM meta WHERE key = 'schema'`).Scan(&v); err != nil {
+	// One statement for everything an up-to-date open needs (issue 18,
+	// "Fast start"): the schema version, whether FTS is there, the indexed
+	// tip of the memory branch.
+	var v sql.NullString
+	var tip sql.NullString
+	var fts int
+	err = db.QueryRow(`SELECT (SELECT value FROM meta WHERE key = 'schema'),
+		(SELECT count(*) FROM sqlite_master WHERE name = 'checkpoints_fts'),
+		(SELECT commit_id FROM tips WHERE ref = ?)`, gitstore.BranchRef).Scan(&v, &fts, &tip)
+	if err == nil && !v.Valid {
+		err = sql.ErrNoRows
+	}
+	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("%w: %s is unreadable (%v)", ErrNeedRebuild, path, err)
 	}
-	if v != fmt.Sprint(SchemaVersion) {
+	if v.String != fmt.Sprint(SchemaVersion) {
 		db.Close()
-		return nil, fmt.Errorf("%w: schema %s, this git-ctx uses %d", ErrNeedRebuild, v, SchemaVersion)
+		return nil, fmt.Errorf("%w: schema %s, this git-ctx uses %d", ErrNeedRebuild, v.String, SchemaVersion)
 	}
-	var fts int
-	if err := db.QueryRow(`SELECT count(*) FROM sqlite_master WHERE name = 'checkpoints_fts'`).Scan(&fts); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("%w: %v", ErrNeedRebuild, err)
-	}
-	d.FTS = fts == 1
+	d.FTS, d.openTip = fts == 1, tip.String
 	return d, nil
 }
 

@@ -226,6 +226,15 @@ func (d *DB) Search(ctx context.Context, repoID, query string, limit int, open, 
 	if limit <= 0 {
 		limit = 20
 	}
+	if hits, ok, err := d.searchTop(ctx, repoID, match, limit, open, close); err != nil || ok {
+		return hits, err
+	}
+	return d.searchAll(ctx, repoID, match, limit, open, close)
+}
+
+// searchAll is Search's full query: every match joined, given a snippet,
+// filtered and sorted.
+func (d *DB) searchAll(ctx context.Context, repoID, match string, limit int, open, close string) ([]Hit, error) {
 	rows, err := d.db.QueryContext(ctx, `SELECT `+entryCols+`,
 		snippet(checkpoints_fts, 0, ?, ?, '…', 16), bm25(checkpoints_fts)
 		FROM checkpoints_fts JOIN checkpoints c ON c.rowid = checkpoints_fts.rowid
@@ -247,6 +256,51 @@ func (d *DB) Search(ctx context.Context, repoID, query string, limit int, open, 
 		out = append(out, h)
 	}
 	return out, rows.Err()
+}
+
+// searchTop is Search's fast path: the full query joins every match to its
+// checkpoint and record row (to filter by repository and break ties by ts)
+// and makes a snippet for each before sorting, which is most of a search's
+// cost when a query matches thousands of records. Here FTS5 ranks the
+// matches alone (its own ORDER BY rank) and only the best 2×limit
+// candidates are joined, filtered and given a snippet. ok says the result
+// is exactly the full query's: all matches were candidates, or the
+// limit-th hit of repoID ranks strictly better than the worst candidate (so
+// no match left out can rank with or before it). Otherwise the caller runs
+// the full query.
+func (d *DB) searchTop(ctx context.Context, repoID, match string, limit int, open, close string) ([]Hit, bool, error) {
+	n := 2 * limit
+	// The candidates' count and worst rank come from t itself, not from
+	// the joined rows.
+	rows, err := d.db.QueryContext(ctx, `WITH t AS MATERIALIZED (
+			SELECT rowid AS id, rank AS rk, snippet(checkpoints_fts, 0, ?, ?, '…', 16) AS sn
+			FROM checkpoints_fts WHERE checkpoints_fts MATCH ? ORDER BY rank LIMIT ?)
+		SELECT `+entryCols+`, t.sn, t.rk, (SELECT count(*) FROM t), (SELECT max(rk) FROM t)
+		FROM t JOIN checkpoints c ON c.rowid = t.id
+		JOIN records r ON r.hash = c.hash
+		ORDER BY t.rk, c.ts DESC`, open, close, match, n)
+	if err != nil {
+		return nil, false, fmt.Errorf("search: %w", err)
+	}
+	defer rows.Close()
+	var out []Hit
+	candidates, worst := 0, 0.0
+	for rows.Next() {
+		var h Hit
+		e, err := scanEntry(rows, &h.Snippet, &h.Rank, &candidates, &worst)
+		if err != nil {
+			return nil, false, err
+		}
+		if e.RepoID == repoID && len(out) < limit {
+			h.Entry = e
+			out = append(out, h)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, false, err
+	}
+	exact := candidates < n || (len(out) == limit && out[limit-1].Rank < worst)
+	return out, exact, nil
 }
 
 // ftsQuery quotes every whitespace-separated word as an FTS5 string.

@@ -178,11 +178,9 @@ func (m *Mirror) refresh(ctx context.Context, db *DB) error {
 	if err != nil {
 		return err
 	}
-	cached, err := db.Tip(ctx, gitstore.BranchRef)
-	if err != nil {
-		return err
-	}
-	if cached == tip.String() {
+	// A no-op costs the ref read above and nothing more: the indexed tip
+	// was read with the schema when the file was opened.
+	if db.openTip == tip.String() && db.openTip != "" {
 		return nil
 	}
 	return db.Update(ctx, func(w *Writer) error {

@@ -58,7 +58,8 @@ func testMain(m *testing.M) int {
 	}
 	defer os.RemoveAll(binDir)
 	binPath = filepath.Join(binDir, "git-ctx")
-	build := exec.Command("go", "build", "-tags", "sqlite_fts5", "-o", binPath, "./cmd/git-ctx")
+	// The shipped build (Makefile, install.sh): without the man-page renderer.
+	build := exec.Command("go", "build", "-tags", "sqlite_fts5,urfave_cli_no_docs", "-o", binPath, "./cmd/git-ctx")
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "integration: go build failed: %v\n%s", err, out)

@@ -1,26 +1,75 @@
 #!/usr/bin/env bash
 # Runs git-ctx's benchmarks and rewrites docs/PERFORMANCE.md:
-#   bench/performance-intro.md (hand-written: targets, method, analysis)
+#   bench/performance-intro.md (hand-written: method, analysis, the notes on
+#     what dominates each missed target), whose `<!-- targets table -->` line
+#     is replaced by the summary table of issue 18's targets, computed from
+#     this run (each figure against a floor measured in the same run)
 #   + the machine this run measured on
-#   + Go benchmarks (go test -bench) and the ctxbench harness tables.
-# Usage: make bench            (SIZES=1000,10000 make bench for a quick run)
+#   + every mode's tables (ctxbench) and the Go benchmarks.
+# Usage:
+#   make bench                        full run (1k, 10k, 100k; 1,000 hooked commits at 100k)
+#   BENCH_SCALE=small make bench      quick run (1k and 10k, fewer runs)
+#   SIZES=… RUNS=… override the main harness's sizes and repetitions.
+# How long each takes is in bench/performance-intro.md ("How to reproduce").
 set -euo pipefail
 cd "$(dirname "$0")/.."
-SIZES=${SIZES:-1000,10000,100000}
-RUNS=${RUNS:-15}
+SCALE=${BENCH_SCALE:-full}
+case "$SCALE" in
+full)
+  SIZES=${SIZES:-1000,10000,100000}
+  RUNS=${RUNS:-15}
+  main_args=(-hookspool 1000,100000 -stalls 1000 -stallsize 100000 -pull 10000 -junk 200000 -rot 10000)
+  start_args=(-start 100000 -runs 21)
+  verify_args=(-verify 100000)
+  session_args=(-sessions -session-sizes 1024,67108864)
+  expect=()
+  ;;
+small)
+  SIZES=${SIZES:-1000,10000}
+  RUNS=${RUNS:-5}
+  main_args=(-hookspool 1000 -stalls 100 -stallsize 10000 -pull 2000 -junk 20000 -rot 1000 -layouts ctx-v1)
+  start_args=(-start 10000 -runs 7)
+  verify_args=(-verify 10000)
+  session_args=(-sessions -session-sizes 1024 -session-wf 15)
+  expect=(-expect measured)
+  ;;
+*) echo "bench.sh: BENCH_SCALE is full or small, not $SCALE" >&2; exit 2 ;;
+esac
 out=docs/PERFORMANCE.md
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+work="$tmp/work"
+mkdir -p "$work"
+targets="$tmp/targets.jsonl"
+load_start=$(cut -d' ' -f1-3 /proc/loadavg)
+t0=$(date +%s)
 
-go build -tags sqlite_fts5 -trimpath -o "$tmp/git-ctx" ./cmd/git-ctx
+# The shipped build (Makefile's BUILDTAGS).
+go build -tags sqlite_fts5,urfave_cli_no_docs -trimpath -o "$tmp/git-ctx" ./cmd/git-ctx
+go build -tags sqlite_fts5 -o "$tmp/ctxbench" ./bench/ctxbench
+bench() { "$tmp/ctxbench" -bin "$tmp/git-ctx" -work "$work" -targets "$targets" "$@"; }
+phase() { echo "bench.sh [$SCALE]: $1 ($(($(date +%s) - t0)) s so far) ..." >&2; }
 
-echo "go test -bench (gitstore) ..." >&2
+phase "go test -bench (gitstore)"
 go test -tags sqlite_fts5 -run '^$' -bench . -benchtime 200x ./gitstore >"$tmp/gobench.txt"
-echo "ctxbench sizes=$SIZES runs=$RUNS ..." >&2
-go run -tags sqlite_fts5 ./bench/ctxbench -bin "$tmp/git-ctx" -sizes "$SIZES" -runs "$RUNS" >"$tmp/harness.md"
+phase "ctxbench sizes=$SIZES runs=$RUNS ${main_args[*]}"
+bench -sizes "$SIZES" -runs "$RUNS" "${main_args[@]}" >"$tmp/harness.md"
+phase "ctxbench ${start_args[*]}"
+bench "${start_args[@]}" >"$tmp/start.md"
+phase "ctxbench ${verify_args[*]}"
+bench -runs "$RUNS" "${verify_args[@]}" >"$tmp/verify.md"
+phase "ctxbench ${session_args[*]}"
+bench -runs "$RUNS" "${session_args[@]}" >"$tmp/sessions.md"
+# Item 5 (pull.go) and item 7 at 1M (fanout.go) register their targets the
+# same way: add their `bench …` line here, for both scales.
+elapsed=$(($(date +%s) - t0))
+phase "summary"
+"$tmp/ctxbench" -summary "$targets" -notes bench/performance-intro.md "${expect[@]}" >"$tmp/summary.md"
 
 {
-  cat bench/performance-intro.md
+  awk -v table="$tmp/summary.md" '
+    /<!-- targets table -->/ { while ((getline l < table) > 0) print l; next }
+    { print }' bench/performance-intro.md
   echo
   echo "## Measured on"
   echo
@@ -28,18 +77,31 @@ go run -tags sqlite_fts5 ./bench/ctxbench -bin "$tmp/git-ctx" -sizes "$SIZES" -r
   echo "|---|---|"
   echo "| date | $(date -u +%Y-%m-%dT%H:%MZ) |"
   echo "| commit | $(git describe --always --dirty 2>/dev/null || echo unknown) |"
+  echo "| scale | $SCALE (sizes $SIZES, $RUNS runs; ${main_args[*]}; ${start_args[*]}; ${verify_args[*]}; ${session_args[*]}) |"
+  echo "| duration of the run | $((elapsed / 60)) min $((elapsed % 60)) s |"
   echo "| CPU | $(nproc) × $(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed 's/^ *//' || uname -m) |"
   echo "| memory | $(free -h 2>/dev/null | awk '/^Mem:/{print $2}') |"
   echo "| disk | $(df -T . | awk 'NR==2{print $2}') |"
   echo "| go | $(go version | cut -d' ' -f3-) |"
   echo "| git | $(git --version | cut -d' ' -f3) |"
-  echo "| load average at start | $(cut -d' ' -f1-3 /proc/loadavg) |"
+  echo "| load average at start / end | $load_start / $(cut -d' ' -f1-3 /proc/loadavg) |"
   echo
   echo "## Harness (bench/ctxbench): medians"
   echo
   echo "Branches of SIZES checkpoints over 20 devices, packed (\`git repack -ad\`) as after \`git gc\`."
   echo
   cat "$tmp/harness.md"
+  echo
+  echo "## Start-up (\`ctxbench ${start_args[*]}\`)"
+  echo
+  cat "$tmp/start.md"
+  echo
+  echo "## Verify, reindex, first cache build (\`ctxbench ${verify_args[*]}\`)"
+  echo
+  cat "$tmp/verify.md"
+  echo
+  echo "## Sessions (\`ctxbench ${session_args[*]}\`)"
+  cat "$tmp/sessions.md"
   echo
   echo "## Go benchmarks (\`go test -bench . ./gitstore\`)"
   echo
@@ -50,4 +112,4 @@ go run -tags sqlite_fts5 ./bench/ctxbench -bin "$tmp/git-ctx" -sizes "$SIZES" -r
   grep -E '^(Benchmark|cpu:)' "$tmp/gobench.txt"
   echo '```'
 } >"$out"
-echo "wrote $out" >&2
+echo "wrote $out ($SCALE run: $((elapsed / 60)) min $((elapsed % 60)) s)" >&2

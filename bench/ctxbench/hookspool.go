@@ -129,6 +129,11 @@ func benchHookSpool(dir string, n int) {
 		rowText("`git commit`, "+v.name+": wall / CPU (ratio to floor)", l, n,
 			fmt.Sprintf("%s / %s (%.2f× / %.2f×)", fmtDur(w), fmtDur(c), w.Seconds()/fw.Seconds(), c.Seconds()/fc.Seconds()), *runs)
 	}
+	inst := "@" + brSize(n)
+	brRecord("1.hook-wall"+inst, med(spooled, false).Seconds(), med(floor, false).Seconds(),
+		fmt.Sprintf("a hook that only exits: %.2f×", med(empty1, false).Seconds()/med(floor, false).Seconds()))
+	brRecord("1.hook-cpu"+inst, med(spooled, true).Seconds(), med(floor, true).Seconds(),
+		fmt.Sprintf("a hook that only exits: %.2f×", med(empty1, true).Seconds()/med(floor, true).Seconds()))
 	row("spooled commit: start of `git commit` until its checkpoint is on the branch", l, n, median(toBranch), *runs)
 	rowText("load average during the hook benchmark", l, n, strings.TrimSpace(string(load)), *runs)
 }

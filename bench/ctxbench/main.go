@@ -2,15 +2,51 @@
 // of real signed checkpoints through the real write path, then measures
 // operations in process and as whole `git ctx` commands, and prints Markdown
 // tables of medians. scripts/bench.sh runs it for docs/PERFORMANCE.md.
+//
+// # Targets (issue 18, item 8)
+//
+// Every measurement of one of the issue's targets is also registered as a
+// row of docs/PERFORMANCE.md's summary table, as a ratio to a floor
+// measured in the same run:
+//
+//	brRecord(id, figure, floor, detail)
+//
+// id is a key of brCatalogue (report.go: the item, what is measured, the
+// unit, what the floor is, the target in words and the limit it sets on the
+// ratio, the figure or the figure's excess over the floor), optionally with
+// "@instance", a branch size as brSize(n) makes it ("1.hook-wall@100k") or
+// a session size. figure and floor are in the catalogue's unit: seconds,
+// bytes, a rate per second, MiB or a plain ratio. detail is short measured
+// context for the table ("median of 21", a related figure). A target that
+// is not in the catalogue is registered with brAdd(brTarget{…}) and all its
+// fields. Met or missed is computed from the numbers (brJudge), never
+// passed in.
+//
+// With -targets FILE each registration appends one JSON line (brTarget,
+// plus the load average and time) to FILE, so several ctxbench runs
+// (scripts/bench.sh runs one per mode) collect into one file; without it
+// brRecord does nothing. `ctxbench -summary FILE` prints the table: one row
+// per catalogue instance a full run measures (absent ones say "not measured
+// in this run") and per measured row, with the figure, the floor, the
+// ratio, the limit, met or missed and, for a miss, the hand-written note
+// `<!-- dominates ID: text -->` (by full id, else by catalogue key) from
+// bench/performance-intro.md. scripts/bench.sh puts the table in place of the
+// intro's `<!-- targets table -->` line.
+//
+// A new mode: declare its flag in its own file, add one call line to main
+// below, call brRecord for each target it measures, and add its ctxbench
+// invocation to scripts/bench.sh (both scales).
 package main
 
 import (
+	"compress/zlib"
 	"context"
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/hex"
 	"flag"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -43,6 +79,10 @@ var (
 
 func main() {
 	flag.Parse()
+	if *brSummary != "" {
+		brPrintSummary(*brSummary)
+		return
+	}
 	if *binary == "" {
 		fatal(fmt.Errorf("-bin is required"))
 	}
@@ -253,14 +293,11 @@ func benchHook(dir string, n int) {
 	row("added by the hook (difference of medians)", gitstore.LayoutCtxV1, n, with-without, *runs)
 }
 
-// benchPull: a remote holding n checkpoints from 10 devices; a fresh clone
+// benchPull: a remote holding n checkpoints from the devices; a fresh clone
 // (its own device, initialised) pulls them all over a file remote.
 func benchPull(dir string, n int) {
 	ctx := context.Background()
-	saved := *devices
-	*devices = 10
-	src, _ := build(dir, gitstore.LayoutCtxV1, n)
-	*devices = saved
+	src, _ := build(dir, gitstore.LayoutCtxV1, n) // over -devices (20), as in the issue
 	bare := filepath.Join(dir, "pull-remote.git")
 	os.RemoveAll(bare)
 	run(dir, "git", "clone", "-q", "--bare", "--no-local", src, bare)
@@ -277,12 +314,13 @@ func benchPull(dir string, n int) {
 		}
 		return nil
 	})
-	op := fmt.Sprintf("pull %d new checkpoints from 10 devices (file remote)", n)
+	op := fmt.Sprintf("pull %d new checkpoints from %d devices (file remote)", n, *devices)
 	row(op+": total", gitstore.LayoutCtxV1, n, median(p.total), rr)
 	row(op+": fetch", gitstore.LayoutCtxV1, n, median(p.fetch), rr)
 	row(op+": verify (both cores)", gitstore.LayoutCtxV1, n, median(p.verify), rr)
 	row(op+": merge commit", gitstore.LayoutCtxV1, n, median(p.merge), rr)
 	row(op+": cache (index + quarantine)", gitstore.LayoutCtxV1, n, median(p.cache), rr)
+	benchPullCommand(dir, bare, n, rr)
 
 	// Whole-branch verify, and the per-core rate with one core.
 	m, err := workspace.Open(ctx, src)
@@ -302,6 +340,35 @@ func benchPull(dir string, n int) {
 		fmt.Printf("| whole-branch verify, GOMAXPROCS=%d | ctx-v1 | %d | %s (%.0f checkpoints/s) | %d |\n",
 			procs, n, fmtDur(d), float64(rep.Verified())/d.Seconds(), rr)
 	}
+}
+
+// benchPullCommand (item 5): `git ctx pull` as a whole command into a
+// fresh clone of bare against its floor, a plain `git fetch` of the same
+// ref into another fresh clone, interleaved.
+func benchPullCommand(dir, bare string, n, rr int) {
+	clone := func(name string) string {
+		c := filepath.Join(dir, name)
+		os.RemoveAll(c)
+		run(dir, "git", "clone", "-q", "--no-local", bare, c)
+		return c
+	}
+	var pulls, fetches []time.Duration
+	for i := 0; i < rr; i++ {
+		c := clone("pull-cmd")
+		t := time.Now()
+		gitctx(c, "pull")
+		pulls = append(pulls, time.Since(t))
+		os.RemoveAll(c)
+		c = clone("fetch-cmd")
+		t = time.Now()
+		run(c, "git", "fetch", "-q", "--no-tags", "origin", "+refs/heads/ghyll/memory:refs/remotes/origin/ghyll/memory")
+		fetches = append(fetches, time.Since(t))
+		os.RemoveAll(c)
+	}
+	pm, fm := median(pulls), median(fetches)
+	row(fmt.Sprintf("`git ctx pull` of %d new checkpoints (whole command, file remote)", n), gitstore.LayoutCtxV1, n, pm, rr)
+	row("floor: plain `git fetch` of the same ref into a fresh clone", gitstore.LayoutCtxV1, n, fm, rr)
+	brRecord("5.pull@"+brSize(n), pm.Seconds(), fm.Seconds(), fmt.Sprintf("%d devices, median of %d", *devices, rr))
 }
 
 func isolate(dir string) {
@@ -351,9 +418,34 @@ func run(dir string, name string, args ...string) {
 // build makes a repository whose memory branch holds n checkpoints spread
 // over the devices, written in batches through gitstore.Append, then packed
 // as `git gc` would leave it.
+//
+// The first build of a layout, size and device count is kept in
+// dir/pristine and copied by later builds (of this run, or of another
+// ctxbench run with the same -work: scripts/bench.sh runs one per mode).
 func build(dir string, layout gitstore.Layout, n int) (string, *workspace.Workspace) {
 	repo := filepath.Join(dir, fmt.Sprintf("%s-%d", layout, n))
 	os.RemoveAll(repo)
+	pristine := filepath.Join(dir, "pristine", fmt.Sprintf("%s-%d-%d", layout, n, *devices))
+	if _, err := os.Stat(filepath.Join(pristine, ".ready")); err == nil {
+		run(dir, "cp", "-a", filepath.Join(pristine, "repo"), repo)
+		m, err := workspace.Open(context.Background(), repo)
+		if err != nil {
+			fatal(err)
+		}
+		return repo, m
+	}
+	repo, m := buildNew(repo, layout, n)
+	os.RemoveAll(pristine)
+	os.MkdirAll(pristine, 0o755)
+	run(dir, "cp", "-a", repo, filepath.Join(pristine, "repo"))
+	if err := os.WriteFile(filepath.Join(pristine, ".ready"), nil, 0o644); err != nil {
+		fatal(err)
+	}
+	return repo, m
+}
+
+// buildNew writes the branch of build into the new repository repo.
+func buildNew(repo string, layout gitstore.Layout, n int) (string, *workspace.Workspace) {
 	os.MkdirAll(repo, 0o755)
 	run(repo, "git", "init", "-q", "-b", "main")
 	run(repo, "git", "commit", "-q", "--allow-empty", "-m", "root")
@@ -510,9 +602,12 @@ func benchAppendOnly(dir string, layout gitstore.Layout, n int) {
 
 // benchObjectBytes: on-disk bytes (zlib-compressed loose objects) that one
 // `git ctx checkpoint` adds to the object store, median over the runs.
+// The floor (item 7) is the part any layout writes: the checkpoint blob and
+// the commit.
 func benchObjectBytes(repo string, layout gitstore.Layout, n int) {
 	sizes := make([]int, *runs)
 	counts := make([]int, *runs)
+	floors := make([]int, *runs)
 	for i := range sizes {
 		before := looseObjects(repo)
 		gitctx(repo, "checkpoint", "-m", "bench bytes")
@@ -520,13 +615,51 @@ func benchObjectBytes(repo string, layout gitstore.Layout, n int) {
 			if _, ok := before[p]; !ok {
 				sizes[i] += int(sz)
 				counts[i]++
+				if t := looseType(repo, p); t == "commit" || (t == "blob" && looseIsRecord(repo, p)) {
+					floors[i] += int(sz)
+				}
 			}
 		}
 	}
 	sort.Ints(sizes)
 	sort.Ints(counts)
+	sort.Ints(floors)
 	rowText("new git objects per append (on-disk bytes, loose)", layout, n,
 		fmt.Sprintf("%.1f KiB in %d objects", float64(sizes[len(sizes)/2])/1024, counts[len(counts)/2]), *runs)
+	if layout == gitstore.LayoutCtxV1 {
+		brRecord("7.bytes@"+brSize(n), float64(sizes[len(sizes)/2]), float64(floors[len(floors)/2]),
+			fmt.Sprintf("%d objects, median of %d", counts[len(counts)/2], *runs))
+	}
+}
+
+// looseInflate returns the start of the inflated loose object id of repo
+// (its header, "type size\x00", and up to 64 bytes of content).
+func looseInflate(repo, id string) []byte {
+	f, err := os.Open(filepath.Join(repo, ".git", "objects", id[:2], id[2:]))
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	z, err := zlib.NewReader(f)
+	if err != nil {
+		return nil
+	}
+	defer z.Close()
+	b, _ := io.ReadAll(io.LimitReader(z, 96))
+	return b
+}
+
+// looseType is the type of the loose object id ("" when unreadable).
+func looseType(repo, id string) string {
+	t, _, _ := strings.Cut(string(looseInflate(repo, id)), " ")
+	return t
+}
+
+// looseIsRecord: the loose blob id is a checkpoint record (a JSON object),
+// not a chain segment (lines of {"hash":…,"parent":…,"ts":…}).
+func looseIsRecord(repo, id string) bool {
+	_, body, _ := strings.Cut(string(looseInflate(repo, id)), "\x00")
+	return strings.HasPrefix(body, "{") && !strings.HasPrefix(body, `{"hash":`)
 }
 
 // looseObjects lists the loose object files of repo with their sizes.

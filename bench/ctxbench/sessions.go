@@ -200,6 +200,12 @@ func benchSessionSize(dir string, size, rr int, floor time.Duration, start cpuTi
 			ratio = fmt.Sprintf("%.2f× `version`", float64(median(cs))/float64(start.cpu))
 		}
 		fmt.Printf("| %s | %s | %d | %s | %s | %s | %s | %d |\n", v.name, sizeLabel(size), n, fmtDur(fl), fmtDur(median(cs)), ratio, fmtDur(median(ws)), rr)
+		id := "6." + strings.ReplaceAll(v.name, " ", "-") + "@" + sizeLabel(size)
+		if n > 0 {
+			brRecord(id, median(cs).Seconds(), fl.Seconds(), fmt.Sprintf("%d scrypt ops", n))
+		} else {
+			brRecord(id, median(cs).Seconds(), start.cpu.Seconds(), "no scrypt op")
+		}
 	}
 }
 

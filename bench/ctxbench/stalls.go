@@ -116,6 +116,11 @@ func benchStalls(dir string, size, n int) {
 	hooked := series(n, func(i int) { commit(n + i) })
 	waitRepackIdle(repo)
 	stallRow("`git commit` with the post-commit hook", size, n, distOf(hooked))
+	hd, pd := distOf(hooked), distOf(plain)
+	inst := "@" + brSize(size)
+	brRecord("2.stall-p99"+inst, float64(hd.p99)/float64(hd.median), float64(pd.p99)/float64(pd.median),
+		fmt.Sprintf("%d commits, median %s", n, fmtDur(hd.median)))
+	brRecord("2.stall-max"+inst, hd.max.Seconds(), pd.max.Seconds(), fmt.Sprintf("%d commits, %d over 250 ms", n, hd.over250))
 	loadavg, _ = os.ReadFile("/proc/loadavg")
 	fmt.Fprintf(os.Stderr, "stalls: done, load %s", loadavg)
 }

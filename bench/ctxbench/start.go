@@ -103,6 +103,7 @@ func benchStart(dir string) bool {
 			fmt.Printf("| %s | %d | %s | %s | %s | %s | %.2f× | %.2f× | %d |\n", c.name, n, fmtDur(m.wall), fmtDur(m.cpu), diff, cpuDiff,
 				m.wall.Seconds()/floor.wall.Seconds(), m.cpu.Seconds()/floor.cpu.Seconds(), *runs)
 		}
+		startTargets(n, cmds, samples)
 	}
 	return true
 }
@@ -213,4 +214,18 @@ func printInitTrace() {
 	}
 	fmt.Printf("`git ctx version` package init (GODEBUG=inittrace=1, median of %d): %s in %d packages; heaviest: %s\n\n",
 		tries, fmtDur(median(totals)), len(pkgs), strings.Join(top, ", "))
+}
+
+// startTargets registers item 3's targets (report.go) from one size's
+// samples: `version` against the empty Go binary, each read command's CPU
+// against `version`'s.
+func startTargets(n int, cmds []startCmd, samples [][]startSample) {
+	floor, ver := startMedian(samples[0]), startMedian(samples[2])
+	detail := fmt.Sprintf("median of %d, interleaved", *runs)
+	brRecord("3.version", ver.cpu.Seconds(), floor.cpu.Seconds(), detail+fmt.Sprintf("; cgo empty binary %s", fmtDur(startMedian(samples[1]).cpu)))
+	brRecord("3.version-wall", ver.wall.Seconds(), floor.wall.Seconds(), detail)
+	for j, id := range []string{"3.log", "3.status", "3.show", "3.search"} {
+		m := startMedian(samples[3+j])
+		brRecord(id+"@"+brSize(n), m.cpu.Seconds(), ver.cpu.Seconds(), fmt.Sprintf("wall %s, `version` %s", fmtDur(m.wall), fmtDur(ver.wall)))
+	}
 }

@@ -73,6 +73,13 @@ func benchVerify(dir string) bool {
 		first := childRunPrepared(rr, repo, func() { os.RemoveAll(cacheDir) }, "log", "-n", "1")
 		fmt.Printf("| first cache build (`git ctx log -n 1`, no cache) | %d | %s (CPU %s) | %.0f checkpoints/s | %.1f MiB | %d |\n",
 			n, fmtDur(first.wall), fmtDur(first.cpu), float64(n)/first.wall.Seconds(), first.rssMiB, rr)
+		inst := "@" + brSize(n)
+		brRecord("4.verify"+inst, float64(n)/v.wall.Seconds(), float64(n)/floor.Seconds(),
+			fmt.Sprintf("CPU %.2f× the floor's", v.cpu.Seconds()/fcpu.Seconds()))
+		brRecord("4.reindex"+inst, r.wall.Seconds(), floor.Seconds(), "CPU "+fmtDur(r.cpu))
+		brRecord("4.rss-verify"+inst, v.rssMiB, idle.rssMiB, "")
+		brRecord("4.rss-reindex"+inst, r.rssMiB, idle.rssMiB, "")
+		brRecord("4.rss-first"+inst, first.rssMiB, idle.rssMiB, "wall "+fmtDur(first.wall))
 		load, _ = os.ReadFile("/proc/loadavg")
 		fmt.Printf("| load average after %d | | %s | | | |\n", n, strings.TrimSpace(string(load)))
 	}
