@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 
@@ -186,11 +185,7 @@ func readGhyllKey(dir, device string) (ed25519.PublicKey, error) {
 		return nil, fmt.Errorf("no public key for device %q (%v): pass --ghyll-keys DIR", device, err)
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, checkpoint.MaxKeyFileSize+1))
-	if err != nil {
-		return nil, err
-	}
-	pub, err := checkpoint.ParsePublicKey(data)
+	pub, err := checkpoint.ReadPublicKey(f)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p, err)
 	}
