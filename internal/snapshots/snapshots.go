@@ -105,11 +105,7 @@ func Create(ctx context.Context, w *workspace.Workspace, opt CreateOptions) (*gi
 	if err != nil {
 		return nil, err
 	}
-	dev, err := w.Device()
-	if err != nil {
-		return nil, err
-	}
-	repoID, err := w.RepoID(ctx)
+	dev, repoID, err := w.DeviceRepo(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -480,11 +476,7 @@ func Import(ctx context.Context, w *workspace.Workspace, file string) (*Imported
 	if err := snapshot.CheckID(s.SnapshotID); err != nil || len(s.SnapshotID) != 64 {
 		return nil, workspace.Tagged(fmt.Errorf("%w: %s", snapshot.ErrInvalidID, s.SnapshotID), workspace.ErrInput)
 	}
-	dev, err := w.Device()
-	if err != nil {
-		return nil, err
-	}
-	repoID, err := w.RepoID(ctx)
+	dev, repoID, err := w.DeviceRepo(ctx)
 	if err != nil {
 		return nil, err
 	}
