@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/git-ctx/git-ctx/internal/output"
 	"github.com/git-ctx/git-ctx/internal/testrepo"
 )
 
@@ -226,14 +227,7 @@ func syncCredentialHelper(t *testing.T, s *sandbox, user, pass string) {
 }
 
 // syncQuarantine is one entry of `git ctx log --unverified --json`.
-type syncQuarantine struct {
-	Ref    string `json:"ref"`
-	RepoID string `json:"repo_id"`
-	Device string `json:"device"`
-	Record string `json:"record"`
-	Reason string `json:"reason"`
-	Detail string `json:"detail"`
-}
+type syncQuarantine = output.Quarantined
 
 func syncUnverified(t *testing.T, d *syncDevice) []syncQuarantine {
 	t.Helper()
