@@ -33,9 +33,7 @@ type vector struct {
 
 func loadVectors(t testing.TB) []vector {
 	t.Helper()
-	var vs []vector
-	vectorfile.Load(t, "checkpoint.json", &vs)
-	return vs
+	return vectorfile.Load[[]vector](t, "checkpoint.json")
 }
 
 func TestVectors(t *testing.T) {

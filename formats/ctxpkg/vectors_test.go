@@ -51,8 +51,7 @@ type hmacVector struct {
 
 func loadVectors(t *testing.T) *vectorFile {
 	t.Helper()
-	var v vectorFile
-	vectorfile.Load(t, "ctxpkg.json", &v)
+	v := vectorfile.Load[vectorFile](t, "ctxpkg.json")
 	return &v
 }
 

@@ -33,9 +33,7 @@ type vector struct {
 
 func loadVectors(t testing.TB) []vector {
 	t.Helper()
-	var vs []vector
-	vectorfile.Load(t, "snapshot.json", &vs)
-	return vs
+	return vectorfile.Load[[]vector](t, "snapshot.json")
 }
 
 func snapshotVectors(t testing.TB) map[string]vector {

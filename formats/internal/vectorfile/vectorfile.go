@@ -17,17 +17,19 @@ import (
 // (the working directory of its tests).
 var Dir = filepath.Join("..", "..", "testdata", "vectors")
 
-// Load decodes the vector file name (e.g. "snapshot.json") into dst with
+// Load decodes the vector file name (e.g. "snapshot.json") as a T with
 // encoding/json, failing t when it cannot be read or decoded.
-func Load(t testing.TB, name string, dst any) {
+func Load[T any](t testing.TB, name string) T {
 	t.Helper()
+	var v T
 	data, err := os.ReadFile(filepath.Join(Dir, name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := json.Unmarshal(data, dst); err != nil {
+	if err := json.Unmarshal(data, &v); err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
+	return v
 }
 
 // Key is the ed25519 key of a vector's seed_hex (32 bytes in hex), failing
