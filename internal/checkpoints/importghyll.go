@@ -50,11 +50,7 @@ func ImportGhyllDB(ctx context.Context, w *workspace.Workspace, dbPath, keysDir 
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", workspace.ErrInput, err)
 	}
-	repoID, err := w.RepoID(ctx)
-	if err != nil {
-		return nil, err
-	}
-	db, err := w.Cache(ctx)
+	repoID, db, err := w.RepoCache(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -314,13 +314,20 @@ func attestedLines(w *workspace.Workspace, repoID string) (map[string]int, error
 		if err != nil {
 			continue // unreadable: nothing attested (the cache marks it unverified)
 		}
-		var key ed25519.PublicKey
-		if pub, _, err := v.DeviceKey(d); err == nil {
-			key = pub
-		}
-		out[d] = chain.CheckTimelineLines(repoID, d, lines, key).Attested
+		out[d] = lineAttested(v, repoID, d, lines)
 	}
 	return out, nil
+}
+
+// lineAttested is how many leading lines of device's timeline lines the
+// device vouches for by line signatures (chain.CheckTimelineLines) under
+// the key it published on the branch (none when it published none).
+func lineAttested(v *gitstore.View, repoID, device string, lines []snapshot.TimelineLine) int {
+	var key ed25519.PublicKey
+	if pub, _, err := v.DeviceKey(device); err == nil {
+		key = pub
+	}
+	return chain.CheckTimelineLines(repoID, device, lines, key).Attested
 }
 
 // Shown is one snapshot found by prefix.
@@ -357,11 +364,7 @@ func Show(ctx context.Context, w *workspace.Workspace, prefix string) (*Shown, e
 		if err != nil {
 			return nil, err
 		}
-		var key ed25519.PublicKey
-		if pub, _, err := v.DeviceKey(d); err == nil {
-			key = pub
-		}
-		attested := chain.CheckTimelineLines(repoID, d, tl, key).Attested
+		attested := lineAttested(v, repoID, d, tl)
 		for i, l := range tl {
 			id := l.Entry.SnapshotID
 			if _, ok := byID[id]; !ok {

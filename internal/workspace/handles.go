@@ -3,6 +3,7 @@ package workspace
 import (
 	"context"
 
+	"github.com/git-ctx/git-ctx/cache"
 	"github.com/git-ctx/git-ctx/gitstore"
 )
 
@@ -18,4 +19,18 @@ func (w *Workspace) DeviceRepo(ctx context.Context) (gitstore.Device, string, er
 		return gitstore.Device{}, "", err
 	}
 	return dev, repoID, nil
+}
+
+// RepoCache is RepoID and then Cache: the repository id and the cache
+// brought up to the branch tip, which the caller must Close.
+func (w *Workspace) RepoCache(ctx context.Context) (string, *cache.DB, error) {
+	repoID, err := w.RepoID(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	db, err := w.Cache(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	return repoID, db, nil
 }
