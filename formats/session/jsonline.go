@@ -82,16 +82,7 @@ type lineScanner struct {
 	edits []edit
 }
 
-func (s *lineScanner) ws() {
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
-			return
-		}
-	}
-}
+func (s *lineScanner) ws() { s.i = serdejson.SpaceEnd(s.b, s.i) }
 
 func (s *lineScanner) value() bool {
 	s.ws()
