@@ -75,15 +75,7 @@ func TestPackEveryBoundsLooseObjects(t *testing.T) {
 			if !tc.packs && loose < 40*5 {
 				t.Fatalf("only %d loose objects without packing: the test does not measure anything", loose)
 			}
-			git(t, dir, "fsck", "--strict", "--no-dangling")
-			v, err := s.View()
-			if err != nil {
-				t.Fatal(err)
-			}
-			rep, err := v.Verify()
-			if err != nil || !rep.OK || rep.Verified() != 40 {
-				t.Fatalf("verify: %+v %v", rep, err)
-			}
+			wantSoundBranch(t, s, dir, 40, "verify")
 		})
 	}
 }
@@ -219,14 +211,7 @@ func TestRepackRunsDetached(t *testing.T) {
 	if msg := RepackFailure(filepath.Join(dir, ".git")); msg != "" {
 		t.Fatalf("repack log: %q", msg)
 	}
-	git(t, dir, "fsck", "--strict", "--no-dangling")
-	v, err := s.View()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rep := mustVerify(t, v); !rep.OK || rep.Verified() != 7 {
-		t.Fatalf("verify: %+v", rep)
-	}
+	wantSoundBranch(t, s, dir, 7, "verify")
 }
 
 // TestRepackTwoTriggersOneRun: two writers completing a batch at the same
@@ -298,14 +283,7 @@ func TestRepackKilled(t *testing.T) {
 		t.Fatal("the repack ended before it was seen writing its pack: the test killed nothing")
 	}
 	waitRepack(t, dir)
-	git(t, dir, "fsck", "--strict", "--no-dangling")
-	v, err := s.View()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rep := mustVerify(t, v); !rep.OK || rep.Verified() != 3 {
-		t.Fatalf("verify after the kill: %+v", rep)
-	}
+	wantSoundBranch(t, s, dir, 3, "verify after the kill")
 	appendN(t, s, d, 4)
 	if len(started()) != 2 {
 		t.Fatalf("no repack after the killed one: %v", started())
@@ -348,5 +326,20 @@ func TestRepackFailureBacksOff(t *testing.T) {
 	}
 	if msg := RepackFailure(filepath.Join(dir, ".git")); msg != "" {
 		t.Fatalf("repack log after a repack that succeeded: %q", msg)
+	}
+}
+
+// wantSoundBranch checks the repository at dir after a repack: git fsck
+// --strict finds nothing wrong (dangling objects aside) and the branch
+// verifies with n records.
+func wantSoundBranch(t *testing.T, s *Store, dir string, n int, what string) {
+	t.Helper()
+	git(t, dir, "fsck", "--strict", "--no-dangling")
+	v, err := s.View()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep := mustVerify(t, v); !rep.OK || rep.Verified() != n {
+		t.Fatalf("%s: %+v", what, rep)
 	}
 }

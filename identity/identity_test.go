@@ -66,14 +66,8 @@ func readFile(t *testing.T, path string) []byte {
 // noTempFiles fails if a temporary file was left behind in dir.
 func noTempFiles(t *testing.T, dir string) {
 	t.Helper()
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range ents {
-		if atomicfile.IsTemp(e.Name()) {
-			t.Errorf("temporary file left behind: %s", filepath.Join(dir, e.Name()))
-		}
+	if left, err := atomicfile.Temps(dir); err != nil || len(left) > 0 {
+		t.Errorf("temporary files left behind in %s: %q (%v)", dir, left, err)
 	}
 }
 

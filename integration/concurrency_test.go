@@ -53,23 +53,16 @@ func tstConcurrentWorkers(t *testing.T, repo string, env []string, workers, each
 	start := make(chan struct{})
 	var wg sync.WaitGroup
 	errs := make(chan string, workers*each)
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			<-start
-			for i := 0; i < each; i++ {
-				argv := []string{"git", "ctx", "checkpoint", "-m", fmt.Sprintf("w%d-%02d", w, i)}
-				if w%2 == 1 { // half the workers call the binary directly
-					argv = argv[1:]
-					argv[0] = "git-ctx"
-				}
-				if r := execute(t, repo, env, nil, argv...); r.code != 0 {
-					errs <- fmt.Sprintf("worker %d checkpoint %d: %s", w, i, r)
-				}
-			}
-		}(w)
-	}
+	ddWorkers(&wg, start, workers, each, func(w, i int) {
+		argv := []string{"git", "ctx", "checkpoint", "-m", fmt.Sprintf("w%d-%02d", w, i)}
+		if w%2 == 1 { // half the workers call the binary directly
+			argv = argv[1:]
+			argv[0] = "git-ctx"
+		}
+		if r := execute(t, repo, env, nil, argv...); r.code != 0 {
+			errs <- fmt.Sprintf("worker %d checkpoint %d: %s", w, i, r)
+		}
+	})
 	close(start)
 	wg.Wait()
 	close(errs)
@@ -165,18 +158,11 @@ func TestConcurrentWithPlainGit(t *testing.T) {
 	start := make(chan struct{})
 	var wg sync.WaitGroup
 	errs := make(chan string, ctxWorkers*each+1)
-	for w := 0; w < ctxWorkers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			<-start
-			for i := 0; i < each; i++ {
-				if r := execute(t, repo, env, nil, "git", "ctx", "checkpoint", "-m", fmt.Sprintf("ctx w%d-%02d", w, i)); r.code != 0 {
-					errs <- fmt.Sprintf("git ctx checkpoint w%d-%02d: %s", w, i, r)
-				}
-			}
-		}(w)
-	}
+	ddWorkers(&wg, start, ctxWorkers, each, func(w, i int) {
+		if r := execute(t, repo, env, nil, "git", "ctx", "checkpoint", "-m", fmt.Sprintf("ctx w%d-%02d", w, i)); r.code != 0 {
+			errs <- fmt.Sprintf("git ctx checkpoint w%d-%02d: %s", w, i, r)
+		}
+	})
 	var plain []string // plain commits that landed
 	var casLost int
 	wg.Add(1)

@@ -133,6 +133,15 @@ func (b *grBranch) checkpoint(t *testing.T, s *grSession) string {
 	return s.head
 }
 
+// checkpoints writes the next interval checkpoint of each session in ss,
+// in that order (a session named twice gets two).
+func (b *grBranch) checkpoints(t *testing.T, ss ...*grSession) {
+	t.Helper()
+	for _, s := range ss {
+		b.checkpoint(t, s)
+	}
+}
+
 // compaction writes a compaction checkpoint of s: session "", parent the
 // session's latest record, which stays the session's latest.
 func (b *grBranch) compaction(t *testing.T, s *grSession) string {
@@ -223,22 +232,17 @@ func TestGhyllSessionsMerge(t *testing.T) {
 	alice, bob := grNewDevice(t, "alice-laptop"), grNewDevice(t, "bob-desktop")
 	b := grNewBranch(t, g.dir, g.env, repoHash, alice.id)
 	a1 := b.session(alice)
-	b.checkpoint(t, a1)
-	b.checkpoint(t, a1)
+	b.checkpoints(t, a1, a1)
 	b.compaction(t, a1)
 	b.checkpoint(t, a1)
 	b.commit(t, alice)
 	b1, b2 := b.session(bob), b.session(bob) // two sessions at once (two worktrees)
-	b.checkpoint(t, b1)
-	b.checkpoint(t, b2)
+	b.checkpoints(t, b1, b2)
 	b.commit(t, bob)
 	a2 := b.session(alice)
-	b.checkpoint(t, a2)
-	b.checkpoint(t, a2)
+	b.checkpoints(t, a2, a2)
 	b.commit(t, alice)
-	b.checkpoint(t, b1)
-	b.checkpoint(t, b2)
-	b.checkpoint(t, b1)
+	b.checkpoints(t, b1, b2, b1)
 	b.commit(t, bob)
 	b.push(t, false)
 
@@ -260,11 +264,9 @@ func TestGhyllSessionsMerge(t *testing.T) {
 	// ghyll goes on: a third session of alice (a new root) and records of
 	// both of bob's sessions; C pulls them from its local chains on.
 	a3 := b.session(alice)
-	b.checkpoint(t, a3)
-	b.checkpoint(t, a3)
+	b.checkpoints(t, a3, a3)
 	b.commit(t, alice)
-	b.checkpoint(t, b2)
-	b.checkpoint(t, b1)
+	b.checkpoints(t, b2, b1)
 	b.commit(t, bob)
 	b.push(t, false)
 	out = c.must(t, "pull")

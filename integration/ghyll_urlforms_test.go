@@ -15,7 +15,7 @@ func TestGhyllRepoDirURLForms(t *testing.T) {
 	s := newSandbox(t)
 	rem := syncNewRemote(t, s, "file")
 	a := syncFirstDevice(t, s, rem, "A")
-	dir := sha256Hex(strings.TrimSpace(a.git(t, "remote", "get-url", "origin")))
+	dir := ddGhyllDir(t, a)
 	a.must(t, "init", "--layout", "ghyll-v1")
 	a1 := a.cp(t, "gw: a's decision")
 	a.must(t, "push")

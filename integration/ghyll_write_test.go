@@ -46,6 +46,13 @@ type gwGhyllRecord struct {
 	Signature    string    `json:"sig"`
 }
 
+// ddGhyllDir is ghyll's repository directory for d's origin: the SHA-256
+// of the URL exactly as git has it (reference §8.2).
+func ddGhyllDir(t *testing.T, d *syncDevice) string {
+	t.Helper()
+	return sha256Hex(strings.TrimSpace(d.git(t, "remote", "get-url", "origin")))
+}
+
 // gwBlob is the exact bytes of path on the memory branch (git cat-file).
 func gwBlob(t *testing.T, dir string, env []string, path string) []byte {
 	t.Helper()
@@ -179,7 +186,7 @@ func TestGhyllWriteLayout(t *testing.T) {
 	s := newSandbox(t)
 	rem := syncNewRemote(t, s, "file")
 	a := syncFirstDevice(t, s, rem, "A")
-	dir := sha256Hex(strings.TrimSpace(a.git(t, "remote", "get-url", "origin")))
+	dir := ddGhyllDir(t, a)
 	out := a.must(t, "init", "--layout", "ghyll-v1")
 	if !strings.Contains(out, "repos/"+dir+":") || !strings.Contains(out, `leaves "emb" out`) || !strings.Contains(out, "--include-unauthenticated") {
 		t.Fatalf("init --layout ghyll-v1 does not name ghyll's directory or what happens to emb:\n%s", out)

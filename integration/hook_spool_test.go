@@ -247,10 +247,7 @@ func TestHookSpoolConcurrentDrainers(t *testing.T) {
 func TestHookSpoolPushDrainsFirst(t *testing.T) {
 	t.Parallel()
 	s, repo, env := phSetup(t)
-	remote := filepath.Join(s.root, "remote.git")
-	mustRun(t, s.root, env, "git", "init", "-q", "--bare", remote)
-	mustRun(t, repo, env, "git", "remote", "add", "origin", remote)
-	mustRun(t, repo, env, "git", "push", "-q", "origin", "main")
+	remote := ddOriginRemote(t, s, env, repo)
 	c := hkQuietCommit(t, repo, env, "to be pushed", map[string]string{"p.txt": "p\n"})
 	if st := phStatusOf(t, repo, env); st.Pending != 1 {
 		t.Fatalf("status before push: %+v", st)

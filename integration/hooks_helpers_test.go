@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/git-ctx/git-ctx/internal/output"
 )
 
 // Helpers shared by the hooks_*_test.go files.
@@ -74,24 +76,11 @@ func hkRequireStubHooks(t *testing.T, dir string, env []string) {
 
 // ---- git ctx hooks status --json ----
 
-type hkHookState struct {
-	Hook      string `json:"hook"`
-	Path      string `json:"path"`
-	Installed bool   `json:"installed"`
-	Via       string `json:"via"`
-	Modified  bool   `json:"modified"`
-	Chained   bool   `json:"chained"`
-	Foreign   bool   `json:"foreign"`
-}
+// hkHookState is a `hooks` element of hkStatus.
+type hkHookState = output.HookState
 
-type hkStatus struct {
-	Hooks    []hkHookState `json:"hooks"`
-	Managers []string      `json:"managers"`
-	Claude   bool          `json:"claude"`
-	Codex    bool          `json:"codex"`
-	Binary   string        `json:"binary"`
-	LastRun  string        `json:"last_run"`
-}
+// hkStatus is `git ctx hooks status --json` (its shape in internal/output).
+type hkStatus struct{ output.HooksStatus }
 
 // hkHooksStatus runs `git ctx hooks status --json`.
 func hkHooksStatus(t *testing.T, dir string, env []string) hkStatus {

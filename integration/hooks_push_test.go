@@ -6,16 +6,24 @@ import (
 	"testing"
 )
 
+// ddOriginRemote gives repo a new bare remote "origin" (remote.git in the
+// sandbox), pushes main to it, and returns the remote's path.
+func ddOriginRemote(t *testing.T, s *sandbox, env []string, repo string) string {
+	t.Helper()
+	remote := filepath.Join(s.root, "remote.git")
+	mustRun(t, s.root, env, "git", "init", "-q", "--bare", remote)
+	mustRun(t, repo, env, "git", "remote", "add", "origin", remote)
+	mustRun(t, repo, env, "git", "push", "-q", "origin", "main")
+	return remote
+}
+
 // TestHooksPrePush: the opt-in pre-push hook pushes ghyll/memory to the
 // remote the user pushes to, once (no recursion), and never fails the
 // user's push, even when the remote refuses the memory branch.
 func TestHooksPrePush(t *testing.T) {
 	t.Parallel()
 	s, env, repo := cltHookRepo(t)
-	remote := filepath.Join(s.root, "remote.git")
-	mustRun(t, s.root, env, "git", "init", "-q", "--bare", remote)
-	mustRun(t, repo, env, "git", "remote", "add", "origin", remote)
-	mustRun(t, repo, env, "git", "push", "-q", "origin", "main")
+	remote := ddOriginRemote(t, s, env, repo)
 
 	out := mustCtx(t, repo, env, "hooks", "install", "--pre-push")
 	if !strings.Contains(out, "pre-push: installed") || strings.Contains(out, "post-commit") {

@@ -135,17 +135,11 @@ func TestRepackDetachedConcurrentAppends(t *testing.T) {
 	const writers, each = 2, 25
 	var wg sync.WaitGroup
 	errs := make(chan string, writers*each)
-	for w := 0; w < writers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			for i := 0; i < each; i++ {
-				if r := execute(t, repo, env, nil, "git-ctx", "checkpoint", "-m", fmt.Sprintf("pr%d-%02d", w, i)); r.code != 0 {
-					errs <- fmt.Sprintf("writer %d checkpoint %d: %s", w, i, r)
-				}
-			}
-		}(w)
-	}
+	ddWorkers(&wg, nil, writers, each, func(w, i int) {
+		if r := execute(t, repo, env, nil, "git-ctx", "checkpoint", "-m", fmt.Sprintf("pr%d-%02d", w, i)); r.code != 0 {
+			errs <- fmt.Sprintf("writer %d checkpoint %d: %s", w, i, r)
+		}
+	})
 	wg.Wait()
 	close(errs)
 	for e := range errs {

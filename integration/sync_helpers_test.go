@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/cgi"
@@ -12,7 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -20,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/git-ctx/git-ctx/internal/output"
 	"github.com/git-ctx/git-ctx/internal/testrepo"
 )
 
@@ -225,14 +227,7 @@ func syncCredentialHelper(t *testing.T, s *sandbox, user, pass string) {
 }
 
 // syncQuarantine is one entry of `git ctx log --unverified --json`.
-type syncQuarantine struct {
-	Ref    string `json:"ref"`
-	RepoID string `json:"repo_id"`
-	Device string `json:"device"`
-	Record string `json:"record"`
-	Reason string `json:"reason"`
-	Detail string `json:"detail"`
-}
+type syncQuarantine = output.Quarantined
 
 func syncUnverified(t *testing.T, d *syncDevice) []syncQuarantine {
 	t.Helper()
@@ -286,12 +281,7 @@ func syncWantPushed(t *testing.T, what, out, remote, tip string) {
 }
 
 func syncSorted(m map[string]bool) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(m))
 }
 
 // syncWantHashes fails unless got equals want (as sets).

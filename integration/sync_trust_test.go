@@ -4,18 +4,12 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/git-ctx/git-ctx/internal/output"
 )
 
 // syncDeviceInfo is one entry of `git ctx devices --json`.
-type syncDeviceInfo struct {
-	ID          string `json:"id"`
-	Fingerprint string `json:"fingerprint"`
-	Trust       string `json:"trust"`
-	This        bool   `json:"this_device"`
-	Checkpoints int    `json:"checkpoints"`
-	Unverified  int    `json:"unverified"`
-	LastSeen    int64  `json:"last_seen"`
-}
+type syncDeviceInfo = output.Device
 
 func syncDevices(t *testing.T, d *syncDevice) map[string]syncDeviceInfo {
 	t.Helper()

@@ -1406,7 +1406,7 @@ func (tl *tstTamperTally) add(t *testing.T, w *tamperWorld, job tamperJob, res t
 		return
 	}
 	m := job.m
-	what := fmt.Sprintf("mutation %d %v (touched %v)", job.index, job.names, keys(m.touched))
+	what := fmt.Sprintf("mutation %d %v (touched %v)", job.index, job.names, syncSorted(m.touched))
 	if res.err != nil {
 		t.Fatalf("%s: %v\npull: exit %d\n%s", what, res.err, res.code, res.out)
 	}
@@ -1563,13 +1563,4 @@ func tamperJoin(dir, base string) string {
 		return base
 	}
 	return dir + "/" + base
-}
-
-func keys(m map[string]bool) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

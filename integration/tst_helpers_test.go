@@ -2,6 +2,7 @@ package integration
 
 import (
 	"encoding/json"
+	"sync"
 	"testing"
 )
 
@@ -15,6 +16,24 @@ func tstDrainErrors(t *testing.T, errs <-chan string) {
 	}
 	if t.Failed() {
 		t.FailNow()
+	}
+}
+
+// ddWorkers starts workers goroutines counted by wg; worker w calls
+// step(w, i) for i from 0 to each-1, once start is closed (at once when
+// start is nil).
+func ddWorkers(wg *sync.WaitGroup, start <-chan struct{}, workers, each int, step func(w, i int)) {
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			if start != nil {
+				<-start
+			}
+			for i := 0; i < each; i++ {
+				step(w, i)
+			}
+		}(w)
 	}
 }
 

@@ -21,6 +21,7 @@ import (
 
 	"github.com/git-ctx/git-ctx/formats/checkpoint"
 	"github.com/git-ctx/git-ctx/internal/ghylldbtest"
+	"github.com/git-ctx/git-ctx/internal/output"
 	"github.com/git-ctx/git-ctx/internal/testrepo"
 )
 
@@ -101,22 +102,11 @@ func newExportFixture(t *testing.T) *exportFixture {
 	return f
 }
 
-// exportJSON is `export --json`.
-type exportJSON struct {
-	Path       string `json:"path"`
-	Exported   int    `json:"exported"`
-	Verifiable int    `json:"ghyll_verifiable"`
-	Mismatch   int    `json:"ghyll_hash_mismatch"`
-	LeftOut    int    `json:"left_out"`
-	EmbLeftOut int    `json:"emb_left_out"`
-	Note       string `json:"note"`
-}
-
-func exportRun(t *testing.T, dir string, env []string, args ...string) (exportJSON, testrepo.Result) {
+func exportRun(t *testing.T, dir string, env []string, args ...string) (output.Export, testrepo.Result) {
 	t.Helper()
 	r := inproc.Ctx(t, dir, env, append([]string{"export", "--json"}, args...)...)
 	testrepo.WantCode(t, "export "+strings.Join(args, " "), r, 0)
-	var res exportJSON
+	var res output.Export
 	if err := json.Unmarshal([]byte(r.Stdout), &res); err != nil {
 		t.Fatalf("export --json: %v\n%s", err, r.Stdout)
 	}

@@ -7,26 +7,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/git-ctx/git-ctx/internal/output"
 	"github.com/git-ctx/git-ctx/internal/testrepo"
 )
 
-// snapEntry is one element of `git ctx snapshot list --json`.
-type snapEntry struct {
-	SnapshotID  string  `json:"snapshot_id"`
-	ParentID    *string `json:"parent_id"`
-	CreatedAt   string  `json:"created_at"`
-	GitCommit   *string `json:"git_commit"`
-	GitBranch   *string `json:"git_branch"`
-	TokensSaved uint64  `json:"tokens_saved"`
-	Signed      bool    `json:"signed"`
-	Device      string  `json:"device"`
-}
-
 type snapFileResult = testrepo.FileResult
 
-func snapCreate(t *testing.T, d *testrepo.Device) snapEntry {
+func snapCreate(t *testing.T, d *testrepo.Device) output.Snapshot {
 	t.Helper()
-	var e snapEntry
+	var e output.Snapshot
 	out := d.Must(t, "snapshot", "create", "--sign", "--json")
 	if err := json.Unmarshal([]byte(out), &e); err != nil || !testrepo.HexHash.MatchString(e.SnapshotID) {
 		t.Fatalf("snapshot create --json: %v\n%s", err, out)
@@ -34,9 +23,9 @@ func snapCreate(t *testing.T, d *testrepo.Device) snapEntry {
 	return e
 }
 
-func snapList(t *testing.T, d *testrepo.Device, args ...string) []snapEntry {
+func snapList(t *testing.T, d *testrepo.Device, args ...string) []output.Snapshot {
 	t.Helper()
-	var l []snapEntry
+	var l []output.Snapshot
 	out := d.Must(t, append([]string{"snapshot", "list", "--json"}, args...)...)
 	if err := json.Unmarshal([]byte(out), &l); err != nil {
 		t.Fatalf("snapshot list --json: %v\n%s", err, out)
@@ -83,7 +72,7 @@ type snapFlow struct {
 	rem          string
 	a, b         *testrepo.Device
 	head         string
-	e1, e2       snapEntry
+	e1, e2       output.Snapshot
 	shared, data string
 }
 

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"database/sql"
 	"encoding/json"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -13,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/git-ctx/git-ctx/internal/ghylldbtest"
 	"github.com/urfave/cli/v2"
 )
 
@@ -110,31 +109,11 @@ func newJSONFixture(t *testing.T) *jsonFixture {
 			t.Fatalf("git %v: %v\n%s", args, err, out)
 		}
 	}
-	db, err := sql.Open("sqlite3", "file:"+f.ghyllDB)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	for _, q := range []string{`CREATE TABLE checkpoints (hash TEXT PRIMARY KEY, parent TEXT NOT NULL, device TEXT NOT NULL,
-		author TEXT NOT NULL, ts INTEGER NOT NULL, repo TEXT NOT NULL, branch TEXT NOT NULL, session TEXT NOT NULL,
-		turn INTEGER NOT NULL, model TEXT NOT NULL, summary TEXT NOT NULL, embedding BLOB NOT NULL, files TEXT NOT NULL,
-		tools TEXT NOT NULL, injections TEXT, sig TEXT NOT NULL, verified INTEGER DEFAULT 1, imported INTEGER DEFAULT 0)`,
-		`INSERT INTO checkpoints VALUES ('` + strings.Repeat("ab", 32) + `','` + strings.Repeat("0", 64) +
-			`','alice-laptop','a',1700000000,'','','s',1,'m','forged',x'','[]','[]',NULL,'` + strings.Repeat("00", 64) + `',1,0)`} {
-		if _, err := db.Exec(q); err != nil {
-			t.Fatal(err)
-		}
-	}
+	// A ghyll database of the seed schema with one forged row.
+	ghylldbtest.Write(t, f.ghyllDB, ghylldbtest.SeedSchema, ghylldbtest.Insert{Query: `INSERT INTO checkpoints VALUES ('` + strings.Repeat("ab", 32) + `','` + strings.Repeat("0", 64) +
+		`','alice-laptop','a',1700000000,'','','s',1,'m','forged',x'','[]','[]',NULL,'` + strings.Repeat("00", 64) + `',1,0)`})
 	// A Claude Code session of this work tree.
-	real, err := filepath.EvalSymlinks(repo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	key := regexp.MustCompile(`[^a-zA-Z0-9]`).ReplaceAllString(real, "-")
-	id := "5f0c3a2e-8f1d-4b7a-9c2e-1d2f3a4b5c6d"
-	session := filepath.Join(root, ".claude", "projects", key, id+".jsonl")
-	os.MkdirAll(filepath.Dir(session), 0o755)
-	os.WriteFile(session, []byte(fmt.Sprintf(`{"type":"user","sessionId":%q,"cwd":%q,"message":"hi"}`+"\n", id, real)), 0o644)
+	writeClaudeSessionOf(t, root, repo)
 	return f
 }
 

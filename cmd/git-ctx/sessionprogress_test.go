@@ -78,17 +78,11 @@ func TestProgressMeterSilentWhenFast(t *testing.T) {
 	}
 }
 
-// psSessionFixture is a repository with one Claude Code session, a
-// directory store and a passphrase file; it returns the session arguments
-// of a push. The progress line is shown at once (progressDelay 0).
-func psSessionFixture(t *testing.T) []string {
+// writeClaudeSessionOf writes one Claude Code session transcript of the
+// work tree repo under root/.claude/projects (where Claude Code keeps it
+// when HOME is root), as the session commands find it.
+func writeClaudeSessionOf(t *testing.T, root, repo string) {
 	t.Helper()
-	repo := exitFixture(t)
-	root := filepath.Dir(repo)
-	pass := filepath.Join(root, "pass")
-	if err := os.WriteFile(pass, []byte("correct horse battery staple\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
 	real, err := filepath.EvalSymlinks(repo)
 	if err != nil {
 		t.Fatal(err)
@@ -102,6 +96,20 @@ func psSessionFixture(t *testing.T) []string {
 	if err := os.WriteFile(p, []byte(fmt.Sprintf(`{"type":"user","sessionId":%q,"cwd":%q,"message":"hi"}`+"\n", id, real)), 0o600); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// psSessionFixture is a repository with one Claude Code session, a
+// directory store and a passphrase file; it returns the session arguments
+// of a push. The progress line is shown at once (progressDelay 0).
+func psSessionFixture(t *testing.T) []string {
+	t.Helper()
+	repo := exitFixture(t)
+	root := filepath.Dir(repo)
+	pass := filepath.Join(root, "pass")
+	if err := os.WriteFile(pass, []byte("correct horse battery staple\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	writeClaudeSessionOf(t, root, repo)
 	t.Setenv("GIT_CTX_PASSPHRASE_FD", "")
 	t.Setenv("REINSTATE_PASSPHRASE_FD", "")
 	t.Setenv("GIT_CTX_QUIET", "")

@@ -33,18 +33,7 @@ type vector struct {
 
 func loadVectors(t testing.TB) []vector {
 	t.Helper()
-	var vs []vector
-	vectorfile.Load(t, "checkpoint.json", &vs)
-	return vs
-}
-
-func vectorKey(t testing.TB, seedHex string) ed25519.PrivateKey {
-	t.Helper()
-	seed, err := hex.DecodeString(seedHex)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ed25519.NewKeyFromSeed(seed)
+	return vectorfile.Load[[]vector](t, "checkpoint.json")
 }
 
 func TestVectors(t *testing.T) {
@@ -74,7 +63,7 @@ func TestVectors(t *testing.T) {
 			if h != v.Hash {
 				t.Fatalf("hash %s, want %s", h, v.Hash)
 			}
-			priv := vectorKey(t, v.SeedHex)
+			priv := vectorfile.Key(t, v.SeedHex)
 			pub := priv.Public().(ed25519.PublicKey)
 			if hex.EncodeToString(pub) != v.PublicKey {
 				t.Fatalf("public key %x", pub)
@@ -156,7 +145,7 @@ func TestRepoHashVector(t *testing.T) {
 
 func sealed(t testing.TB) (*Checkpoint, ed25519.PrivateKey) {
 	t.Helper()
-	priv := vectorKey(t, "0102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f20")
+	priv := vectorfile.Key(t, "0102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f20")
 	cp := &Checkpoint{
 		ParentHash: ZeroHash, DeviceID: "dev-1", AuthorID: "a@b", Timestamp: 1764460800000000000,
 		SessionID: "s", Turn: 1, ActiveModel: "m", Summary: "hello <world> & co",
@@ -286,7 +275,7 @@ func TestNaNEmbeddingRefused(t *testing.T) {
 }
 
 func TestKeys(t *testing.T) {
-	priv := vectorKey(t, "0102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f20")
+	priv := vectorfile.Key(t, "0102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f20")
 	want := "-----BEGIN ED25519 PRIVATE KEY-----\nAQIDBAUGBwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyA=\n-----END ED25519 PRIVATE KEY-----\n"
 	if got := string(EncodePrivateKey(priv)); got != want {
 		t.Fatalf("private pem %q", got)
@@ -443,7 +432,7 @@ func TestGhyllVectorsWritten(t *testing.T) {
 				Timestamp: g.Timestamp, RepoRemote: g.RepoRemote, Branch: g.Branch, SessionID: g.SessionID,
 				Turn: g.Turn, ActiveModel: g.ActiveModel, PlanMode: g.PlanMode, ResumedFrom: g.ResumedFrom,
 				Summary: g.Summary, FilesTouched: g.FilesTouched, ToolsUsed: g.ToolsUsed, InjectionSig: g.InjectionSig}
-			priv := vectorKey(t, v.SeedHex)
+			priv := vectorfile.Key(t, v.SeedHex)
 			if err := cp.SealRule(priv, RuleGhyllV2); err != nil {
 				t.Fatal(err)
 			}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/pem"
 	"fmt"
+	"io"
 )
 
 // PEM block types of device keys. The bodies are the raw 32-byte public key
@@ -37,6 +38,17 @@ func ParsePublicKey(data []byte) (ed25519.PublicKey, error) {
 		return nil, err
 	}
 	return ed25519.PublicKey(b), nil
+}
+
+// ReadPublicKey reads a PEM public key from r (a key file): at most
+// MaxKeyFileSize+1 bytes, so a longer input is refused by ParsePublicKey
+// without being read whole.
+func ReadPublicKey(r io.Reader) (ed25519.PublicKey, error) {
+	data, err := io.ReadAll(io.LimitReader(r, MaxKeyFileSize+1))
+	if err != nil {
+		return nil, err
+	}
+	return ParsePublicKey(data)
 }
 
 // ParsePrivateKey decodes a PEM private key (a 32-byte seed).

@@ -2,7 +2,6 @@ package ctxpkg
 
 import (
 	"bytes"
-	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -17,22 +16,13 @@ import (
 // the hash of the file's own content text, so each era's text matches the
 // hash its writer computed. A changed text fails in either era.
 func TestFloatErasVerify(t *testing.T) {
-	priv := ed25519.NewKeyFromSeed(bytes.Repeat([]byte{7}, 32))
+	priv := testKey(7)
 	p := fullPackage()
 	p.Content.Knowledge.Facts[0].Confidence = 1e13
 	p.Content.ContextGraph = &ContextGraph{Format: "ctxpkg-graph-v2",
 		Nodes: []ContextNode{{ID: "a", Type: "file", Content: "x", Activation: 1}},
 		Edges: []ContextEdge{{From: "a", To: "a", Type: "self", Weight: 1e16}}}
-	if err := p.Seal(); err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Manifest.Sign(priv); err != nil {
-		t.Fatal(err)
-	}
-	current, err := p.MarshalFile()
-	if err != nil {
-		t.Fatal(err)
-	}
+	current := sealedFile(t, p, priv)
 	for _, want := range []string{`"confidence": 1e+13`, `"weight": 1e+16`} {
 		if !strings.Contains(string(current), want) {
 			t.Fatalf("git-ctx does not write %s:\n%s", want, current)

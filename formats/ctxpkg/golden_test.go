@@ -2,7 +2,6 @@ package ctxpkg
 
 import (
 	"bytes"
-	"crypto/ed25519"
 	"flag"
 	"os"
 	"testing"
@@ -15,17 +14,7 @@ var update = flag.Bool("update", false, "rewrite testdata golden files")
 // v1 layer (testdata/full.ctxpkg) and of its transport envelope signed with
 // secret "k" (testdata/full.ctxpkg.envelope.json).
 func TestGolden(t *testing.T) {
-	p := fullPackage()
-	if err := p.Seal(); err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Manifest.Sign(ed25519.NewKeyFromSeed(bytes.Repeat([]byte{9}, 32))); err != nil {
-		t.Fatal(err)
-	}
-	file, err := p.MarshalFile()
-	if err != nil {
-		t.Fatal(err)
-	}
+	file := sealedFile(t, fullPackage(), testKey(9))
 	env := NewPackageEnvelope(string(file), time.Date(2026, 1, 1, 0, 0, 0, 123_000_000, time.UTC), nil,
 		DaemonFingerprint("3.9.18", "/usr/bin/lean-ctx"), map[string]string{"source_file": "full.ctxpkg", "project_root_hash": "0123456789abcdef"})
 	env.Sign([]byte("k"))

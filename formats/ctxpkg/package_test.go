@@ -2,7 +2,6 @@ package ctxpkg
 
 import (
 	"bytes"
-	"crypto/ed25519"
 	"errors"
 	"strings"
 	"testing"
@@ -49,17 +48,7 @@ func fullPackage() *Package {
 
 func TestBuildSealRoundTrip(t *testing.T) {
 	p := fullPackage()
-	if err := p.Seal(); err != nil {
-		t.Fatal(err)
-	}
-	priv := ed25519.NewKeyFromSeed(bytes.Repeat([]byte{9}, 32))
-	if err := p.Manifest.Sign(priv); err != nil {
-		t.Fatal(err)
-	}
-	file, err := p.MarshalFile()
-	if err != nil {
-		t.Fatal(err)
-	}
+	file := sealedFile(t, p, testKey(9))
 	for _, want := range []string{
 		`"author": null`, `"updated_at": null`, `"created_at": "2026-01-02T03:04:05.100Z"`,
 		`"confidence": 0.8`, `"semantic": 1e-6`, `"structural": 1.0`, `"task_description": null`,

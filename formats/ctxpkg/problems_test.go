@@ -1,8 +1,6 @@
 package ctxpkg
 
 import (
-	"bytes"
-	"crypto/ed25519"
 	"errors"
 	"strings"
 	"testing"
@@ -10,18 +8,12 @@ import (
 )
 
 func TestProblemsListsEveryFailure(t *testing.T) {
-	priv := ed25519.NewKeyFromSeed(bytes.Repeat([]byte{7}, 32))
+	priv := testKey(7)
 	sealed := func(sign bool) *Package {
-		p := fullPackage()
-		if err := p.Seal(); err != nil {
-			t.Fatal(err)
-		}
 		if sign {
-			if err := p.Manifest.Sign(priv); err != nil {
-				t.Fatal(err)
-			}
+			return sealSigned(t, fullPackage(), priv)
 		}
-		return p
+		return sealSigned(t, fullPackage(), nil)
 	}
 	for _, tc := range []struct {
 		name  string
@@ -88,13 +80,7 @@ func BenchmarkVerify10MB(b *testing.B) {
 	p := &Package{Manifest: Manifest{SchemaVersion: 1, Name: "bench", Version: "1.0.0", Description: "d", CreatedAt: t0,
 		Layers: []Layer{LayerSession}, Provenance: Provenance{Tool: "git-ctx", ToolVersion: "bench"}},
 		Content: Content{Session: sl}}
-	if err := p.Seal(); err != nil {
-		b.Fatal(err)
-	}
-	if err := p.Manifest.Sign(ed25519.NewKeyFromSeed(bytes.Repeat([]byte{1}, 32))); err != nil {
-		b.Fatal(err)
-	}
-	data, err := p.MarshalCompact()
+	data, err := sealSigned(b, p, testKey(1)).MarshalCompact()
 	if err != nil {
 		b.Fatal(err)
 	}

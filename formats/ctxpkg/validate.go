@@ -99,6 +99,21 @@ func isAlnum(r rune) bool {
 	return unicode.In(r, unicode.L, unicode.Nl, unicode.Other_Alphabetic, unicode.Nd, unicode.No)
 }
 
+// token adds lean-ctx's three rules of a name or version, in its order:
+// empty (errEmpty), longer than limit bytes (errLong), a character that is
+// neither alphanumeric nor in extra (errChars).
+func (c *collector) token(v string, limit int, extra string, errEmpty, errLong, errChars error) {
+	if v == "" {
+		c.add(errEmpty, "")
+	}
+	if len(v) > limit {
+		c.add(errLong, "")
+	}
+	if strings.IndexFunc(v, func(r rune) bool { return !isAlnum(r) && !strings.ContainsRune(extra, r) }) >= 0 {
+		c.add(errChars, "")
+	}
+}
+
 // Validate runs lean-ctx's manifest validation (every rule, in its order,
 // collected into a *ValidationError) plus git-ctx's ErrUnsafeName rule,
 // reported right after the name rules.
@@ -107,27 +122,11 @@ func (m *Manifest) Validate() error {
 	if m.SchemaVersion != 1 && m.SchemaVersion != 2 {
 		c.add(ErrSchemaVersion, "unsupported schema_version %d (expected 1 or 2)", m.SchemaVersion)
 	}
-	if m.Name == "" {
-		c.add(ErrNameEmpty, "")
-	}
-	if len(m.Name) > 128 {
-		c.add(ErrNameTooLong, "")
-	}
-	if strings.IndexFunc(m.Name, func(r rune) bool { return !isAlnum(r) && !strings.ContainsRune("-_.@/", r) }) >= 0 {
-		c.add(ErrNameChars, "")
-	}
+	c.token(m.Name, 128, "-_.@/", ErrNameEmpty, ErrNameTooLong, ErrNameChars)
 	if m.Name != "" && !SafeName(m.Name) {
 		c.add(ErrUnsafeName, "")
 	}
-	if m.Version == "" {
-		c.add(ErrVersionEmpty, "")
-	}
-	if len(m.Version) > 64 {
-		c.add(ErrVersionTooLong, "")
-	}
-	if strings.IndexFunc(m.Version, func(r rune) bool { return !isAlnum(r) && !strings.ContainsRune("-_.+", r) }) >= 0 {
-		c.add(ErrVersionChars, "")
-	}
+	c.token(m.Version, 64, "-_.+", ErrVersionEmpty, ErrVersionTooLong, ErrVersionChars)
 	if strings.HasPrefix(m.Version, ".") {
 		c.add(ErrVersionDot, "")
 	}

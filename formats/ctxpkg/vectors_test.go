@@ -1,8 +1,6 @@
 package ctxpkg
 
 import (
-	"crypto/ed25519"
-	"encoding/hex"
 	"testing"
 
 	"github.com/git-ctx/git-ctx/formats/internal/vectorfile"
@@ -53,8 +51,7 @@ type hmacVector struct {
 
 func loadVectors(t *testing.T) *vectorFile {
 	t.Helper()
-	var v vectorFile
-	vectorfile.Load(t, "ctxpkg.json", &v)
+	v := vectorfile.Load[vectorFile](t, "ctxpkg.json")
 	return &v
 }
 
@@ -124,8 +121,7 @@ func checkPackageSigning(t *testing.T, pv packageVector) *Signature {
 	if msg := SigningMessage(pv.Name, pv.Version, pv.SHA256); msg != s.Message {
 		t.Fatalf("message %s, want %s", msg, s.Message)
 	}
-	seed, _ := hex.DecodeString(s.SeedHex)
-	priv := ed25519.NewKeyFromSeed(seed)
+	priv := vectorfile.Key(t, s.SeedHex)
 	m := Manifest{Name: pv.Name, Version: pv.Version, Integrity: Integrity{SHA256: pv.SHA256}}
 	if err := m.Sign(priv); err != nil {
 		t.Fatal(err)

@@ -18,10 +18,8 @@ type floatVector struct {
 
 func loadFloatVectors(t testing.TB) []floatVector {
 	t.Helper()
-	var all []floatVector
-	vectorfile.Load(t, "snapshot.json", &all)
 	var out []floatVector
-	for _, v := range all {
+	for _, v := range vectorfile.Load[[]floatVector](t, "snapshot.json") {
 		if v.Kind == "float" {
 			out = append(out, v)
 		}

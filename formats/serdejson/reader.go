@@ -103,15 +103,20 @@ func (p *parser) errorf(format string, args ...any) error {
 	return &jsonError{kind: ErrSyntax, msg: fmt.Sprintf(format, args...) + fmt.Sprintf(" at line %d column %d", line, col)}
 }
 
-func (p *parser) skipSpace() {
-	for p.pos < len(p.src) {
-		switch p.src[p.pos] {
+func (p *parser) skipSpace() { p.pos = SpaceEnd(p.src, p.pos) }
+
+// SpaceEnd returns the index of the first byte of b at or after i that is
+// not JSON whitespace (space, tab, newline, carriage return), or len(b).
+func SpaceEnd(b []byte, i int) int {
+	for i < len(b) {
+		switch b[i] {
 		case ' ', '\t', '\n', '\r':
-			p.pos++
+			i++
 		default:
-			return
+			return i
 		}
 	}
+	return i
 }
 
 func (p *parser) peek(c byte) bool { return p.pos < len(p.src) && p.src[p.pos] == c }

@@ -90,12 +90,9 @@ func (e *Envelope) MarshalLine() ([]byte, error) {
 // ignored, keys match case-insensitively, the last duplicate wins and null
 // leaves the zero value. It does not validate; call Validate.
 func ParseEnvelope(line []byte) (*Envelope, error) {
-	if len(line) > MaxMetadataLine {
-		return nil, fmt.Errorf("%w: %d bytes", ErrMetadataTooLarge, len(line))
-	}
 	var e Envelope
-	if err := json.Unmarshal(line, &e); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalidMetadata, err)
+	if err := envelopeDoc.decode(line, &e); err != nil {
+		return nil, err
 	}
 	return &e, nil
 }
@@ -104,11 +101,8 @@ func ParseEnvelope(line []byte) (*Envelope, error) {
 // duplicate, unknown or case-variant keys, missing keys, nulls, a files
 // array element of another shape, and invalid UTF-8.
 func ParseEnvelopeStrict(line []byte) (*Envelope, error) {
-	if len(line) > MaxMetadataLine {
-		return nil, fmt.Errorf("%w: %d bytes", ErrMetadataTooLarge, len(line))
-	}
-	if err := checkStrict(line, envelopeShape); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidMetadata, err)
+	if err := envelopeDoc.checkStrict(line); err != nil {
+		return nil, err
 	}
 	return ParseEnvelope(line)
 }

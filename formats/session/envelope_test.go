@@ -188,14 +188,7 @@ func TestEnvelopeValidate(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := goldenEnvelope()
 			tc.mod(&e)
-			err := e.Validate()
-			if tc.want == nil {
-				if err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			wantErr(t, err, tc.want)
+			wantNilOr(t, e.Validate(), tc.want)
 		})
 	}
 }

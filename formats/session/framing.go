@@ -35,14 +35,8 @@ func WriteSnapshot(w io.Writer, env Envelope, tarPayload io.Reader, size int64) 
 		return err
 	}
 	h := sha256.New()
-	n, longer, err := copyExact(io.MultiWriter(w, h), tarPayload, size)
-	switch {
-	case err != nil:
+	if err := copyExact(io.MultiWriter(w, h), tarPayload, size, "payload", ErrPayloadSizeMismatch); err != nil {
 		return err
-	case n != size:
-		return fmt.Errorf("%w: got %d want %d", ErrPayloadSizeMismatch, n, size)
-	case longer:
-		return fmt.Errorf("%w: payload longer than %d bytes", ErrPayloadSizeMismatch, size)
 	}
 	if !equalHex(env.Files[0].SHA256, h.Sum(nil)) {
 		return ErrPayloadHashMismatch
@@ -50,16 +44,25 @@ func WriteSnapshot(w io.Writer, env Envelope, tarPayload io.Reader, size int64) 
 	return nil
 }
 
-// copyExact copies the first size bytes of src to dst and reports how many
-// it copied (fewer when src ends early) and, when it copied them all,
-// whether src has more.
-func copyExact(dst io.Writer, src io.Reader, size int64) (n int64, longer bool, err error) {
-	n, err = io.Copy(dst, io.LimitReader(src, size))
-	if err != nil || n != size {
-		return n, false, err
+// copyExact copies the first size bytes of src to dst. When src holds
+// fewer or more than size bytes it returns mismatch, wrapped in a message
+// naming what src is (the payload, a TAR entry's body) and the counts.
+func copyExact(dst io.Writer, src io.Reader, size int64, what string, mismatch error) error {
+	n, err := io.Copy(dst, io.LimitReader(src, size))
+	if err != nil {
+		return err
 	}
-	longer, err = probeByte(src)
-	return n, longer, err
+	if n != size {
+		return fmt.Errorf("%w: %s has %d bytes, want %d", mismatch, what, n, size)
+	}
+	longer, err := probeByte(src)
+	if err != nil {
+		return err
+	}
+	if longer {
+		return fmt.Errorf("%w: %s longer than %d bytes", mismatch, what, size)
+	}
+	return nil
 }
 
 // probeByte reports whether r has at least one more byte. A reader that

@@ -156,6 +156,19 @@ func (c *countingSource) Read(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// wantNilOr fails t unless err is nil when want is, and matches want
+// (wantErr) when it is not.
+func wantNilOr(t *testing.T, err, want error) {
+	t.Helper()
+	if want == nil {
+		if err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	wantErr(t, err, want)
+}
+
 func wantErr(t *testing.T, err error, targets ...error) {
 	t.Helper()
 	if err == nil {

@@ -82,16 +82,7 @@ type lineScanner struct {
 	edits []edit
 }
 
-func (s *lineScanner) ws() {
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
-			return
-		}
-	}
-}
+func (s *lineScanner) ws() { s.i = serdejson.SpaceEnd(s.b, s.i) }
 
 func (s *lineScanner) value() bool {
 	s.ws()
@@ -120,10 +111,7 @@ func (s *lineScanner) value() bool {
 }
 
 func (s *lineScanner) object() bool {
-	s.i++ // '{'
-	s.ws()
-	if s.i < len(s.b) && s.b[s.i] == '}' {
-		s.i++
+	if s.opened('}') {
 		return true
 	}
 	for {
@@ -161,6 +149,19 @@ func (s *lineScanner) object() bool {
 	}
 }
 
+// opened steps over the opening bracket at s.i of a container closed by
+// closer and reports whether the container is empty (closer follows, and
+// is stepped over too).
+func (s *lineScanner) opened(closer byte) (empty bool) {
+	s.i++
+	s.ws()
+	if s.i < len(s.b) && s.b[s.i] == closer {
+		s.i++
+		return true
+	}
+	return false
+}
+
 // afterElement reads what follows an element of a container closed by
 // closer: ',' (more is true) or closer (the container ends, ok is true);
 // anything else, or the end of the line, is malformed (both false).
@@ -181,10 +182,7 @@ func (s *lineScanner) afterElement(closer byte) (more, ok bool) {
 }
 
 func (s *lineScanner) array() bool {
-	s.i++ // '['
-	s.ws()
-	if s.i < len(s.b) && s.b[s.i] == ']' {
-		s.i++
+	if s.opened(']') {
 		return true
 	}
 	for {

@@ -61,12 +61,9 @@ func (m *Manifest) Marshal() ([]byte, error) {
 // or absent sessions becomes an empty map. Entries are not validated; call
 // Validate for that.
 func ParseManifest(data []byte) (*Manifest, error) {
-	if len(data) > MaxManifestSize {
-		return nil, fmt.Errorf("%w: %d bytes", ErrManifestTooLarge, len(data))
-	}
 	var m Manifest
-	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalidManifest, err)
+	if err := manifestDoc.decode(data, &m); err != nil {
+		return nil, err
 	}
 	if m.SchemaVersion != ManifestSchemaVersion {
 		return nil, fmt.Errorf("%w: manifest schema_version %d", ErrUnsupportedSchema, m.SchemaVersion)
@@ -81,11 +78,8 @@ func ParseManifest(data []byte) (*Manifest, error) {
 // duplicate, unknown or case-variant keys, missing keys, nulls (including
 // "sessions": null) and invalid UTF-8, and then runs Validate.
 func ParseManifestStrict(data []byte) (*Manifest, error) {
-	if len(data) > MaxManifestSize {
-		return nil, fmt.Errorf("%w: %d bytes", ErrManifestTooLarge, len(data))
-	}
-	if err := checkStrict(data, manifestShape); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidManifest, err)
+	if err := manifestDoc.checkStrict(data); err != nil {
+		return nil, err
 	}
 	m, err := ParseManifest(data)
 	if err != nil {

@@ -142,14 +142,7 @@ func TestManifestValidate(t *testing.T) {
 			m := NewManifest()
 			m.Sessions["claude:abc"] = good
 			tc.mod(m)
-			err := m.Validate()
-			if tc.want == nil {
-				if err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			wantErr(t, err, tc.want)
+			wantNilOr(t, m.Validate(), tc.want)
 		})
 	}
 }

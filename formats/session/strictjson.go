@@ -34,6 +34,51 @@ var manifestShape = &shape{fields: map[string]*shape{
 	}}},
 }}
 
+// docKind is what parsing the envelope line and the manifest share: the
+// size limit, the error of a larger document, the error wrapping a decode
+// or strictness failure, and the strict shape.
+type docKind struct {
+	limit    int
+	tooLarge error
+	invalid  error
+	shape    *shape
+}
+
+var (
+	envelopeDoc = docKind{MaxMetadataLine, ErrMetadataTooLarge, ErrInvalidMetadata, envelopeShape}
+	manifestDoc = docKind{MaxManifestSize, ErrManifestTooLarge, ErrInvalidManifest, manifestShape}
+)
+
+func (k docKind) checkSize(data []byte) error {
+	if len(data) > k.limit {
+		return fmt.Errorf("%w: %d bytes", k.tooLarge, len(data))
+	}
+	return nil
+}
+
+// decode is rc.8's lenient json.Unmarshal of data into dst, after the size
+// check.
+func (k docKind) decode(data []byte, dst any) error {
+	if err := k.checkSize(data); err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, dst); err != nil {
+		return fmt.Errorf("%w: %v", k.invalid, err)
+	}
+	return nil
+}
+
+// checkStrict is the size check and then checkStrict of the kind's shape.
+func (k docKind) checkStrict(data []byte) error {
+	if err := k.checkSize(data); err != nil {
+		return err
+	}
+	if err := checkStrict(data, k.shape); err != nil {
+		return fmt.Errorf("%w: %w", k.invalid, err)
+	}
+	return nil
+}
+
 // checkStrict rejects invalid UTF-8, duplicate keys anywhere, keys the shape
 // does not list (including keys differing only in case), missing keys, null,
 // and a value of the wrong JSON kind. Scalar types are left to

@@ -44,14 +44,8 @@ func WriteTAR(w io.Writer, name string, body io.Reader, size int64, modTime time
 	if err := tw.WriteHeader(hdr); err != nil {
 		return err
 	}
-	n, longer, err := copyExact(tw, body, size)
-	switch {
-	case err != nil:
+	if err := copyExact(tw, body, size, "body", ErrTARSizeMismatch); err != nil {
 		return err
-	case n != size:
-		return fmt.Errorf("%w: body has %d bytes, header says %d", ErrTARSizeMismatch, n, size)
-	case longer:
-		return fmt.Errorf("%w: body longer than %d bytes", ErrTARSizeMismatch, size)
 	}
 	return tw.Close()
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/git-ctx/git-ctx/formats/internal/vectorfile"
 	"github.com/git-ctx/git-ctx/formats/serdejson"
 )
 
@@ -58,7 +59,7 @@ func bigRate(s *Snapshot) { s.ROI.CompressionRate = 1e16 }
 // git-ctx writes) or ryu's "1e16" (older lean-ctx), in memory and from the
 // file each era writes; IntegrityEra names the era.
 func TestFloatErasVerify(t *testing.T) {
-	priv := seedKey(t, seedB)
+	priv := vectorfile.Key(t, seedB)
 	pub := priv.Public().(ed25519.PublicKey)
 	check := func(name string, s *Snapshot, want serdejson.Era) {
 		t.Helper()
@@ -127,7 +128,7 @@ func TestFloatErasVerify(t *testing.T) {
 // TestFloatErasTamper: a changed body fails under both eras, and an id is
 // only ever accepted for the body it was computed from.
 func TestFloatErasTamper(t *testing.T) {
-	priv := seedKey(t, seedB)
+	priv := vectorfile.Key(t, seedB)
 	for name, edit := range map[string]func(*Snapshot){
 		"tokens":       func(s *Snapshot) { s.ROI.InputTokens++ },
 		"float":        func(s *Snapshot) { s.ROI.CompressionRate = 2e16 },
@@ -160,7 +161,7 @@ func TestFloatErasTamper(t *testing.T) {
 // TestSignKeepsLegacyID: signing an unsigned snapshot an older lean-ctx
 // wrote (snapshot import, publish) keeps its id; a wrong id is replaced.
 func TestSignKeepsLegacyID(t *testing.T) {
-	priv := seedKey(t, seedB)
+	priv := vectorfile.Key(t, seedB)
 	s := legacyB(t, bigRate, nil, "1e+16")
 	id := s.SnapshotID
 	if err := s.Sign(priv); err != nil {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/git-ctx/git-ctx/formats/internal/vectorfile"
 	"github.com/git-ctx/git-ctx/formats/serdejson"
 )
 
@@ -24,7 +25,7 @@ func FuzzParse(f *testing.F) {
 		}
 	}
 	b := exampleB()
-	if err := b.Sign(seedKey(f, seedB)); err != nil {
+	if err := b.Sign(vectorfile.Key(f, seedB)); err != nil {
 		f.Fatal(err)
 	}
 	file, _ := b.MarshalFile()
@@ -38,7 +39,7 @@ func FuzzParse(f *testing.F) {
 	legacy.ROI.CompressionRate = 1e16
 	body, _ := legacy.CanonicalBody()
 	legacy.SnapshotID = Blake3Hex(bytes.Replace(body, []byte("1e+16"), []byte("1e16"), 1))
-	if err := legacy.Sign(seedKey(f, seedB)); err != nil {
+	if err := legacy.Sign(vectorfile.Key(f, seedB)); err != nil {
 		f.Fatal(err)
 	}
 	legacyFile, _ := legacy.MarshalFile()

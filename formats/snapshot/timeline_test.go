@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/git-ctx/git-ctx/formats/internal/vectorfile"
 )
 
 func TestResolveID(t *testing.T) {
@@ -62,7 +64,7 @@ func TestCheckID(t *testing.T) {
 
 func TestParseTimeline(t *testing.T) {
 	a := exampleA()
-	if err := a.Sign(seedKey(t, strings.Repeat("07", 32))); err != nil {
+	if err := a.Sign(vectorfile.Key(t, strings.Repeat("07", 32))); err != nil {
 		t.Fatal(err)
 	}
 	b := exampleB()
@@ -162,7 +164,7 @@ func TestApplyCaps(t *testing.T) {
 }
 
 func TestKeyFile(t *testing.T) {
-	priv := seedKey(t, strings.Repeat("07", 32))
+	priv := vectorfile.Key(t, strings.Repeat("07", 32))
 	for _, in := range []string{
 		strings.Repeat("07", 32),
 		" \n" + strings.Repeat("07", 32) + "\r\n",

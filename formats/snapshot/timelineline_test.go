@@ -6,19 +6,21 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/git-ctx/git-ctx/formats/internal/vectorfile"
 )
 
 func lineEntry(t testing.TB) TimelineEntry {
 	t.Helper()
 	b := exampleB()
-	if err := b.Sign(seedKey(t, seedB)); err != nil {
+	if err := b.Sign(vectorfile.Key(t, seedB)); err != nil {
 		t.Fatal(err)
 	}
 	return b.TimelineEntry()
 }
 
 func TestTimelineLineRoundTrip(t *testing.T) {
-	priv := seedKey(t, seedB)
+	priv := vectorfile.Key(t, seedB)
 	pub := priv.Public().(ed25519.PublicKey)
 	e := lineEntry(t)
 	l, err := SignTimelineLine(priv, "r1", "dev-a", 3, GenesisPrev, e)
@@ -47,7 +49,7 @@ func TestTimelineLineRoundTrip(t *testing.T) {
 		"repo":   back.VerifyLine(pub, "r2", "dev-a"),
 		"device": back.VerifyLine(pub, "r1", "dev-b"),
 		"seq":    other.VerifyLine(pub, "r1", "dev-a"),
-		"key":    back.VerifyLine(seedKey(t, strings.Repeat("07", 32)).Public().(ed25519.PublicKey), "r1", "dev-a"),
+		"key":    back.VerifyLine(vectorfile.Key(t, strings.Repeat("07", 32)).Public().(ed25519.PublicKey), "r1", "dev-a"),
 	} {
 		if ok {
 			t.Errorf("a line verifies under another %s", name)
@@ -87,7 +89,7 @@ func TestTimelineLineMessage(t *testing.T) {
 }
 
 func TestParseTimelineLineRejectsOtherBytes(t *testing.T) {
-	priv := seedKey(t, seedB)
+	priv := vectorfile.Key(t, seedB)
 	l, err := SignTimelineLine(priv, "r", "d", 12, GenesisPrev, lineEntry(t))
 	if err != nil {
 		t.Fatal(err)
@@ -117,7 +119,7 @@ func TestParseTimelineLineRejectsOtherBytes(t *testing.T) {
 // exactly its input, and a parsed signed line still verifies (or not)
 // the same after a re-parse of its bytes.
 func FuzzParseTimelineLine(f *testing.F) {
-	priv := seedKey(f, seedB)
+	priv := vectorfile.Key(f, seedB)
 	e := lineEntry(f)
 	l, err := SignTimelineLine(priv, "r", "d", 0, GenesisPrev, e)
 	if err != nil {

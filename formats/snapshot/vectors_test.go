@@ -3,7 +3,6 @@ package snapshot
 import (
 	"bytes"
 	"crypto/ed25519"
-	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -34,9 +33,7 @@ type vector struct {
 
 func loadVectors(t testing.TB) []vector {
 	t.Helper()
-	var vs []vector
-	vectorfile.Load(t, "snapshot.json", &vs)
-	return vs
+	return vectorfile.Load[[]vector](t, "snapshot.json")
 }
 
 func snapshotVectors(t testing.TB) map[string]vector {
@@ -51,15 +48,6 @@ func snapshotVectors(t testing.TB) map[string]vector {
 		t.Fatalf("found %d snapshot vectors, want 2", len(out))
 	}
 	return out
-}
-
-func seedKey(t testing.TB, seedHex string) ed25519.PrivateKey {
-	t.Helper()
-	seed, err := hex.DecodeString(seedHex)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ed25519.NewKeyFromSeed(seed)
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -144,7 +132,7 @@ func checkVectorCanonical(t *testing.T, s *Snapshot, v vector) {
 // signed snapshot verifies with its own key only; returns the public key.
 func checkVectorSigning(t *testing.T, s *Snapshot, v vector) ed25519.PublicKey {
 	t.Helper()
-	priv := seedKey(t, v.SeedHex)
+	priv := vectorfile.Key(t, v.SeedHex)
 	if got := string(EncodeKeyFile(priv)); got != v.KeyFile {
 		t.Fatalf("key file %q", got)
 	}
@@ -165,7 +153,7 @@ func checkVectorSigning(t *testing.T, s *Snapshot, v vector) ed25519.PublicKey {
 			t.Fatalf("Verify(%x) = %v, %v", key, ok, err)
 		}
 	}
-	other := seedKey(t, strings.Repeat("01", 32)).Public().(ed25519.PublicKey)
+	other := vectorfile.Key(t, strings.Repeat("01", 32)).Public().(ed25519.PublicKey)
 	if ok, err := s.Verify(other); ok || err != nil {
 		t.Fatalf("pinned other key: %v %v", ok, err)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/git-ctx/git-ctx/formats/dalek"
+	"github.com/git-ctx/git-ctx/formats/internal/vectorfile"
 )
 
 var seedB = strings.Repeat("09", 32)
@@ -15,7 +16,7 @@ var seedB = strings.Repeat("09", 32)
 func signedB(t testing.TB) (*Snapshot, ed25519.PublicKey) {
 	t.Helper()
 	s := exampleB()
-	priv := seedKey(t, seedB)
+	priv := vectorfile.Key(t, seedB)
 	if err := s.Sign(priv); err != nil {
 		t.Fatal(err)
 	}
@@ -237,7 +238,7 @@ func TestSignErrors(t *testing.T) {
 		t.Fatalf("short key: %v", err)
 	}
 	s.ROI.CompressionRate = math.NaN()
-	if err := s.Sign(seedKey(t, seedB)); !errors.Is(err, ErrUnencodable) {
+	if err := s.Sign(vectorfile.Key(t, seedB)); !errors.Is(err, ErrUnencodable) {
 		t.Fatalf("NaN: %v", err)
 	}
 	if ok, err := s.Verify(nil); ok || err != nil {
@@ -278,7 +279,7 @@ func TestCheckImport(t *testing.T) {
 	}
 	// A snapshot signed by any key imports (lean-ctx has no trust list).
 	other := exampleA()
-	if err := other.Sign(seedKey(t, strings.Repeat("42", 32))); err != nil {
+	if err := other.Sign(vectorfile.Key(t, strings.Repeat("42", 32))); err != nil {
 		t.Fatal(err)
 	}
 	file, _ = other.MarshalFile()

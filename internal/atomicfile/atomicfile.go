@@ -134,6 +134,22 @@ func IsTemp(name string) bool {
 	return strings.HasPrefix(name, tempPrefix) && strings.HasSuffix(name, tempSuffix)
 }
 
+// Temps returns the base names of this package's temporary files in dir
+// (IsTemp), in directory order: what an interrupted write left behind.
+func Temps(dir string) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range ents {
+		if IsTemp(e.Name()) {
+			out = append(out, e.Name())
+		}
+	}
+	return out, nil
+}
+
 const (
 	tempPrefix = ".git-ctx-"
 	tempSuffix = ".tmp"

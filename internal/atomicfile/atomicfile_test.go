@@ -14,14 +14,8 @@ import (
 // noTemp fails if dir holds a temporary file of this package.
 func noTemp(t *testing.T, dir string) {
 	t.Helper()
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range ents {
-		if IsTemp(e.Name()) {
-			t.Fatalf("temporary file left in %s: %s", dir, e.Name())
-		}
+	if left, err := Temps(dir); err != nil || len(left) > 0 {
+		t.Fatalf("temporary files left in %s: %q (%v)", dir, left, err)
 	}
 }
 

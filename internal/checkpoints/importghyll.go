@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 
@@ -51,11 +50,7 @@ func ImportGhyllDB(ctx context.Context, w *workspace.Workspace, dbPath, keysDir 
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", workspace.ErrInput, err)
 	}
-	repoID, err := w.RepoID(ctx)
-	if err != nil {
-		return nil, err
-	}
-	db, err := w.Cache(ctx)
+	repoID, db, err := w.RepoCache(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -186,11 +181,7 @@ func readGhyllKey(dir, device string) (ed25519.PublicKey, error) {
 		return nil, fmt.Errorf("no public key for device %q (%v): pass --ghyll-keys DIR", device, err)
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, checkpoint.MaxKeyFileSize+1))
-	if err != nil {
-		return nil, err
-	}
-	pub, err := checkpoint.ParsePublicKey(data)
+	pub, err := checkpoint.ReadPublicKey(f)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p, err)
 	}

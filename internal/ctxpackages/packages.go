@@ -330,11 +330,7 @@ func sessionCheckpoints(ctx context.Context, w *workspace.Workspace, session str
 	if err != nil {
 		return nil, "", err
 	}
-	dev, err := w.Device()
-	if err != nil {
-		return nil, "", err
-	}
-	repoID, err := w.RepoID(ctx)
+	dev, repoID, err := w.DeviceRepo(ctx)
 	if err != nil {
 		return nil, "", err
 	}
@@ -515,11 +511,7 @@ func Publish(ctx context.Context, w *workspace.Workspace, path string) (*gitstor
 	if err := gitstore.CheckPackagePath(pc.Name, pc.Version); err != nil {
 		return nil, workspace.Tagged(err, workspace.ErrInput)
 	}
-	dev, err := w.Device()
-	if err != nil {
-		return nil, err
-	}
-	repoID, err := w.RepoID(ctx)
+	dev, repoID, err := w.DeviceRepo(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -54,11 +54,7 @@ func FixedKey(path string) (KeySource, error) {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, checkpoint.MaxKeyFileSize+1))
-	if err != nil {
-		return nil, err
-	}
-	pub, err := checkpoint.ParsePublicKey(data)
+	pub, err := checkpoint.ReadPublicKey(f)
 	if err != nil {
 		return nil, fmt.Errorf("--key %s: %w", path, err)
 	}

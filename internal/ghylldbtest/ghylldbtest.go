@@ -1,8 +1,9 @@
 // Package ghylldbtest exists for tests only: it writes ghyll memory.db
 // files (ghyll's SQLite store, which `git ctx import-ghyll` and the cache
-// read) with the seed document's schema, the schema ghyll's code creates or
-// one a test gives, so that the tests of cache, internal/checkpoints and
-// cmd/git-ctx do not each carry a copy of the schemas and the writer.
+// read) with the seed document's schema, the schema ghyll's code creates
+// (V2Schema, which is cache's) or one a test gives, so that the tests of
+// cache, internal/checkpoints and cmd/git-ctx do not each carry a copy of
+// the schemas and the writer.
 // VectorKey is the key those records are signed with (the reference
 // vectors').
 package ghylldbtest
@@ -12,6 +13,7 @@ import (
 	"database/sql"
 	"testing"
 
+	"github.com/git-ctx/git-ctx/cache"
 	_ "github.com/mattn/go-sqlite3" // the "sqlite3" driver
 )
 
@@ -44,35 +46,11 @@ CREATE INDEX idx_checkpoints_device ON checkpoints(device);
 CREATE INDEX idx_checkpoints_repo ON checkpoints(repo);
 `
 
-// V2Schema is the schema ghyll's code creates: the seed's columns plus
-// plan_mode and resumed_from, with the defaults of its code.
-const V2Schema = `
-CREATE TABLE IF NOT EXISTS checkpoints (
-    hash TEXT PRIMARY KEY,
-    parent TEXT NOT NULL,
-    device TEXT NOT NULL,
-    author TEXT NOT NULL,
-    ts INTEGER NOT NULL,
-    repo TEXT NOT NULL,
-    branch TEXT NOT NULL DEFAULT '',
-    session TEXT NOT NULL,
-    turn INTEGER NOT NULL,
-    model TEXT NOT NULL,
-    plan_mode INTEGER NOT NULL DEFAULT 0,
-    resumed_from TEXT,
-    summary TEXT NOT NULL,
-    embedding BLOB NOT NULL DEFAULT x'',
-    files TEXT NOT NULL DEFAULT '[]',
-    tools TEXT NOT NULL DEFAULT '[]',
-    injections TEXT,
-    sig TEXT NOT NULL,
-    verified INTEGER DEFAULT 1,
-    imported INTEGER DEFAULT 0
-);
-CREATE INDEX IF NOT EXISTS idx_checkpoints_session ON checkpoints(session);
-CREATE INDEX IF NOT EXISTS idx_checkpoints_device ON checkpoints(device);
-CREATE INDEX IF NOT EXISTS idx_checkpoints_repo ON checkpoints(repo);
-`
+// V2Schema is the schema ghyll's code creates (reference §9.2): the
+// seed's columns plus plan_mode and resumed_from, with the defaults of its
+// code. It is cache.GhyllCodeSchema, the one text of it, so that the
+// databases the tests make are the ones `git ctx export-ghyll` writes.
+const V2Schema = cache.GhyllCodeSchema
 
 // Insert is one statement run after the schema, with its arguments.
 type Insert struct {

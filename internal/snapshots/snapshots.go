@@ -105,11 +105,7 @@ func Create(ctx context.Context, w *workspace.Workspace, opt CreateOptions) (*gi
 	if err != nil {
 		return nil, err
 	}
-	dev, err := w.Device()
-	if err != nil {
-		return nil, err
-	}
-	repoID, err := w.RepoID(ctx)
+	dev, repoID, err := w.DeviceRepo(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -318,13 +314,20 @@ func attestedLines(w *workspace.Workspace, repoID string) (map[string]int, error
 		if err != nil {
 			continue // unreadable: nothing attested (the cache marks it unverified)
 		}
-		var key ed25519.PublicKey
-		if pub, _, err := v.DeviceKey(d); err == nil {
-			key = pub
-		}
-		out[d] = chain.CheckTimelineLines(repoID, d, lines, key).Attested
+		out[d] = lineAttested(v, repoID, d, lines)
 	}
 	return out, nil
+}
+
+// lineAttested is how many leading lines of device's timeline lines the
+// device vouches for by line signatures (chain.CheckTimelineLines) under
+// the key it published on the branch (none when it published none).
+func lineAttested(v *gitstore.View, repoID, device string, lines []snapshot.TimelineLine) int {
+	var key ed25519.PublicKey
+	if pub, _, err := v.DeviceKey(device); err == nil {
+		key = pub
+	}
+	return chain.CheckTimelineLines(repoID, device, lines, key).Attested
 }
 
 // Shown is one snapshot found by prefix.
@@ -361,11 +364,7 @@ func Show(ctx context.Context, w *workspace.Workspace, prefix string) (*Shown, e
 		if err != nil {
 			return nil, err
 		}
-		var key ed25519.PublicKey
-		if pub, _, err := v.DeviceKey(d); err == nil {
-			key = pub
-		}
-		attested := chain.CheckTimelineLines(repoID, d, tl, key).Attested
+		attested := lineAttested(v, repoID, d, tl)
 		for i, l := range tl {
 			id := l.Entry.SnapshotID
 			if _, ok := byID[id]; !ok {
@@ -480,11 +479,7 @@ func Import(ctx context.Context, w *workspace.Workspace, file string) (*Imported
 	if err := snapshot.CheckID(s.SnapshotID); err != nil || len(s.SnapshotID) != 64 {
 		return nil, workspace.Tagged(fmt.Errorf("%w: %s", snapshot.ErrInvalidID, s.SnapshotID), workspace.ErrInput)
 	}
-	dev, err := w.Device()
-	if err != nil {
-		return nil, err
-	}
-	repoID, err := w.RepoID(ctx)
+	dev, repoID, err := w.DeviceRepo(ctx)
 	if err != nil {
 		return nil, err
 	}
