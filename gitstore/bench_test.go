@@ -71,9 +71,9 @@ func BenchmarkAppendFanout(b *testing.B) {
 	isolate(b)
 	for _, depth := range []int{FanoutOne, FanoutTwo} {
 		b.Run(fmt.Sprintf("fanout=%d/10k", depth), func(b *testing.B) {
-			s, dir, devs := seedStoreOpts(b, InitOptions{Layout: LayoutCtxV1, Fanout: depth}, 10000)
+			_, dir, devs := seedStoreOpts(b, InitOptions{Layout: LayoutCtxV1, Fanout: depth}, 10000)
 			git(b, dir, "config", "ctx.packEvery", "0")
-			s = reopen(b, dir)
+			s := reopen(b, dir)
 			ctx := context.Background()
 			req := AppendRequest{RepoID: repoID, Device: devs[3], Drafts: drafts(1, "bench")}
 			git(b, dir, "repack", "-adq")

@@ -113,18 +113,7 @@ func TestFanoutBranches(t *testing.T) {
 					t.Fatalf("record at %s, want %s", g.Path, want)
 				}
 			}
-			h := good[7].Hash
-			for _, n := range []int{1, 2, 3, 4, 5, 64} {
-				got, err := v.Resolve(repoID, h[:n])
-				if err != nil || !slices.Contains(got, h) {
-					t.Fatalf("Resolve(%s) = %v, %v", h[:n], got, err)
-				}
-				for _, o := range got {
-					if !strings.HasPrefix(o, h[:n]) {
-						t.Fatalf("Resolve(%s) returned %s", h[:n], o)
-					}
-				}
-			}
+			fanWantResolves(t, v, good[7].Hash)
 			rep, err := v.Verify()
 			if err != nil || !rep.OK || rep.Verified() != 120 {
 				t.Fatalf("verify: %+v %v", rep, err)
@@ -137,5 +126,22 @@ func TestFanoutBranches(t *testing.T) {
 	}
 	if tip, err := s.Tip(); err != nil || !tip.IsZero() {
 		t.Fatalf("a refused init left the branch at %s (%v)", tip, err)
+	}
+}
+
+// fanWantResolves: every prefix length of h resolves to h, and to nothing
+// that does not start with the prefix.
+func fanWantResolves(t *testing.T, v *View, h string) {
+	t.Helper()
+	for _, n := range []int{1, 2, 3, 4, 5, 64} {
+		got, err := v.Resolve(repoID, h[:n])
+		if err != nil || !slices.Contains(got, h) {
+			t.Fatalf("Resolve(%s) = %v, %v", h[:n], got, err)
+		}
+		for _, o := range got {
+			if !strings.HasPrefix(o, h[:n]) {
+				t.Fatalf("Resolve(%s) returned %s", h[:n], o)
+			}
+		}
 	}
 }

@@ -169,17 +169,7 @@ func TestRecallQueries(t *testing.T) {
 			t.Errorf("log commit %s:\n%s", rev, text)
 		}
 	}
-	text = f.mustCall(t, "explain", map[string]any{"target": head[:8]})
-	if !strings.Contains(text, "commit "+head+" add x") || !strings.Contains(text, "commit checkpoint "+byCommit+" verified") ||
-		!strings.Contains(text, "turn checkpoint "+onFeature+" verified") || strings.Contains(text, auth) {
-		t.Errorf("explain %s:\n%s", head[:8], text)
-	}
-	if text = f.mustCall(t, "explain", map[string]any{"target": "HEAD~1"}); !strings.Contains(text, "no memory") {
-		t.Errorf("explain of a commit without memory:\n%s", text)
-	}
-	if text, isErr := f.call(t, "explain", map[string]any{"target": "--output=x"}); !isErr || strings.Contains(text, "\n") {
-		t.Errorf("explain of an option-like target: error %v, %q", isErr, text)
-	}
+	f.wantExplained(t, head, byCommit, onFeature, auth)
 	text = f.mustCall(t, "log", map[string]any{"since": "1h", "limit": 1})
 	if !strings.Contains(text, byCommit) || strings.Contains(text, auth) {
 		t.Errorf("log limit 1 is not the newest:\n%s", text)
@@ -329,5 +319,23 @@ func TestRecallBriefingInjections(t *testing.T) {
 	next := d.Record(t, checkpoints.RecordInput{Summary: "second after the briefing", Session: "sess-1"})
 	if text = f.mustCall(t, "show", map[string]any{"hash": next}); strings.Contains(text, "injections:") {
 		t.Errorf("the injections were recorded twice:\n%s", text)
+	}
+}
+
+// wantExplained: the explain tool links the commit record and the turn
+// before it to head (not a record of another branch), says a commit
+// without memory has none, and refuses an option-like target in one line.
+func (f *recallFixture) wantExplained(t *testing.T, head, byCommit, onFeature, auth string) {
+	t.Helper()
+	text := f.mustCall(t, "explain", map[string]any{"target": head[:8]})
+	if !strings.Contains(text, "commit "+head+" add x") || !strings.Contains(text, "commit checkpoint "+byCommit+" verified") ||
+		!strings.Contains(text, "turn checkpoint "+onFeature+" verified") || strings.Contains(text, auth) {
+		t.Errorf("explain %s:\n%s", head[:8], text)
+	}
+	if text = f.mustCall(t, "explain", map[string]any{"target": "HEAD~1"}); !strings.Contains(text, "no memory") {
+		t.Errorf("explain of a commit without memory:\n%s", text)
+	}
+	if text, isErr := f.call(t, "explain", map[string]any{"target": "--output=x"}); !isErr || strings.Contains(text, "\n") {
+		t.Errorf("explain of an option-like target: error %v, %q", isErr, text)
 	}
 }
