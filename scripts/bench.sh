@@ -22,6 +22,7 @@ full)
   start_args=(-start 100000 -runs 21)
   verify_args=(-verify 100000)
   session_args=(-sessions -session-sizes 1024,67108864)
+  fanout_args=(-fanout 1000000 -fanout-trees)
   expect=()
   ;;
 small)
@@ -31,6 +32,7 @@ small)
   start_args=(-start 10000 -runs 7)
   verify_args=(-verify 10000)
   session_args=(-sessions -session-sizes 1024 -session-wf 15)
+  fanout_args=(-fanout 100000 -fanout-trees)
   expect=(-expect measured)
   ;;
 *) echo "bench.sh: BENCH_SCALE is full or small, not $SCALE" >&2; exit 2 ;;
@@ -60,8 +62,10 @@ phase "ctxbench ${verify_args[*]}"
 bench -runs "$RUNS" "${verify_args[@]}" >"$tmp/verify.md"
 phase "ctxbench ${session_args[*]}"
 bench -runs "$RUNS" "${session_args[@]}" >"$tmp/sessions.md"
-# Item 5 (pull.go) and item 7 at 1M (fanout.go) register their targets the
-# same way: add their `bench …` line here, for both scales.
+phase "ctxbench ${fanout_args[*]}"
+bench "${fanout_args[@]}" >"$tmp/fanout.md"
+# A new mode registers its targets the same way (brRecord): add its
+# `bench …` line here, for both scales.
 elapsed=$(($(date +%s) - t0))
 phase "summary"
 "$tmp/ctxbench" -summary "$targets" -notes bench/performance-intro.md "${expect[@]}" >"$tmp/summary.md"
@@ -102,6 +106,10 @@ phase "summary"
   echo
   echo "## Sessions (\`ctxbench ${session_args[*]}\`)"
   cat "$tmp/sessions.md"
+  echo
+  echo "## Bytes per append by fan-out depth (\`ctxbench ${fanout_args[*]}\`)"
+  echo
+  cat "$tmp/fanout.md"
   echo
   echo "## Go benchmarks (\`go test -bench . ./gitstore\`)"
   echo

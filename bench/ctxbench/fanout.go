@@ -279,6 +279,12 @@ func fanAppendRow(repo string, depth, n int) {
 	fmt.Printf("| %s | %d | %s (%s–%s) | %s | %.1f× | %s | %s |\n", gitstore.LayoutName(gitstore.LayoutCtxV1, depth), n,
 		fanBytes(med.bytes), fanBytes(samples[0].bytes), fanBytes(samples[len(samples)-1].bytes),
 		fanBytes(med.floor), float64(med.bytes)/float64(med.floor), fmtDur(median(took)), med.parts)
+	if depth == gitstore.FanoutTwo && n >= 1000000 {
+		// 10k and 100k are registered by the main harness (benchLayouts);
+		// 1M only exists here.
+		brRecord("7.bytes@"+brSize(n), float64(med.bytes), float64(med.floor),
+			fmt.Sprintf("new branches (two fan-out levels); one level: see the fan-out table; median of %d appends", len(samples)))
+	}
 }
 
 // fanLoose lists the loose objects of repo with their sizes on disk.
