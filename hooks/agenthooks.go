@@ -429,14 +429,8 @@ func UninstallCodex(repo string, opt Options) (string, error) {
 		return "codex: not installed", nil
 	}
 	users := codexUsers(path)
-	was, left, err := users.remove(repo)
-	switch {
-	case err != nil:
-		return "", err
-	case !was && !opt.Global:
-		return fmt.Sprintf("codex: the notify in %s (your configuration for every repository) was not installed from this repository: left alone (pass --global to remove it)", path), nil
-	case left > 0 && !opt.Global:
-		return fmt.Sprintf("codex: kept in %s: still used by %s", path, otherRepos(left)), nil
+	if msg, keep, err := users.release(repo, path, "the notify", opt.Global); keep {
+		return msg, err
 	}
 	if err := users.write(nil); err != nil {
 		return "", err

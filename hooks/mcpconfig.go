@@ -244,14 +244,8 @@ func UninstallCodexMCP(repo string, opt Options) (string, error) {
 		return "codex: MCP server not registered", nil
 	}
 	users := codexMCPUsers(path)
-	was, left, err := users.remove(repo)
-	switch {
-	case err != nil:
-		return "", err
-	case !was && !opt.Global:
-		return fmt.Sprintf("codex: the MCP server in %s was not registered from this repository: left alone (pass --global to remove it)", path), nil
-	case left > 0 && !opt.Global:
-		return fmt.Sprintf("codex: MCP server kept in %s: still used by %s", path, otherRepos(left)), nil
+	if msg, keep, err := users.release(repo, path, "the MCP server", opt.Global); keep {
+		return msg, err
 	}
 	end := len(data)
 	if next := nextTable().FindIndex(data[loc[1]:]); next != nil {

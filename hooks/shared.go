@@ -164,6 +164,24 @@ func (u usersFile) remove(repo string) (was bool, left int, err error) {
 	return true, len(kept), u.write(kept)
 }
 
+// release drops repo from the users of a shared entry (what, in path:
+// "the notify", "the MCP server") and says why the entry stays, when it
+// does: another repository still uses it, or this one never installed it;
+// with global the entry goes regardless. keep reports that the caller
+// must leave the entry, with msg as its answer.
+func (u usersFile) release(repo, path, what string, global bool) (msg string, keep bool, err error) {
+	was, left, err := u.remove(repo)
+	switch {
+	case err != nil:
+		return "", true, err
+	case !was && !global:
+		return fmt.Sprintf("codex: %s in %s (your configuration for every repository) was not installed from this repository: left alone (pass --global to remove it)", what, path), true, nil
+	case left > 0 && !global:
+		return fmt.Sprintf("codex: %s kept in %s: still used by %s", what, path, otherRepos(left)), true, nil
+	}
+	return "", false, nil
+}
+
 func (u usersFile) write(users []string) error {
 	if len(users) == 0 {
 		if err := os.Remove(string(u)); err != nil && !errors.Is(err, fs.ErrNotExist) {

@@ -14,14 +14,34 @@ import (
 
 // LogArgs are the log tool's arguments.
 type LogArgs struct {
+	Commit string `json:"commit,omitempty" jsonschema:"only the records of this commit (a revision or a commit id prefix of at least 4 hex digits)"`
+	ListArgs
+}
+
+// ListArgs are the filters and bounds the list tools (log, search) share.
+type ListArgs struct {
 	Device            string `json:"device,omitempty" jsonschema:"only records of this device id"`
 	Session           string `json:"session,omitempty" jsonschema:"only records of this agent session id"`
 	Branch            string `json:"branch,omitempty" jsonschema:"only records made on this git branch"`
-	Commit            string `json:"commit,omitempty" jsonschema:"only the records of this commit (a revision or a commit id prefix of at least 4 hex digits)"`
 	Since             string `json:"since,omitempty" jsonschema:"only records at or after this date (2026-11-30), RFC 3339 time or age (36h, 7d, 2w)"`
 	IncludeUnverified bool   `json:"include_unverified,omitempty" jsonschema:"also return records that failed verification, marked UNVERIFIED"`
 	Limit             int    `json:"limit,omitempty" jsonschema:"at most this many records (default 20)"`
 	MaxBytes          int    `json:"max_bytes,omitempty" jsonschema:"budget of the result in bytes (default 16384); a cut result says so"`
+}
+
+// parse checks the shared arguments: the result's budget, the record
+// limit, the earliest time (0: any) and the filter they make.
+func (a ListArgs) parse() (budget, limit int, since int64, f recordFilter, err error) {
+	if budget, err = budgetOf(a.MaxBytes); err != nil {
+		return
+	}
+	if limit, err = limitOf(a.Limit); err != nil {
+		return
+	}
+	if since, err = parseSince(a.Since, time.Now()); err != nil {
+		return
+	}
+	return budget, limit, since, recordFilter{branch: a.Branch, unverified: a.IncludeUnverified}, nil
 }
 
 func addLogTool(s *mcp.Server, st *server) {
@@ -36,19 +56,10 @@ func addLogTool(s *mcp.Server, st *server) {
 }
 
 func (st *server) log(ctx context.Context, a LogArgs) (string, error) {
-	budget, err := budgetOf(a.MaxBytes)
+	budget, limit, since, f, err := a.ListArgs.parse()
 	if err != nil {
 		return "", err
 	}
-	limit, err := limitOf(a.Limit)
-	if err != nil {
-		return "", err
-	}
-	since, err := parseSince(a.Since, time.Now())
-	if err != nil {
-		return "", err
-	}
-	f := recordFilter{branch: a.Branch, unverified: a.IncludeUnverified}
 	if a.Commit != "" {
 		if f.commit, err = st.commitID(ctx, a.Commit); err != nil {
 			return "", err

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -14,14 +13,8 @@ import (
 
 // SearchArgs are the search tool's arguments.
 type SearchArgs struct {
-	Query             string `json:"query" jsonschema:"words to find in summaries, file names and tools (every word must match)"`
-	Device            string `json:"device,omitempty" jsonschema:"only records of this device id"`
-	Session           string `json:"session,omitempty" jsonschema:"only records of this agent session id"`
-	Branch            string `json:"branch,omitempty" jsonschema:"only records made on this git branch"`
-	Since             string `json:"since,omitempty" jsonschema:"only records at or after this date (2026-11-30), RFC 3339 time or age (36h, 7d, 2w)"`
-	IncludeUnverified bool   `json:"include_unverified,omitempty" jsonschema:"also return records that failed verification, marked UNVERIFIED"`
-	Limit             int    `json:"limit,omitempty" jsonschema:"at most this many records (default 20)"`
-	MaxBytes          int    `json:"max_bytes,omitempty" jsonschema:"budget of the result in bytes (default 16384); a cut result says so"`
+	Query string `json:"query" jsonschema:"words to find in summaries, file names and tools (every word must match)"`
+	ListArgs
 }
 
 func addSearchTool(s *mcp.Server, st *server) {
@@ -36,22 +29,13 @@ func addSearchTool(s *mcp.Server, st *server) {
 }
 
 func (st *server) search(ctx context.Context, a SearchArgs) (string, error) {
-	budget, err := budgetOf(a.MaxBytes)
-	if err != nil {
-		return "", err
-	}
-	limit, err := limitOf(a.Limit)
-	if err != nil {
-		return "", err
-	}
 	if strings.TrimSpace(a.Query) == "" {
 		return "", fmt.Errorf("%w: query is empty", ErrArgument)
 	}
-	since, err := parseSince(a.Since, time.Now())
+	budget, limit, since, f, err := a.ListArgs.parse()
 	if err != nil {
 		return "", err
 	}
-	f := recordFilter{branch: a.Branch, unverified: a.IncludeUnverified}
 	keep := func(e *cache.Entry) bool {
 		return f.keep(e) && (a.Device == "" || e.DeviceID == a.Device) && (a.Session == "" || e.SessionID == a.Session) &&
 			(since == 0 || e.Timestamp >= since)
