@@ -224,7 +224,7 @@ func mcpWantTools(t *testing.T, cs *mcp.ClientSession) {
 		}
 	}
 	slices.Sort(names)
-	if got := strings.Join(names, ","); got != "checkpoint,log,package_get,search,show,snapshot_restore" {
+	if got := strings.Join(names, ","); got != "checkpoint,explain,log,package_get,search,show,snapshot_restore" {
 		t.Errorf("tools: %s", got)
 	}
 }

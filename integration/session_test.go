@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -797,7 +798,9 @@ func TestSessionPassphrasePrompt(t *testing.T) {
 		c, cancel := context.WithTimeout(context.Background(), cmdTimeout)
 		defer cancel()
 		cmd := exec.CommandContext(c, scriptPath, "-qec", cmdline, "/dev/null")
-		cmd.Dir, cmd.Env = a.repo, a.env
+		// On a terminal `session list` pages (as git's log does); less on
+		// script's terminal (no TERM) would stop for RETURN.
+		cmd.Dir, cmd.Env = a.repo, append(slices.Clip(a.env), "GIT_PAGER=cat")
 		in, err := cmd.StdinPipe()
 		if err != nil {
 			t.Fatal(err)
