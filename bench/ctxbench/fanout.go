@@ -53,13 +53,7 @@ func benchFanout(dir string) bool {
 	}
 	load, _ := os.ReadFile("/proc/loadavg")
 	fmt.Printf("load average at start: %s\n\n", strings.TrimSpace(string(load)))
-	var sizes []int
-	for _, s := range strings.Split(*fanSizes, ",") {
-		var n int
-		if _, err := fmt.Sscan(s, &n); err == nil && n > 0 {
-			sizes = append(sizes, n)
-		}
-	}
+	sizes := sizeList(*fanSizes)
 	fmt.Printf("| layout | checkpoints | new objects per append (median, min–max) | floor: record blob + commit | ratio | append in process (median) | what the median append wrote |\n|---|---:|---:|---:|---:|---:|---|\n")
 	for _, n := range sizes {
 		for _, depth := range []int{gitstore.FanoutOne, gitstore.FanoutTwo} {

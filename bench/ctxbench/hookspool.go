@@ -22,11 +22,8 @@ type hookSample struct{ wall, cpu time.Duration }
 
 // benchHookSpools runs benchHookSpool for each size of -hookspool.
 func benchHookSpools(dir string) {
-	for _, s := range strings.Split(*hookSpoolSizes, ",") {
-		var n int
-		if _, err := fmt.Sscan(s, &n); err == nil && n > 0 {
-			benchHookSpool(dir, n)
-		}
+	for _, n := range sizeList(*hookSpoolSizes) {
+		benchHookSpool(dir, n)
 	}
 }
 

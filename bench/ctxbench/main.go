@@ -106,13 +106,7 @@ func main() {
 		benchSessions(dir)
 		return
 	}
-	var sizes []int
-	for _, s := range strings.Split(*sizesFlag, ",") {
-		var n int
-		if _, err := fmt.Sscan(s, &n); err == nil && n > 0 {
-			sizes = append(sizes, n)
-		}
-	}
+	sizes := sizeList(*sizesFlag)
 	fmt.Printf("| operation | layout | checkpoints | median | runs |\n|---|---|---:|---:|---:|\n")
 	for _, n := range sizes {
 		benchSize(dir, gitstore.LayoutCtxV1, n)

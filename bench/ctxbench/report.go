@@ -114,6 +114,19 @@ func brSize(n int) string {
 	return strconv.Itoa(n)
 }
 
+// sizeList reads a flag's comma-separated list of positive sizes
+// ("1000,100000"); anything else in it is skipped.
+func sizeList(list string) []int {
+	var sizes []int
+	for _, s := range strings.Split(list, ",") {
+		var n int
+		if _, err := fmt.Sscan(s, &n); err == nil && n > 0 {
+			sizes = append(sizes, n)
+		}
+	}
+	return sizes
+}
+
 // brRecord registers one measured target instance: id is a catalogue key,
 // optionally "@instance" (a size: brSize(n)); figure and floor are in the
 // catalogue's unit (seconds, bytes, per second, MiB, or a ratio) and were

@@ -95,11 +95,8 @@ func benchSessions(dir string) {
 	fmt.Printf("\nSessions: scrypt work factor %d; one derivation %s CPU (median of %d); `git-ctx version` %s CPU; load average %.2f %.2f %.2f\n\n",
 		*sessWF, fmtDur(floor), rr, fmtDur(start.cpu), load[0], load[1], load[2])
 	fmt.Printf("| command | session | scrypt ops | floor (ops × scrypt) | CPU | CPU / floor | wall | runs |\n|---|---:|---:|---:|---:|---:|---:|---:|\n")
-	for _, s := range strings.Split(*sessSizes, ",") {
-		var n int
-		if _, err := fmt.Sscan(s, &n); err == nil && n > 0 {
-			benchSessionSize(dir, n, rr, floor, start)
-		}
+	for _, n := range sizeList(*sessSizes) {
+		benchSessionSize(dir, n, rr, floor, start)
 	}
 }
 

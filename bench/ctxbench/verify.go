@@ -32,13 +32,7 @@ func benchVerify(dir string) bool {
 	fmt.Printf("load average at start: %s\n", strings.TrimSpace(string(load)))
 	fmt.Printf("| operation | checkpoints | median | rate | max RSS | runs |\n|---|---:|---:|---:|---:|---:|\n")
 	rr := max(3, *runs/5)
-	var sizes []int
-	for _, s := range strings.Split(*verifySizes, ",") {
-		var n int
-		if _, err := fmt.Sscan(s, &n); err == nil && n > 0 {
-			sizes = append(sizes, n)
-		}
-	}
+	sizes := sizeList(*verifySizes)
 	built := false
 	for _, n := range sizes {
 		built = reuseBuild(dir, n) || built
