@@ -198,19 +198,7 @@ func TestExportGhyllGolden(t *testing.T) {
 	if strings.Contains(got, f.bad.Hash) || strings.Contains(got, f.after.Hash) {
 		t.Errorf("an unverified record was exported:\n%s", got)
 	}
-	golden := filepath.Join("testdata", "export_ghyll.golden")
-	if os.Getenv("UPDATE_GOLDEN") != "" {
-		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run with UPDATE_GOLDEN=1 to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("export differs from %s (UPDATE_GOLDEN=1 rewrites it):\n%s", golden, got)
-	}
+	wantGolden(t, filepath.Join("testdata", "export_ghyll.golden"), got, "export")
 
 	// Text form, and --ghyll-verifiable-only leaves the seed-rule record out.
 	only := filepath.Join(f.s.Root, "only.db")

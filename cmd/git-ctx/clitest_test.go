@@ -172,3 +172,21 @@ func inProcessEnv(t testing.TB, dir string, env []string, fn func()) {
 	}
 	fn()
 }
+
+// wantGolden compares got with the golden file at path (what names the
+// output in the message); UPDATE_GOLDEN=1 rewrites the file first.
+func wantGolden(t *testing.T, path, got, what string) {
+	t.Helper()
+	if os.Getenv("UPDATE_GOLDEN") != "" {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with UPDATE_GOLDEN=1 to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs from %s (UPDATE_GOLDEN=1 rewrites it):\n%s", what, path, got)
+	}
+}

@@ -299,19 +299,7 @@ func TestExplainReviewMarkdown(t *testing.T) {
 	}
 	got = strings.ReplaceAll(got, md(f.agentID), "<AGENT>")
 	got = strings.ReplaceAll(got, md(f.mateID), "<MATE>")
-	golden := filepath.Join("testdata", "review_markdown.golden")
-	if os.Getenv("UPDATE_GOLDEN") != "" {
-		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run with UPDATE_GOLDEN=1 to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("review --format markdown differs from %s (UPDATE_GOLDEN=1 rewrites it):\n%s", golden, got)
-	}
+	wantGolden(t, filepath.Join("testdata", "review_markdown.golden"), got, "review --format markdown")
 
 	var rev explOut
 	inproc.CtxJSON(t, f.repo, f.env, &rev, "review", "main..feature", "--json")
