@@ -64,17 +64,20 @@ func readMCPConfig(path string) (data []byte, root, servers *object, err error) 
 	return data, root, servers, nil
 }
 
-// isOurs: the registered entry runs `git ctx mcp`.
+// isOurs: the registered entry runs `git ctx mcp`. Keys match exactly, as
+// they do for the agents that read the file: encoding/json's case-folding
+// would take {"COMMAND": …} for a command the agent never sees.
 func isOurs(raw json.RawMessage) bool {
-	var e struct {
-		Command string   `json:"command"`
-		Args    []string `json:"args"`
-	}
-	if json.Unmarshal(raw, &e) != nil {
+	e, err := parseObject(raw)
+	if err != nil {
 		return false
 	}
-	cmd := append([]string{e.Command}, e.Args...)
-	s := strings.Join(cmd, " ")
+	var command string
+	var args []string
+	if json.Unmarshal(e.vals["command"], &command) != nil || json.Unmarshal(e.vals["args"], &args) != nil {
+		return false
+	}
+	s := strings.Join(append([]string{command}, args...), " ")
 	return s == "git ctx mcp" || s == "git-ctx mcp"
 }
 

@@ -15,7 +15,7 @@ func FuzzInstallClaudeMCP(f *testing.F) {
 	for _, s := range []string{
 		``, `{}`, `{"mcpServers":{}}`, `{"mcpServers":{"other":{"command":"x"}},"z":1}`,
 		`{"mcpServers":{"git-ctx":{"command":"git","args":["ctx","mcp"]}}}`,
-		`{"mcpServers":{"git-ctx":{"command":"rm"}}}`, `[]`, `{"mcpServers":[]}`, `{"a":1,"a":2}`, "{\"mcpServers\":{\"\xff\":{}}}", `nul`,
+		`{"mcpServers":{"git-ctx":{"command":"rm"}}}`, `[]`, `{"mcpServers":[]}`, `{"mCpserverS":[]}`, `{"mcpServers":{"git-ctx":{"COMMAND":"git","args":["ctx","mcp"]}}}`, `{"a":1,"a":2}`, "{\"mcpServers\":{\"\xff\":{}}}", `nul`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -36,21 +36,31 @@ func FuzzInstallClaudeMCP(f *testing.F) {
 			}
 			return
 		}
-		var out struct {
-			MCPServers map[string]json.RawMessage `json:"mcpServers"`
-		}
-		if json.Unmarshal(got, &out) != nil || !isOurs(out.MCPServers[MCPServerName]) {
+		// Keys compare exactly, as an agent reads them; encoding/json
+		// would fold "mCpserverS" into mcpServers.
+		out, err := mcpServersOf(got)
+		if err != nil || !json.Valid(got) || !isOurs(out[MCPServerName]) {
 			t.Fatalf("registered into %q, wrote %q", content, got)
 		}
-		var in struct {
-			MCPServers map[string]json.RawMessage `json:"mcpServers"`
-		}
-		if json.Unmarshal(content, &in) == nil {
-			for name := range in.MCPServers {
-				if _, ok := out.MCPServers[name]; !ok {
+		if in, err := mcpServersOf(content); err == nil {
+			for name := range in {
+				if _, ok := out[name]; !ok {
 					t.Fatalf("server %q of %q lost: %q", name, content, got)
 				}
 			}
 		}
 	})
+}
+
+// mcpServersOf returns the exact "mcpServers" member of a .mcp.json.
+func mcpServersOf(data []byte) (map[string]json.RawMessage, error) {
+	root, err := parseObject(data)
+	if err != nil {
+		return nil, err
+	}
+	servers, err := parseObject(root.vals["mcpServers"])
+	if err != nil {
+		return nil, err
+	}
+	return servers.vals, nil
 }

@@ -55,10 +55,19 @@ func TestClaudeMCPRegistration(t *testing.T) {
 		}
 	}
 
-	foreign := `{"mcpServers": {"git-ctx": {"command": "something-else"}}}`
-	os.WriteFile(path, []byte(foreign), 0o644)
-	if _, err := InstallClaudeMCP(top, Options{}); !errors.Is(err, ErrOtherServer) {
-		t.Errorf("install over a foreign git-ctx server: %v", err)
+	// Keys are matched exactly, as Claude Code reads them: "COMMAND" is
+	// not a command, so that entry is not ours either.
+	for _, foreign := range []string{
+		`{"mcpServers": {"git-ctx": {"COMMAND": "git", "ARGS": ["ctx", "mcp"]}}}`,
+		`{"mcpServers": {"git-ctx": {"command": "something-else"}}}`,
+	} {
+		os.WriteFile(path, []byte(foreign), 0o644)
+		if _, err := InstallClaudeMCP(top, Options{}); !errors.Is(err, ErrOtherServer) {
+			t.Errorf("install over a foreign git-ctx server %s: %v", foreign, err)
+		}
+		if st := ClaudeMCPState(top); !st.Registered || st.Ours {
+			t.Errorf("state of %s: %+v", foreign, st)
+		}
 	}
 	if msg, _ := UninstallClaudeMCP(top); !strings.Contains(msg, "not registered") {
 		t.Errorf("uninstall of a foreign git-ctx server: %q", msg)
