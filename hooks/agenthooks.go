@@ -211,13 +211,20 @@ type hookCmd struct {
 	Timeout int    `json:"timeout,omitempty"`
 }
 
+// groupHasOurs: a hook group in Claude's settings runs command. Keys match
+// exactly, as Claude Code reads them ({"HOOKS": …} runs nothing).
 func groupHasOurs(raw json.RawMessage, command string) bool {
-	var g hookGroup
-	if json.Unmarshal(raw, &g) != nil {
+	g, err := parseObject(raw)
+	if err != nil {
 		return false
 	}
-	for _, h := range g.Hooks {
-		if strings.TrimSpace(h.Command) == command {
+	var hooks []json.RawMessage
+	if json.Unmarshal(g.vals["hooks"], &hooks) != nil {
+		return false
+	}
+	for _, h := range hooks {
+		var cmd string
+		if o, err := parseObject(h); err == nil && json.Unmarshal(o.vals["command"], &cmd) == nil && strings.TrimSpace(cmd) == command {
 			return true
 		}
 	}

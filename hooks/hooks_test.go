@@ -3,6 +3,7 @@ package hooks
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -217,5 +218,24 @@ func TestRelativeTo(t *testing.T) {
 	}
 	if relativeTo("/repo", nil) != nil {
 		t.Fatal("nil must stay nil")
+	}
+}
+
+// TestClaudeInstallMatchesKeysExactly: a Stop group whose keys differ from
+// Claude Code's only in case runs nothing there, so it is not taken for
+// git-ctx's hook: install adds the real one beside it.
+func TestClaudeInstallMatchesKeysExactly(t *testing.T) {
+	top, state := t.TempDir(), t.TempDir()
+	path := ClaudeSettingsPath(top)
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	folded := fmt.Sprintf(`{"hooks": {"Stop": [{"HOOKS": [{"type": "command", "COMMAND": %q}]}]}}`, ClaudeStopCommand)
+	os.WriteFile(path, []byte(folded), 0o644)
+	msg, err := InstallClaude(top, state)
+	if err != nil || strings.Contains(msg, "already") {
+		t.Fatalf("install beside a case-folded group: %q %v", msg, err)
+	}
+	data, _ := os.ReadFile(path)
+	if want := fmt.Sprintf(`"command": %q`, ClaudeStopCommand); !bytes.Contains(data, []byte(want)) || !bytes.Contains(data, []byte(`"HOOKS"`)) {
+		t.Fatalf("settings after install:\n%s", data)
 	}
 }
