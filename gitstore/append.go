@@ -62,18 +62,16 @@ type InitOptions struct {
 	Fanout int
 	Device Device
 	Author Author
-	// Base, when non-zero and the branch does not exist yet, is a commit
-	// (e.g. a fetched remote branch) the local branch starts from instead of
-	// a new root.
-	Base plumbing.Hash
-	// RepoID, when set, is written to the REPO file of a new branch (not
-	// one started from Base): every clone then reads the id from there.
+	// RepoID, when set, is written to the REPO file of a new branch:
+	// every clone then reads the id from there. (A clone that fetched a
+	// memory branch starts from its verified merge, sync.AdoptFetched,
+	// never from this.)
 	RepoID string
 }
 
 // InitResult says what Init did.
 type InitResult struct {
-	Created   bool // the branch was created (new root or from Base)
+	Created   bool // the branch was created (a new root)
 	Published bool // this device's key was added
 	Layout    Layout
 	Fanout    int // the branch's depth (View.Fanout)
@@ -193,13 +191,6 @@ func (s *Store) initOnce(ctx context.Context, opt InitOptions) (InitResult, erro
 		return res, err
 	}
 	now := time.Now()
-	if tip.IsZero() && !opt.Base.IsZero() {
-		if err := s.casRef(ctx, plumbing.ZeroHash, opt.Base, "ctx: init from "+opt.Base.String()); err != nil {
-			return res, err
-		}
-		res.Created = true
-		tip = opt.Base
-	}
 	if tip.IsZero() {
 		layout := opt.Layout
 		if layout == "" {

@@ -143,10 +143,14 @@ func Uninstall(ctx context.Context, r *gitrepo.Repo, sel Selection, opt Options)
 
 // Status describes every hook git-ctx knows.
 type Status struct {
-	Hooks      []HookState
-	Managers   []string
-	Claude     bool
-	Codex      bool
+	Hooks    []HookState
+	Managers []string
+	Claude   bool
+	Codex    bool
+	// ClaudeMCP is the `git ctx mcp` registration in the work tree's
+	// .mcp.json; CodexMCP, in Codex's own configuration.
+	ClaudeMCP  MCPState
+	CodexMCP   bool
 	BinaryPath string // git-ctx as found on PATH ("" if not)
 	LastRun    string
 }
@@ -170,8 +174,9 @@ func GetStatus(ctx context.Context, r *gitrepo.Repo, lookPath func(string) (stri
 	}
 	if top, err := r.WorkTree(ctx); err == nil && top != "" {
 		st.Claude = ClaudeInstalled(top)
+		st.ClaudeMCP = ClaudeMCPState(top)
 	}
-	st.Codex = CodexInstalled()
+	st.Codex, st.CodexMCP = CodexInstalled(), CodexMCPInstalled()
 	if p, err := lookPath("git-ctx"); err == nil {
 		st.BinaryPath = p
 	}

@@ -108,14 +108,10 @@ func Pull(ctx context.Context, m *workspace.Workspace, remote string, opt Option
 // fetchAndMerge is Pull without touching the cache.
 func fetchAndMerge(ctx context.Context, m *workspace.Workspace, remote string, opt Options) (*PullResult, error) {
 	st := m.Store
-	pol, err := LoadPolicy(m.Repo)
+	pol, res, err := newPull(ctx, m, remote)
 	if err != nil {
 		return nil, err
 	}
-	if pol.RepoID, err = m.UnfixedRepoID(ctx); err != nil && !errors.Is(err, gitrepo.ErrNoRepoID) {
-		return nil, err
-	}
-	res := &PullResult{Remote: remote, NewKeys: []string{}, Devices: []DeviceResult{}, Rejected: []Rejection{}, Superseded: []Superseded{}, SharedKeys: []SharedKey{}}
 	// What the remote was before this fetch: a package it held then was
 	// published there, whatever the fetched tip says now.
 	prev, err := st.ResolveRef(TrackingRef(remote))
@@ -132,6 +128,58 @@ func fetchAndMerge(ctx context.Context, m *workspace.Workspace, remote string, o
 		res.UpToDate = true
 		return res, nil
 	}
+	return res, mergeFetched(ctx, m, remote, prev, tipR, pol, res)
+}
+
+// AdoptFetched starts a clone without a memory branch from its memory
+// remote's branch fetched earlier (refs/remotes/REMOTE/ghyll/memory, brought
+// by `git fetch` or a mirror clone): the pull's verified merge of that
+// tracking ref, without fetching, so that what does not verify never becomes
+// this clone's branch; rejections go to the cache's quarantine as a pull's
+// do. It returns nil, nil when there is nothing to adopt: this clone has a
+// branch already, or REMOTE has no fetched ghyll/memory.
+func AdoptFetched(ctx context.Context, m *workspace.Workspace, remote string) (*PullResult, error) {
+	st := m.Store
+	tipL, err := st.Tip()
+	if err != nil || !tipL.IsZero() {
+		return nil, err
+	}
+	tipR, err := st.ResolveRef(TrackingRef(remote))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", TrackingRef(remote), err)
+	}
+	if tipR.IsZero() {
+		return nil, nil
+	}
+	pol, res, err := newPull(ctx, m, remote)
+	if err != nil {
+		return nil, err
+	}
+	if err := mergeFetched(ctx, m, remote, plumbing.ZeroHash, tipR, pol, res); err != nil {
+		return nil, err
+	}
+	if err := recordPull(ctx, m, res); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// newPull reads the trust policy and starts an empty result.
+func newPull(ctx context.Context, m *workspace.Workspace, remote string) (Policy, *PullResult, error) {
+	pol, err := LoadPolicy(m.Repo)
+	if err != nil {
+		return pol, nil, err
+	}
+	if pol.RepoID, err = m.UnfixedRepoID(ctx); err != nil && !errors.Is(err, gitrepo.ErrNoRepoID) {
+		return pol, nil, err
+	}
+	return pol, &PullResult{Remote: remote, NewKeys: []string{}, Devices: []DeviceResult{}, Rejected: []Rejection{}, Superseded: []Superseded{}, SharedKeys: []SharedKey{}}, nil
+}
+
+// mergeFetched merges the fetched tip tipR into the branch (pullOnce),
+// again while another writer moves the branch. prev is the tracking ref
+// before the fetch (zero for none).
+func mergeFetched(ctx context.Context, m *workspace.Workspace, remote string, prev, tipR plumbing.Hash, pol Policy, res *PullResult) error {
 	res.Fetched = tipR.String()
 	published := func(paths []string) (map[string]map[plumbing.Hash]bool, error) {
 		return remoteHistoryBlobs(ctx, m.Repo, trackingHistory(m.Repo, remote, prev, tipR), paths)
@@ -139,14 +187,10 @@ func fetchAndMerge(ctx context.Context, m *workspace.Workspace, remote string, o
 	for attempt := 0; ; attempt++ {
 		err := pullOnce(ctx, m, remote, tipR, pol, published, res)
 		if !errors.Is(err, gitstore.ErrBranchMoved) || attempt >= maxMergeAttempts {
-			if err != nil {
-				return nil, err
-			}
-			break
+			return err
 		}
 		jitter(ctx, attempt)
 	}
-	return res, nil
 }
 
 func pullOnce(ctx context.Context, m *workspace.Workspace, remote string, tipR plumbing.Hash, pol Policy, published publishedFunc, res *PullResult) error {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -25,6 +26,7 @@ import (
 	"github.com/git-ctx/git-ctx/internal/pretty"
 	"github.com/git-ctx/git-ctx/internal/termtext"
 	"github.com/git-ctx/git-ctx/internal/workspace"
+	ctxsync "github.com/git-ctx/git-ctx/sync"
 )
 
 func openMemory(c *cli.Context) (*workspace.Workspace, error) {
@@ -120,20 +122,31 @@ func cmdInit() *cli.Command {
 			if err != nil {
 				return err
 			}
-			res, err := m.Init(c.Context, layout)
+			res, adopted, err := initBranch(c.Context, m, layout)
 			if err != nil {
 				return err
 			}
 			w := c.App.Writer
 			if c.Bool("json") {
-				return output.Write(w, output.Init{Device: id.DeviceID, Fingerprint: checkpoint.Fingerprint(id.Public),
-					IdentityCreated: id.Created, Created: res.Created, Layout: string(res.Layout), Tip: res.Tip.String(),
-					Published: res.Published, Remote: c.String("remote"), RepoID: res.RepoID, Notes: res.Notes})
+				out := output.Init{Device: id.DeviceID, Fingerprint: checkpoint.Fingerprint(id.Public),
+					IdentityCreated: id.Created, Created: res.Created || adopted != nil, Layout: string(res.Layout), Tip: res.Tip.String(),
+					Published: res.Published, Remote: c.String("remote"), RepoID: res.RepoID, Notes: res.Notes}
+				if adopted != nil {
+					p := output.NewPull(adopted)
+					out.FromRemote = &p
+				}
+				if err := output.Write(w, out); err != nil {
+					return err
+				}
+				return adoptedErr(adopted)
 			}
 			if id.Created {
 				fmt.Fprintf(w, "Created device identity %s (key %s) in %s\n", id.DeviceID, checkpoint.Fingerprint(id.Public), id.KeyPath)
 			}
 			switch {
+			case adopted != nil:
+				printPull(w, adopted)
+				fmt.Fprintf(w, "Initialised memory branch ghyll/memory from %s (layout %s) at %s\n", termtext.Line(adopted.Remote), res.Layout, res.Tip.String()[:12])
 			case res.Created:
 				fmt.Fprintf(w, "Initialised memory branch ghyll/memory (layout %s) at %s\n", res.Layout, res.Tip.String()[:12])
 			default:
@@ -145,9 +158,33 @@ func cmdInit() *cli.Command {
 			for _, n := range res.Notes {
 				fmt.Fprintf(w, "Note: %s\n", n)
 			}
-			return nil
+			return adoptedErr(adopted)
 		},
 	}
+}
+
+// initBranch initialises the memory branch. A clone without one whose
+// memory remote's branch was fetched starts from it through the pull's
+// verified merge (sync.AdoptFetched; adopted is that merge's result, nil
+// when there was nothing to adopt), never from its unverified tip; then
+// Init publishes this device's key.
+func initBranch(ctx context.Context, m *workspace.Workspace, layout gitstore.Layout) (res workspace.InitReport, adopted *ctxsync.PullResult, err error) {
+	if remote := m.Repo.MemoryRemote(); remote != "" {
+		if adopted, err = ctxsync.AdoptFetched(ctx, m, remote); err != nil {
+			return res, nil, err
+		}
+	}
+	res, err = m.Init(ctx, layout)
+	return res, adopted, err
+}
+
+// adoptedErr is the exit status of an init that adopted a fetched branch:
+// a pull's (records rejected, a fork), once the branch is initialised.
+func adoptedErr(adopted *ctxsync.PullResult) error {
+	if adopted == nil {
+		return nil
+	}
+	return adopted.Err()
 }
 
 func cmdStatus() *cli.Command {

@@ -76,10 +76,16 @@ func hooksInstall(c *cli.Context) error {
 	}
 	var res output.HooksInstall
 	if tip, err := m.Store.Tip(); err == nil && tip.IsZero() {
-		if _, err := m.Init(c.Context, ""); err != nil {
+		_, adopted, err := initBranch(c.Context, m, "")
+		if err != nil {
 			return err
 		}
 		res.Initialized = true
+		if adopted != nil && !c.Bool("json") {
+			// What the verified merge rejected is quarantined and listed by
+			// 'git ctx log --unverified'; the hooks are installed anyway.
+			printPull(c.App.Writer, adopted)
+		}
 	}
 	lines, err := hooks.Install(c.Context, m.Repo, sel, hookOptions(c))
 	_, lerr := exec.LookPath("git-ctx")
@@ -159,6 +165,12 @@ func hooksStatus(c *cli.Context) error {
 	}
 	fmt.Fprintf(w, "%-12s %v\n", "claude", map[bool]string{true: "installed", false: "not installed"}[st.Claude])
 	fmt.Fprintf(w, "%-12s %v\n", "codex", map[bool]string{true: "installed", false: "not installed"}[st.Codex])
+	claudeMCP := output.MCPRegistration(st.ClaudeMCP)
+	if claudeMCP == "other" {
+		claudeMCP = "another server is registered as git-ctx (hooks install --agent claude --mcp --force replaces it)"
+	}
+	fmt.Fprintf(w, "%-12s %s\n", "claude mcp", claudeMCP)
+	fmt.Fprintf(w, "%-12s %v\n", "codex mcp", map[bool]string{true: "registered", false: "not registered"}[st.CodexMCP])
 	if len(st.Managers) > 0 {
 		fmt.Fprintf(w, "hook managers: %s\n", strings.Join(st.Managers, ", "))
 	}

@@ -203,6 +203,9 @@ type Init struct {
 	// Notes say what a ghyll-v1 branch means (emb outside the hash,
 	// where the records go).
 	Notes []string `json:"notes,omitempty"`
+	// FromRemote is the verified merge that started a new branch from the
+	// memory remote's fetched branch (pull's shape).
+	FromRemote *Pull `json:"from_remote,omitempty"`
 }
 
 // Reindex is `reindex --json`.

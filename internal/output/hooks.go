@@ -11,8 +11,13 @@ type HooksStatus struct {
 	Managers []string    `json:"managers"`
 	Claude   bool        `json:"claude"`
 	Codex    bool        `json:"codex"`
-	Binary   string      `json:"binary"`
-	LastRun  string      `json:"last_run,omitempty"`
+	// ClaudeMCP is "registered", "not registered", "other" (a git-ctx
+	// server that does not run `git ctx mcp`) or "unreadable" for the work
+	// tree's .mcp.json; CodexMCP, Codex's [mcp_servers.git-ctx].
+	ClaudeMCP string `json:"claude_mcp"`
+	CodexMCP  bool   `json:"codex_mcp"`
+	Binary    string `json:"binary"`
+	LastRun   string `json:"last_run,omitempty"`
 }
 
 // HookState is a `hooks` element of HooksStatus.
@@ -36,7 +41,22 @@ func NewHooksStatus(st *hooks.Status) HooksStatus {
 			return HookState{h.Hook, h.Path, h.Installed, h.Via, h.Modified, h.Chained, h.Foreign, h.Shared, h.OldForm}
 		}),
 		Managers: nonNil(st.Managers), Claude: st.Claude, Codex: st.Codex, Binary: st.BinaryPath, LastRun: st.LastRun,
+		ClaudeMCP: MCPRegistration(st.ClaudeMCP), CodexMCP: st.CodexMCP,
 	}
+}
+
+// MCPRegistration names the state of the .mcp.json registration:
+// "registered", "other", "unreadable" or "not registered".
+func MCPRegistration(m hooks.MCPState) string {
+	switch {
+	case m.Problem != "":
+		return "unreadable"
+	case m.Ours:
+		return "registered"
+	case m.Registered:
+		return "other"
+	}
+	return "not registered"
 }
 
 // HooksInstall is `hooks install --json`.

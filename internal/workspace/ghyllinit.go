@@ -68,11 +68,11 @@ const (
 )
 
 // ghyllNotes says what a ghyll-v1 branch means for "emb" and, for a branch
-// this run created as a new root (newRoot), where the records go and
+// this run created, where the records go and
 // whether ghyll finds them there.
-func (w *Workspace) ghyllNotes(ctx context.Context, rep InitReport, newRoot bool) ([]string, error) {
+func (w *Workspace) ghyllNotes(ctx context.Context, rep InitReport) ([]string, error) {
 	notes := []string{noteGhyllEmb}
-	if !rep.Created || !newRoot {
+	if !rep.Created {
 		return notes, nil
 	}
 	dir, err := w.GhyllRepoDir(ctx)

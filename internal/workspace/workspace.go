@@ -154,8 +154,10 @@ func (w *Workspace) Device() (gitstore.Device, error) {
 	return gitstore.Device{ID: id.DeviceID, Key: id.Private}, nil
 }
 
-// Init creates the memory branch if needed (from the memory remote's
-// fetched branch when there is one) and publishes this device's key. A new
+// Init creates the memory branch if needed and publishes this device's
+// key. It never adopts a fetched branch as it is: a clone whose memory
+// remote's branch was fetched takes it through the pull's verified merge
+// first (sync.AdoptFetched), and then finds the branch here. A new
 // branch gets its repository id fixed in its REPO file (newBranchRepoID);
 // the report's Notes say what a ghyll-v1 branch means (ghyllNotes).
 func (w *Workspace) Init(ctx context.Context, layout gitstore.Layout) (InitReport, error) {
@@ -167,11 +169,6 @@ func (w *Workspace) Init(ctx context.Context, layout gitstore.Layout) (InitRepor
 	if opt.RepoID, err = w.newBranchRepoID(ctx, layout); err != nil {
 		return InitReport{}, err
 	}
-	if remote := w.Repo.MemoryRemote(); remote != "" {
-		if h, err := w.Store.ResolveRef("refs/remotes/" + remote + "/ghyll/memory"); err == nil {
-			opt.Base = h
-		}
-	}
 	res, err := w.Store.Init(ctx, opt)
 	rep := InitReport{InitResult: res}
 	if err == nil && layout != "" && res.Layout != layout {
@@ -180,11 +177,11 @@ func (w *Workspace) Init(ctx context.Context, layout gitstore.Layout) (InitRepor
 	if err != nil {
 		return rep, err
 	}
-	if res.Created && opt.Base.IsZero() {
+	if res.Created {
 		rep.RepoID = opt.RepoID
 	}
 	if res.Layout == gitstore.LayoutGhyllV1 {
-		rep.Notes, err = w.ghyllNotes(ctx, rep, opt.Base.IsZero())
+		rep.Notes, err = w.ghyllNotes(ctx, rep)
 	}
 	return rep, err
 }
