@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 
@@ -205,6 +206,39 @@ func TestSchema7MigratedInPlace(t *testing.T) {
 	if got := workspacetest.RawCount(t, a.Workspace, fmt.Sprintf(`SELECT count(*) FROM meta WHERE key = 'schema' AND value = '%d'`, cache.SchemaVersion)); got != 1 {
 		t.Errorf("schema not %d after the migration", cache.SchemaVersion)
 	}
+	// The migrated file has the schema a rebuild makes, object for object.
+	migrated := schemaObjects(t, a.Workspace)
+	if err := a.Reindex(workspacetest.Ctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	if rebuilt := schemaObjects(t, a.Workspace); !reflect.DeepEqual(migrated, rebuilt) {
+		t.Errorf("schema after the migration:\n %q\nafter a rebuild:\n %q", migrated, rebuilt)
+	}
+}
+
+// schemaObjects lists the tables, indexes and triggers of m's cache file
+// with their SQL, whitespace folded.
+func schemaObjects(t *testing.T, m *workspace.Workspace) []string {
+	t.Helper()
+	db := workspacetest.OpenRaw(t, m)
+	defer db.Close()
+	rows, err := db.Query(`SELECT type, name, coalesce(sql, '') FROM sqlite_master ORDER BY type, name`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var typ, name, q string
+		if err := rows.Scan(&typ, &name, &q); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, typ+" "+name+" "+strings.Join(strings.Fields(q), " "))
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // TestSchema7MigratedOnce: processes opening the same schema 7 file at
