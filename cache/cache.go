@@ -40,8 +40,9 @@ import (
 )
 
 // SchemaVersion changes whenever the schema or the meaning of a column
-// changes; a cache of another version is rebuilt.
-const SchemaVersion = 7
+// changes; a cache of another version is migrated in place when migrations
+// holds a way from it, else rebuilt.
+const SchemaVersion = 8
 
 // FileName is the cache database inside <git-common-dir>/ctx.
 const FileName = "cache.db"
@@ -78,6 +79,12 @@ CREATE TABLE checkpoints (
     verified   INTEGER DEFAULT 1,
     imported   INTEGER DEFAULT 0
 );
+` + seedIndexes
+
+// seedIndexes are the seed document's indexes on its table. A rebuild
+// creates them (and the log index) after the rows are in: one sort each
+// instead of an index insert per row.
+const seedIndexes = `
 CREATE INDEX idx_checkpoints_session ON checkpoints(session);
 CREATE INDEX idx_checkpoints_device ON checkpoints(device);
 CREATE INDEX idx_checkpoints_repo ON checkpoints(repo);
@@ -103,8 +110,6 @@ CREATE TABLE records (
     rule         TEXT NOT NULL DEFAULT '',
     UNIQUE (repo_id, device, seq)
 );
--- Log order: newest first, then device, then chain position.
-CREATE INDEX idx_records_log ON records(repo_id, ts DESC, device, seq DESC);
 CREATE TABLE devices (
     id          TEXT PRIMARY KEY,
     public_key  TEXT NOT NULL,
@@ -161,7 +166,63 @@ CREATE TABLE commit_links (
 );
 CREATE INDEX idx_commit_links_commit ON commit_links(git_commit);
 CREATE INDEX idx_commit_links_chain ON commit_links(repo_id, device, branch, kind, seq);
+` + deviceCountsTable + logIndex
+
+// logIndex serves log: newest first, then device, then chain position.
+const logIndex = `
+CREATE INDEX idx_records_log ON records(repo_id, ts DESC, device, seq DESC);
 `
+
+// deviceCountsTable (schema 8) keeps, per repository and device, what
+// status and the device list count: the records rows, how many of them are
+// verified, and the newest ts. deviceCountsTrigger maintains it on every
+// records insert (a refresh, a pull's indexing; rows are never updated or
+// deleted), so reading the counts costs O(devices), not a walk of every
+// index entry (issue 18, item 3). The checkpoints row is inserted before
+// its records row (Writer.AddCheckpoint), so the trigger sees its verified
+// flag. A rebuild (and the migration from schema 7) fills the table once
+// with deviceCountsFill after the rows are in and only then creates the
+// trigger: one grouped pass instead of an upsert per row.
+const deviceCountsTable = `
+CREATE TABLE device_counts (
+    repo_id  TEXT NOT NULL,
+    device   TEXT NOT NULL,
+    n        INTEGER NOT NULL,
+    verified INTEGER NOT NULL,
+    last_ts  INTEGER NOT NULL,
+    PRIMARY KEY (repo_id, device)
+) WITHOUT ROWID;
+`
+
+const deviceCountsFill = `
+INSERT INTO device_counts(repo_id, device, n, verified, last_ts)
+    SELECT r.repo_id, r.device, count(*), coalesce(sum(c.verified), 0), max(r.ts)
+    FROM records r LEFT JOIN checkpoints c ON c.hash = r.hash GROUP BY r.repo_id, r.device;
+`
+
+const deviceCountsTrigger = `
+CREATE TRIGGER records_device_counts AFTER INSERT ON records BEGIN
+    INSERT INTO device_counts(repo_id, device, n, verified, last_ts)
+    VALUES (NEW.repo_id, NEW.device, 1,
+        coalesce((SELECT verified FROM checkpoints WHERE hash = NEW.hash), 0), NEW.ts)
+    ON CONFLICT (repo_id, device) DO UPDATE SET n = n + 1, verified = verified + excluded.verified,
+        last_ts = max(last_ts, excluded.last_ts);
+END;
+`
+
+// bulkDeferred is what a rebuild creates after the fill: the indexes that
+// no query of the fill reads, and the per-device counts with their trigger
+// (the schema is then exactly seedSchema + extraSchema).
+const bulkDeferred = seedIndexes + logIndex + deviceCountsFill + deviceCountsTrigger
+
+// migrations bring a file of an earlier schema version up to SchemaVersion
+// in place, giving what a rebuild would give without reading the branch
+// again (at 100k records a rebuild verifies 100k signatures). A version
+// without an entry is rebuilt.
+var migrations = map[string]string{
+	// 7 → 8: the per-device counts, counted once from the rows there are.
+	"7": deviceCountsTable + deviceCountsFill + deviceCountsTrigger,
+}
 
 const ftsSchema = `
 CREATE VIRTUAL TABLE checkpoints_fts USING fts5(
@@ -262,11 +323,48 @@ func openFile(path string) (*DB, error) {
 		return nil, fmt.Errorf("%w: %s is unreadable (%v)", ErrNeedRebuild, path, err)
 	}
 	if v.String != fmt.Sprint(SchemaVersion) {
-		db.Close()
-		return nil, fmt.Errorf("%w: schema %s, this git-ctx uses %d", ErrNeedRebuild, v.String, SchemaVersion)
+		if err := migrate(db, v.String); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("%w: %s: %w", ErrNeedRebuild, path, err)
+		}
 	}
 	d.FTS, d.openTip = fts == 1, tip.String
 	return d, nil
+}
+
+// migrate brings the file open in db from schema version from to
+// SchemaVersion in one write transaction (BEGIN IMMEDIATE: of processes
+// opening the same old file, one migrates and the others find it done).
+func migrate(db *sql.DB, from string) error {
+	if _, ok := migrations[from]; !ok {
+		return fmt.Errorf("schema %s, this git-ctx uses %d", from, SchemaVersion)
+	}
+	tx, err := db.Begin()
+	if err != nil {
+		return fmt.Errorf("migrate schema %s: %w", from, err)
+	}
+	defer tx.Rollback()
+	var v string
+	if err := tx.QueryRow(`SELECT value FROM meta WHERE key = 'schema'`).Scan(&v); err != nil {
+		return fmt.Errorf("migrate schema %s: %w", from, err)
+	}
+	if v == fmt.Sprint(SchemaVersion) {
+		return nil // another process migrated it while we waited
+	}
+	q, ok := migrations[v]
+	if !ok {
+		return fmt.Errorf("schema %s, this git-ctx uses %d", v, SchemaVersion)
+	}
+	if _, err := tx.Exec(q); err != nil {
+		return fmt.Errorf("migrate schema %s: %w", v, err)
+	}
+	if _, err := tx.Exec(`UPDATE meta SET value = ? WHERE key = 'schema'`, fmt.Sprint(SchemaVersion)); err != nil {
+		return fmt.Errorf("migrate schema %s: %w", v, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("migrate schema %s: %w", v, err)
+	}
+	return nil
 }
 
 // Close releases the database and the lock (and, after DiscardOnClose,
@@ -308,12 +406,15 @@ func Rebuild(ctx context.Context, dir string, fill func(w *Writer) error) error 
 			os.Remove(p)
 		}
 	}()
-	db, err := sql.Open("sqlite3", "file:"+tmp+"?_journal_mode=OFF&_synchronous=OFF&_txlock=immediate")
+	db, err := sql.Open("sqlite3", "file:"+tmp+"?_journal_mode=OFF&_synchronous=OFF&_txlock=immediate&_cache_size=-16384")
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	if _, err := db.Exec(seedSchema + extraSchema); err != nil {
+	// The tables first; the indexes no fill query reads, the per-device
+	// counts and their trigger after the rows (bulkDeferred).
+	schema := strings.NewReplacer(seedIndexes, "", logIndex, "").Replace(seedSchema + extraSchema)
+	if _, err := db.Exec(schema); err != nil {
 		return fmt.Errorf("create cache schema: %w", err)
 	}
 	fts := true
@@ -322,6 +423,11 @@ func Rebuild(ctx context.Context, dir string, fill func(w *Writer) error) error 
 			return fmt.Errorf("create full-text index: %w", err)
 		}
 		fts = false
+	}
+	if fts {
+		if _, err := db.Exec(`INSERT INTO checkpoints_fts(checkpoints_fts, rank) VALUES ('automerge', 0)`); err != nil {
+			return err
+		}
 	}
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
@@ -338,6 +444,16 @@ func Rebuild(ctx context.Context, dir string, fill func(w *Writer) error) error 
 		return err
 	}
 	w.close()
+	if fts {
+		if _, err := tx.Exec(`INSERT INTO checkpoints_fts(checkpoints_fts, rank) VALUES ('automerge', 4); INSERT INTO checkpoints_fts(checkpoints_fts) VALUES ('optimize');`); err != nil {
+			tx.Rollback()
+			return err
+		}
+	}
+	if _, err := tx.Exec(bulkDeferred); err != nil {
+		tx.Rollback()
+		return fmt.Errorf("index the cache's records: %w", err)
+	}
 	if _, err := tx.Exec(`INSERT INTO meta(key, value) VALUES ('schema', ?)`, fmt.Sprint(SchemaVersion)); err != nil {
 		tx.Rollback()
 		return err

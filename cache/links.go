@@ -66,7 +66,7 @@ func (w *Writer) link(repoID, hash, device, branch, session, summary string, seq
 		return err
 	}
 	var p sql.NullInt64
-	if err := s.QueryRowContext(w.ctx, repoID, device, branch, seq).Scan(&p); err != nil {
+	if err := s.QueryRowContext(w.exCtx, repoID, device, branch, seq).Scan(&p); err != nil {
 		return fmt.Errorf("cache commit links: %w", err)
 	}
 	if p.Valid {
@@ -80,7 +80,7 @@ func (w *Writer) link(repoID, hash, device, branch, session, summary string, seq
 	if err != nil {
 		return err
 	}
-	rows, err := q.QueryContext(w.ctx, repoID, device, prev, seq, branch)
+	rows, err := q.QueryContext(w.exCtx, repoID, device, prev, seq, branch)
 	if err != nil {
 		return fmt.Errorf("cache commit links: %w", err)
 	}

@@ -469,11 +469,13 @@ func (d *DB) Devices(ctx context.Context) ([]Device, error) {
 	return out, rows.Err()
 }
 
-// Counts returns the number of checkpoints of repoID, in all and by device.
+// Counts returns the number of checkpoints of repoID, in all and by device:
+// read from device_counts, one row per device (schema 8), not counted over
+// the records.
 func (d *DB) Counts(ctx context.Context, repoID string) (int, map[string]int, error) {
-	rows, err := d.db.QueryContext(ctx, `SELECT device, count(*) FROM records WHERE repo_id = ? GROUP BY device`, repoID)
+	rows, err := d.db.QueryContext(ctx, `SELECT device, n FROM device_counts WHERE repo_id = ?`, repoID)
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, fmt.Errorf("cache counts: %w", err)
 	}
 	defer rows.Close()
 	total, by := 0, map[string]int{}
@@ -505,12 +507,12 @@ type DeviceStat struct {
 	Verified int
 }
 
-// DeviceStats returns per-device counts and last-seen times in repoID.
+// DeviceStats returns per-device counts and last-seen times in repoID (from
+// device_counts: O(devices)).
 func (d *DB) DeviceStats(ctx context.Context, repoID string) (map[string]DeviceStat, error) {
-	rows, err := d.db.QueryContext(ctx, `SELECT r.device, count(*), max(r.ts), sum(c.verified) FROM records r
-		JOIN checkpoints c ON c.hash = r.hash WHERE r.repo_id = ? GROUP BY r.device`, repoID)
+	rows, err := d.db.QueryContext(ctx, `SELECT device, n, last_ts, verified FROM device_counts WHERE repo_id = ?`, repoID)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("cache device stats: %w", err)
 	}
 	defer rows.Close()
 	out := map[string]DeviceStat{}
