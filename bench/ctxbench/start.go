@@ -23,7 +23,12 @@ import (
 var (
 	startSizes = flag.String("start", "", "start-up benchmark at these branch sizes (comma-separated checkpoints); runs alone")
 	startBase  = flag.String("startbase", "", "with -start: also measure this git-ctx binary (e.g. a build of the commit before), interleaved in the same run")
+	startFull  = flag.String("startfull", "", "with -start: also measure `version` of this binary (git-ctx-full: everything linked, as git-ctx was before the lean build), interleaved")
 )
+
+// startFloorTags are the tags bench/startfloor is built with: the shipped
+// ones (the lean tag changes nothing in it).
+const startFloorTags = "sqlite_fts5,urfave_cli_no_docs"
 
 // startCmd is one measured command line.
 type startCmd struct {
@@ -48,6 +53,10 @@ func benchStart(dir string) bool {
 	// The same with cgo: dynamically linked against libc, as git-ctx is
 	// (mattn/go-sqlite3).
 	emptyCgo := buildEmpty(dir, "emptycgo", "package main\n\nimport \"C\"\n\nfunc main() {}\n")
+	// The dependency floor: the other modules' packages the lean git-ctx
+	// imports (go-git, go-sqlite3, age, blake3, urfave/cli, x/sys, x/term),
+	// linked and initialised, nothing else.
+	depFloor := buildFloor(dir)
 	load, _ := os.ReadFile("/proc/loadavg")
 	fmt.Printf("Start-up, %s, GOMAXPROCS=%d, load average at start: %s\n\n", runtime.Version(), runtime.GOMAXPROCS(0), strings.Join(strings.Fields(string(load))[:3], " "))
 	printInitTrace()
@@ -76,9 +85,15 @@ func benchStart(dir string) bool {
 			{"`git ctx search refresh token`", *binary, []string{"search", "refresh", "token"}},
 		}
 		if *startBase != "" {
-			for _, c := range cmds[2:] {
+			for _, c := range cmds[2:7] {
 				cmds = append(cmds, startCmd{c.name + ", baseline binary", *startBase, c.args})
 			}
+		}
+		// After the baseline's rows (indexes 7–11 stay theirs): the
+		// dependency floor and the full build's `version`.
+		cmds = append(cmds, startCmd{startFloorName, depFloor, nil})
+		if *startFull != "" {
+			cmds = append(cmds, startCmd{"`git-ctx-full version` (everything linked)", *startFull, []string{"version"}})
 		}
 		for _, c := range cmds { // warm the cache and the page cache
 			startRun(repo, c.bin, c.args)
@@ -96,7 +111,7 @@ func benchStart(dir string) bool {
 			switch {
 			case j > 2 && j < 7:
 				diff, cpuDiff = fmtDur(m.wall-ver.wall), fmtDur(m.cpu-ver.cpu)
-			case j > 7: // a baseline read command, against the baseline version
+			case j > 7 && j < 12 && *startBase != "": // a baseline read command, against the baseline version
 				bv := startMedian(samples[7])
 				diff, cpuDiff = fmtDur(m.wall-bv.wall), fmtDur(m.cpu-bv.cpu)
 			}
@@ -106,6 +121,21 @@ func benchStart(dir string) bool {
 		startTargets(n, cmds, samples)
 	}
 	return true
+}
+
+// startFloorName is the dependency floor's row.
+const startFloorName = "dependency floor (bench/startfloor)"
+
+// buildFloor compiles bench/startfloor with the shipped tags, from the
+// module this benchmark belongs to (found with `go env GOMOD`).
+func buildFloor(dir string) string {
+	gomod := strings.TrimSpace(output(".", "go", "env", "GOMOD"))
+	if gomod == "" || gomod == os.DevNull {
+		fatal(fmt.Errorf("-start: run ctxbench inside git-ctx's module (bench/startfloor is built from it)"))
+	}
+	bin := filepath.Join(dir, "startfloor.bin")
+	run(filepath.Dir(gomod), "go", "build", "-tags", startFloorTags, "-trimpath", "-o", bin, "./bench/startfloor")
+	return bin
 }
 
 // buildEmpty compiles the one-file program src as module name with the go
@@ -224,6 +254,12 @@ func startTargets(n int, cmds []startCmd, samples [][]startSample) {
 	detail := fmt.Sprintf("median of %d, interleaved", *runs)
 	brRecord("3.version", ver.cpu.Seconds(), floor.cpu.Seconds(), detail+fmt.Sprintf("; cgo empty binary %s", fmtDur(startMedian(samples[1]).cpu)))
 	brRecord("3.version-wall", ver.wall.Seconds(), floor.wall.Seconds(), detail)
+	for j, c := range cmds {
+		if c.name == startFloorName {
+			dep := startMedian(samples[j])
+			brRecord("3.version-deps", ver.cpu.Seconds(), dep.cpu.Seconds(), detail+fmt.Sprintf("; the floor is %.2f× the empty binary", dep.cpu.Seconds()/floor.cpu.Seconds()))
+		}
+	}
 	for j, id := range []string{"3.log", "3.status", "3.show", "3.search"} {
 		m := startMedian(samples[3+j])
 		brRecord(id+"@"+brSize(n), m.cpu.Seconds(), ver.cpu.Seconds(), fmt.Sprintf("wall %s, `version` %s", fmtDur(m.wall), fmtDur(ver.wall)))
