@@ -24,11 +24,8 @@ var (
 	startSizes = flag.String("start", "", "start-up benchmark at these branch sizes (comma-separated checkpoints); runs alone")
 	startBase  = flag.String("startbase", "", "with -start: also measure this git-ctx binary (e.g. a build of the commit before), interleaved in the same run")
 	startFull  = flag.String("startfull", "", "with -start: also measure `version` of this binary (git-ctx-full: everything linked, as git-ctx was before the lean build), interleaved")
+	startFloor = flag.String("startfloor", "", "with -start: the dependency floor, a build of bench/startfloor with the shipped tags (scripts/bench.sh builds it), measured interleaved")
 )
-
-// startFloorTags are the tags bench/startfloor is built with: the shipped
-// ones (the lean tag changes nothing in it).
-const startFloorTags = "sqlite_fts5,urfave_cli_no_docs"
 
 // startCmd is one measured command line.
 type startCmd struct {
@@ -53,10 +50,6 @@ func benchStart(dir string) bool {
 	// The same with cgo: dynamically linked against libc, as git-ctx is
 	// (mattn/go-sqlite3).
 	emptyCgo := buildEmpty(dir, "emptycgo", "package main\n\nimport \"C\"\n\nfunc main() {}\n")
-	// The dependency floor: the other modules' packages the lean git-ctx
-	// imports (go-git, go-sqlite3, age, blake3, urfave/cli, x/sys, x/term),
-	// linked and initialised, nothing else.
-	depFloor := buildFloor(dir)
 	load, _ := os.ReadFile("/proc/loadavg")
 	fmt.Printf("Start-up, %s, GOMAXPROCS=%d, load average at start: %s\n\n", runtime.Version(), runtime.GOMAXPROCS(0), strings.Join(strings.Fields(string(load))[:3], " "))
 	printInitTrace()
@@ -90,8 +83,13 @@ func benchStart(dir string) bool {
 			}
 		}
 		// After the baseline's rows (indexes 7–11 stay theirs): the
-		// dependency floor and the full build's `version`.
-		cmds = append(cmds, startCmd{startFloorName, depFloor, nil})
+		// dependency floor (the other modules' packages the lean git-ctx
+		// imports: go-git, go-sqlite3, age, blake3, urfave/cli, x/sys,
+		// x/term, linked and initialised, nothing else) and the full
+		// build's `version`.
+		if *startFloor != "" {
+			cmds = append(cmds, startCmd{startFloorName, *startFloor, nil})
+		}
 		if *startFull != "" {
 			cmds = append(cmds, startCmd{"`git-ctx-full version` (everything linked)", *startFull, []string{"version"}})
 		}
@@ -125,18 +123,6 @@ func benchStart(dir string) bool {
 
 // startFloorName is the dependency floor's row.
 const startFloorName = "dependency floor (bench/startfloor)"
-
-// buildFloor compiles bench/startfloor with the shipped tags, from the
-// module this benchmark belongs to (found with `go env GOMOD`).
-func buildFloor(dir string) string {
-	gomod := strings.TrimSpace(output(".", "go", "env", "GOMOD"))
-	if gomod == "" || gomod == os.DevNull {
-		fatal(fmt.Errorf("-start: run ctxbench inside git-ctx's module (bench/startfloor is built from it)"))
-	}
-	bin := filepath.Join(dir, "startfloor.bin")
-	run(filepath.Dir(gomod), "go", "build", "-tags", startFloorTags, "-trimpath", "-o", bin, "./bench/startfloor")
-	return bin
-}
 
 // buildEmpty compiles the one-file program src as module name with the go
 // command on PATH, which must be the Go that built this benchmark, for a
