@@ -122,3 +122,30 @@ const (
 	shippedTags   = "sqlite_fts5,urfave_cli_no_docs,ctx_lean"
 	companionTags = "sqlite_fts5,urfave_cli_no_docs"
 )
+
+// FuzzCompanionCommand: any command line (NUL-separated words) is
+// classified without a panic, and only one naming mcp or session (after
+// the paging flags) is ever handed off.
+func FuzzCompanionCommand(f *testing.F) {
+	for _, s := range []string{"mcp", "-p\x00mcp", "session\x00push\x00--store\x00s3://b", "session\x00list\x00--store=s3://b", "session\x00--store", "session\x00x\x00-store", "log\x00mcp", "--\x00mcp", ""} {
+		f.Add(s)
+	}
+	dir := f.TempDir() // not a repository: a session without --store reads no config
+	f.Fuzz(func(t *testing.T, line string) {
+		args := strings.Split(line, "\x00")
+		got := companionCommand(context.Background(), args, dir)
+		if got == "" {
+			return
+		}
+		i := 0
+		for i < len(args) && isGlobalFlag(args[i]) {
+			i++
+		}
+		if i == len(args) || (args[i] != "mcp" && args[i] != "session") {
+			t.Fatalf("companionCommand(%q) = %q: handed off a command that is neither mcp nor session", args, got)
+		}
+		if args[i] == "session" && !strings.Contains(line, "s3://") {
+			t.Fatalf("companionCommand(%q) = %q without an s3:// store", args, got)
+		}
+	})
+}
