@@ -5,6 +5,12 @@ TAGS    := sqlite_fts5
 # markdown libraries it initialises at every start); the tests build without
 # it, so that TestManPageUpToDate can regenerate docs/git-ctx.1.
 BUILDTAGS := $(TAGS),urfave_cli_no_docs
+# The shipped pair (docs/ARCHITECTURE.md, "Two executables"): git-ctx is
+# built with ctx_lean and links neither the MCP SDK nor the AWS SDK (their
+# init would run at every start); git-ctx-full, the same main package
+# without it, has both, and git-ctx hands `mcp` and s3:// session commands
+# to it.
+LEANTAGS  := $(BUILDTAGS),ctx_lean
 VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
@@ -13,7 +19,8 @@ LDFLAGS := -X main.version=$(VERSION)
 all: build
 
 build:
-	$(GO) build -tags $(BUILDTAGS) -trimpath -ldflags "$(LDFLAGS)" -o bin/git-ctx ./cmd/git-ctx
+	$(GO) build -tags $(LEANTAGS) -trimpath -ldflags "$(LDFLAGS)" -o bin/git-ctx ./cmd/git-ctx
+	$(GO) build -tags $(BUILDTAGS) -trimpath -ldflags "$(LDFLAGS)" -o bin/git-ctx-full ./cmd/git-ctx
 
 install:
 	./install.sh
@@ -34,6 +41,7 @@ check:
 	if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) vet -tags $(TAGS) ./...
 	$(GO) vet -tags $(BUILDTAGS) ./cmd/git-ctx
+	$(GO) vet -tags $(LEANTAGS) ./cmd/git-ctx ./internal/recall ./sessions/store
 
 # staticcheck clean, and no function above cyclomatic complexity 25
 # (docs/ARCHITECTURE.md). Pinned versions, fetched by the go command.

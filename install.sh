@@ -1,6 +1,7 @@
 #!/bin/sh
-# Installs git-ctx so that `git ctx` works: builds the binary (with SQLite
-# full-text search) into ${PREFIX:-$HOME/.local}/bin. Safe to run again.
+# Installs git-ctx so that `git ctx` works: builds git-ctx and git-ctx-full
+# (with SQLite full-text search) into ${PREFIX:-$HOME/.local}/bin. Safe to
+# run again.
 set -eu
 PREFIX=${PREFIX:-$HOME/.local}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -18,12 +19,22 @@ fi
 version=$(git describe --tags --always --dirty 2>/dev/null || echo dev)
 bindir="$PREFIX/bin"
 mkdir -p "$bindir"
+# Two executables from the same source (docs/ARCHITECTURE.md, "Two
+# executables"): git-ctx, built lean (tag ctx_lean: no MCP SDK, no AWS SDK,
+# a faster start for every command and hook), and git-ctx-full beside it,
+# which git-ctx runs for `git ctx mcp` and for sessions in an s3:// store.
 tmp="$bindir/.git-ctx.$$"
-trap 'rm -f "$tmp"' EXIT INT TERM
-CGO_ENABLED=1 go build -tags sqlite_fts5,urfave_cli_no_docs -trimpath -ldflags "-X main.version=$version" -o "$tmp" ./cmd/git-ctx
+tmpfull="$bindir/.git-ctx-full.$$"
+trap 'rm -f "$tmp" "$tmpfull"' EXIT INT TERM
+tags=sqlite_fts5,urfave_cli_no_docs
+CGO_ENABLED=1 go build -tags "$tags,ctx_lean" -trimpath -ldflags "-X main.version=$version" -o "$tmp" ./cmd/git-ctx
+CGO_ENABLED=1 go build -tags "$tags" -trimpath -ldflags "-X main.version=$version" -o "$tmpfull" ./cmd/git-ctx
+# The companion first: a git-ctx already on PATH never finds a newer lean
+# binary without it.
+mv -f "$tmpfull" "$bindir/git-ctx-full"
 mv -f "$tmp" "$bindir/git-ctx"
 trap - EXIT INT TERM
-echo "Installed git-ctx $version to $bindir/git-ctx"
+echo "Installed git-ctx $version to $bindir/git-ctx (and $bindir/git-ctx-full, for 'git ctx mcp' and S3 session stores)"
 
 # The man page (git help ctx, git ctx --help): docs/git-ctx.1, generated from
 # the command definitions (TestManPageUpToDate keeps it so; the installed

@@ -22,7 +22,8 @@ import (
 // Set by TestMain.
 var (
 	binDir   string // directory holding the built git-ctx
-	binPath  string // the built git-ctx
+	binPath  string // the built git-ctx (lean, as shipped)
+	fullPath string // the built git-ctx-full beside it
 	gitPath  string // the real git executable
 	origPATH string
 )
@@ -58,12 +59,20 @@ func testMain(m *testing.M) int {
 	}
 	defer os.RemoveAll(binDir)
 	binPath = filepath.Join(binDir, "git-ctx")
-	// The shipped build (Makefile, install.sh): without the man-page renderer.
-	build := exec.Command("go", "build", "-tags", "sqlite_fts5,urfave_cli_no_docs", "-o", binPath, "./cmd/git-ctx")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "integration: go build failed: %v\n%s", err, out)
-		return 1
+	fullPath = filepath.Join(binDir, "git-ctx-full")
+	// The shipped pair (Makefile, install.sh): without the man-page
+	// renderer; git-ctx lean (ctx_lean: no MCP or AWS SDK), handing `mcp`
+	// and s3:// session commands to git-ctx-full beside it.
+	for _, b := range []struct{ tags, out string }{
+		{"sqlite_fts5,urfave_cli_no_docs,ctx_lean", binPath},
+		{"sqlite_fts5,urfave_cli_no_docs", fullPath},
+	} {
+		build := exec.Command("go", "build", "-tags", b.tags, "-o", b.out, "./cmd/git-ctx")
+		build.Dir = root
+		if out, err := build.CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "integration: go build -tags %s failed: %v\n%s", b.tags, err, out)
+			return 1
+		}
 	}
 	defer s3test.StopShared() // the S3 server of the S3 session tests, if one started
 	return m.Run()

@@ -21,12 +21,16 @@ const i18startOwnInitBudget = 20 << 10
 // linking one puts its init into every command's start. blackfriday (1–2 ms
 // of init, 200 KiB) came with urfave/cli's man-page renderer: the shipped
 // build (tag urfave_cli_no_docs, as the harness builds it) leaves it out.
-// net, net/http, crypto/tls and crypto/x509 are linked since the S3 session
-// store (AWS SDK v2) and the MCP server (its Go SDK) landed: with the SDKs'
-// own packages they add ~7 ms of init clock to every start (inittrace, load
-// 5; docs/PERFORMANCE.md, "Fast start"), an open item-3 cost of issue 18.
+// The MCP server (its Go SDK and jsonschema-go) and the S3 session store
+// (the AWS SDK v2), with the net/http, crypto/tls and crypto/x509 they
+// bring, added 5–8 ms of init to every start: the shipped git-ctx leaves
+// them to git-ctx-full (tag ctx_lean; docs/ARCHITECTURE.md, "Two
+// executables"), and the harness's binPath is that lean build.
 var i18startNotLinked = []string{"html/template",
-	"github.com/russross/blackfriday/v2", "github.com/cpuguy83/go-md2man/v2/md2man"}
+	"github.com/russross/blackfriday/v2", "github.com/cpuguy83/go-md2man/v2/md2man",
+	"net/http", "crypto/tls", "crypto/x509",
+	"github.com/aws/aws-sdk-go-v2/service/s3", "github.com/aws/aws-sdk-go-v2/config",
+	"github.com/modelcontextprotocol/go-sdk/mcp", "github.com/google/jsonschema-go/jsonschema"}
 
 // i18startInit is one line of the Go runtime's init trace.
 type i18startInit struct {

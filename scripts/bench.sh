@@ -46,8 +46,13 @@ targets="$tmp/targets.jsonl"
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 t0=$(date +%s)
 
-# The shipped build (Makefile's BUILDTAGS).
-go build -tags sqlite_fts5,urfave_cli_no_docs -trimpath -o "$tmp/git-ctx" ./cmd/git-ctx
+# The shipped pair (Makefile's LEANTAGS and BUILDTAGS): git-ctx is
+# measured; git-ctx-full sits beside it (for mcp and s3:// session stores)
+# and its `version` is measured beside the lean one's (-startfull).
+go build -tags sqlite_fts5,urfave_cli_no_docs,ctx_lean -trimpath -o "$tmp/git-ctx" ./cmd/git-ctx
+go build -tags sqlite_fts5,urfave_cli_no_docs -trimpath -o "$tmp/git-ctx-full" ./cmd/git-ctx
+# The start-up benchmark's dependency floor (bench/startfloor).
+go build -tags sqlite_fts5,urfave_cli_no_docs -trimpath -o "$tmp/startfloor" ./bench/startfloor
 go build -tags sqlite_fts5 -o "$tmp/ctxbench" ./bench/ctxbench
 bench() { "$tmp/ctxbench" -bin "$tmp/git-ctx" -work "$work" -targets "$targets" "$@"; }
 phase() { echo "bench.sh [$SCALE]: $1 ($(($(date +%s) - t0)) s so far) ..." >&2; }
@@ -57,7 +62,7 @@ go test -tags sqlite_fts5 -run '^$' -bench . -benchtime 200x ./gitstore >"$tmp/g
 phase "ctxbench sizes=$SIZES runs=$RUNS ${main_args[*]}"
 bench -sizes "$SIZES" -runs "$RUNS" "${main_args[@]}" >"$tmp/harness.md"
 phase "ctxbench ${start_args[*]}"
-bench "${start_args[@]}" >"$tmp/start.md"
+bench "${start_args[@]}" -startfull "$tmp/git-ctx-full" -startfloor "$tmp/startfloor" >"$tmp/start.md"
 phase "ctxbench ${verify_args[*]}"
 bench -runs "$RUNS" "${verify_args[@]}" >"$tmp/verify.md"
 phase "ctxbench ${session_args[*]}"

@@ -86,6 +86,7 @@ var brCatalogue = map[string]brSpec{
 	"2.stall-max":      {2, "hooked `git commit`: slowest of consecutive commits", brSeconds, "slowest `git commit` without the hook", "no commit over 250 ms (1,000 commits at 100k)", 0.25, brOnFigure, false, []string{"100k"}},
 	"3.version":        {3, "`git ctx version`, CPU", brSeconds, "an empty Go binary", "≤ 1.5× an empty Go binary's start", 1.5, brOnRatio, false, []string{""}},
 	"3.version-wall":   {3, "`git ctx version`, wall", brSeconds, "an empty Go binary", "≤ 1.5× an empty Go binary's start", 1.5, brOnRatio, false, []string{""}},
+	"3.version-deps":   {3, "`git ctx version`, CPU, against its dependencies", brSeconds, "bench/startfloor: only the other modules' packages git-ctx imports (go-git, go-sqlite3, age, blake3, urfave/cli), linked and exiting", "≤ 1.5× (the issue's ratio, over the floor no build of git-ctx can go below)", 1.5, brOnRatio, false, []string{""}},
 	"3.log":            {3, "`git ctx log -n 20`, CPU", brSeconds, "`git ctx version`", "within 15 ms of `version` at 100k", 0.015, brOnExcess, false, []string{"100k"}},
 	"3.status":         {3, "`git ctx status`, CPU", brSeconds, "`git ctx version`", "within 15 ms of `version` at 100k", 0.015, brOnExcess, false, []string{"100k"}},
 	"3.show":           {3, "`git ctx show <id>`, CPU", brSeconds, "`git ctx version`", "within 15 ms of `version` at 100k", 0.015, brOnExcess, false, []string{"100k"}},

@@ -23,6 +23,8 @@ import (
 var (
 	startSizes = flag.String("start", "", "start-up benchmark at these branch sizes (comma-separated checkpoints); runs alone")
 	startBase  = flag.String("startbase", "", "with -start: also measure this git-ctx binary (e.g. a build of the commit before), interleaved in the same run")
+	startFull  = flag.String("startfull", "", "with -start: also measure `version` of this binary (git-ctx-full: everything linked, as git-ctx was before the lean build), interleaved")
+	startFloor = flag.String("startfloor", "", "with -start: the dependency floor, a build of bench/startfloor with the shipped tags (scripts/bench.sh builds it), measured interleaved")
 )
 
 // startCmd is one measured command line.
@@ -76,9 +78,20 @@ func benchStart(dir string) bool {
 			{"`git ctx search refresh token`", *binary, []string{"search", "refresh", "token"}},
 		}
 		if *startBase != "" {
-			for _, c := range cmds[2:] {
+			for _, c := range cmds[2:7] {
 				cmds = append(cmds, startCmd{c.name + ", baseline binary", *startBase, c.args})
 			}
+		}
+		// After the baseline's rows (indexes 7–11 stay theirs): the
+		// dependency floor (the other modules' packages the lean git-ctx
+		// imports: go-git, go-sqlite3, age, blake3, urfave/cli, x/sys,
+		// x/term, linked and initialised, nothing else) and the full
+		// build's `version`.
+		if *startFloor != "" {
+			cmds = append(cmds, startCmd{startFloorName, *startFloor, nil})
+		}
+		if *startFull != "" {
+			cmds = append(cmds, startCmd{"`git-ctx-full version` (everything linked)", *startFull, []string{"version"}})
 		}
 		for _, c := range cmds { // warm the cache and the page cache
 			startRun(repo, c.bin, c.args)
@@ -96,7 +109,7 @@ func benchStart(dir string) bool {
 			switch {
 			case j > 2 && j < 7:
 				diff, cpuDiff = fmtDur(m.wall-ver.wall), fmtDur(m.cpu-ver.cpu)
-			case j > 7: // a baseline read command, against the baseline version
+			case j > 7 && j < 12 && *startBase != "": // a baseline read command, against the baseline version
 				bv := startMedian(samples[7])
 				diff, cpuDiff = fmtDur(m.wall-bv.wall), fmtDur(m.cpu-bv.cpu)
 			}
@@ -107,6 +120,9 @@ func benchStart(dir string) bool {
 	}
 	return true
 }
+
+// startFloorName is the dependency floor's row.
+const startFloorName = "dependency floor (bench/startfloor)"
 
 // buildEmpty compiles the one-file program src as module name with the go
 // command on PATH, which must be the Go that built this benchmark, for a
@@ -224,6 +240,12 @@ func startTargets(n int, cmds []startCmd, samples [][]startSample) {
 	detail := fmt.Sprintf("median of %d, interleaved", *runs)
 	brRecord("3.version", ver.cpu.Seconds(), floor.cpu.Seconds(), detail+fmt.Sprintf("; cgo empty binary %s", fmtDur(startMedian(samples[1]).cpu)))
 	brRecord("3.version-wall", ver.wall.Seconds(), floor.wall.Seconds(), detail)
+	for j, c := range cmds {
+		if c.name == startFloorName {
+			dep := startMedian(samples[j])
+			brRecord("3.version-deps", ver.cpu.Seconds(), dep.cpu.Seconds(), detail+fmt.Sprintf("; the floor is %.2f× the empty binary", dep.cpu.Seconds()/floor.cpu.Seconds()))
+		}
+	}
 	for j, id := range []string{"3.log", "3.status", "3.show", "3.search"} {
 		m := startMedian(samples[3+j])
 		brRecord(id+"@"+brSize(n), m.cpu.Seconds(), ver.cpu.Seconds(), fmt.Sprintf("wall %s, `version` %s", fmtDur(m.wall), fmtDur(ver.wall)))

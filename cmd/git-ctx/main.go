@@ -28,7 +28,13 @@ var version = "dev"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args, os.Stdin, os.Stdout, os.Stderr)
+	var code int
+	if what := companionFor(ctx, os.Args[1:]); what != "" {
+		// The lean build: git-ctx-full runs this command (companion.go).
+		code = report(handOff(what), os.Stderr)
+	} else {
+		code = run(ctx, os.Args, os.Stdin, os.Stdout, os.Stderr)
+	}
 	stop()
 	os.Exit(code)
 }

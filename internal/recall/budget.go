@@ -6,6 +6,13 @@ import (
 	"unicode/utf8"
 )
 
+// Budgets of a tool's result, in bytes of text.
+const (
+	DefaultMaxBytes = 16 << 10
+	MinMaxBytes     = 256
+	MaxMaxBytes     = 1 << 20
+)
+
 // noteRoom is kept free in every budget for the line that says a result
 // was cut.
 const noteRoom = 160

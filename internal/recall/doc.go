@@ -13,10 +13,17 @@
 // (checkpoints.RememberInjections) so that the session's next checkpoint
 // records it in its injections.
 //
+// The server's files (server.go, drain.go, tool*.go, tooltext.go) are
+// built only without the tag ctx_lean: the shipped lean git-ctx links no
+// MCP SDK and runs the briefing (briefing.go, records.go, budget.go, which
+// import no SDK) itself, and hands `git ctx mcp` to git-ctx-full
+// (docs/ARCHITECTURE.md, "Two executables").
+//
 // It does no terminal I/O and writes nothing to the standard output but
 // the protocol (or the briefing, for the hook).
 //
 // Imports: internal/checkpoints, internal/snapshots, internal/ctxpackages,
 // internal/workspace, cache, gitexec, gitrepo, gitstore, agentturn,
-// formats/ctxpkg, internal/fault, the MCP SDK and its JSON schema package.
+// formats/ctxpkg, internal/fault, the MCP SDK and its JSON schema package
+// (the last two in the server's files only).
 package recall

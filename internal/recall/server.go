@@ -1,3 +1,5 @@
+//go:build !ctx_lean
+
 package recall
 
 import (
@@ -14,13 +16,6 @@ import (
 
 	"github.com/git-ctx/git-ctx/internal/fault"
 	"github.com/git-ctx/git-ctx/internal/workspace"
-)
-
-// Budgets of a tool's result, in bytes of text.
-const (
-	DefaultMaxBytes = 16 << 10
-	MinMaxBytes     = 256
-	MaxMaxBytes     = 1 << 20
 )
 
 // Result counts: the default and the most a caller may ask for.

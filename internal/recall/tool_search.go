@@ -1,3 +1,5 @@
+//go:build !ctx_lean
+
 package recall
 
 import (

@@ -1,3 +1,5 @@
+//go:build !ctx_lean
+
 package store
 
 import (
@@ -20,33 +22,9 @@ import (
 	"github.com/git-ctx/git-ctx/internal/fault"
 )
 
-// The S3 store keeps every object at <prefix>/<key> in one bucket of an
-// S3-compatible service: with keys "profiles/<uuid>/manifest.age" and
-// "profiles/<uuid>/snapshots/<uuid>.age" that is exactly Reinstate's
-// layout below its default prefix "profiles/<profile uuid>" (with an empty
-// bucket prefix) or below "<prefix>/profiles/<profile uuid>". Versions are
-// the service's ETags; Create is a PutObject (or CompleteMultipartUpload)
-// with If-None-Match: *, Update one with If-Match: <etag>. Before its first
-// write in a process the store checks that the service honours both
-// headers (probe), and refuses to write otherwise.
-
-// Environment variables the S3 store reads besides the AWS SDK's own.
-const (
-	// EnvS3AccessKeyID and EnvS3SecretAccessKey are Reinstate's storage
-	// credentials (both or neither); when set they take precedence over
-	// the AWS credential chain.
-	EnvS3AccessKeyID     = "REINSTATE_S3_ACCESS_KEY_ID"
-	EnvS3SecretAccessKey = "REINSTATE_S3_SECRET_ACCESS_KEY"
-	// EnvS3Endpoint overrides the S3 endpoint (before git config
-	// ctx.sessionS3Endpoint); a custom endpoint is addressed path-style.
-	EnvS3Endpoint = "AWS_ENDPOINT_URL_S3"
-	// envEndpoint is the SDK's endpoint for every service, the last choice.
-	envEndpoint = "AWS_ENDPOINT_URL"
-)
-
-// DefaultPartSize is the S3 store's multipart part size: an object larger
-// than this is uploaded in parts of this size, one part in memory at a time.
-const DefaultPartSize = 16 << 20
+// envEndpoint is the SDK's endpoint for every service, the last choice
+// (after EnvS3Endpoint and the configured endpoint).
+const envEndpoint = "AWS_ENDPOINT_URL"
 
 // minPartSize is S3's smallest part (but the last); s3MaxParts its most
 // parts.
@@ -54,29 +32,6 @@ const (
 	minPartSize = 5 << 20
 	s3MaxParts  = 10000
 )
-
-var (
-	// ErrNoConditionalWrites is returned by the first write to an S3
-	// service that ignores If-None-Match or If-Match on PutObject: with it,
-	// two pushes could silently lose a manifest update, so nothing is
-	// written.
-	ErrNoConditionalWrites = fault.Sentinel(fault.Remote, "the S3 service does not honour conditional writes")
-	// ErrS3Credentials is returned when REINSTATE_S3_ACCESS_KEY_ID and
-	// REINSTATE_S3_SECRET_ACCESS_KEY are not both set or both unset, or the
-	// store URL or endpoint carries credentials.
-	ErrS3Credentials = fault.Sentinel(fault.Config, "S3 credentials")
-)
-
-// S3Options configure the S3 store beyond its URL.
-type S3Options struct {
-	// Endpoint is the configured endpoint URL (git config
-	// ctx.sessionS3Endpoint); AWS_ENDPOINT_URL_S3 takes precedence.
-	Endpoint string
-	// PartSize overrides DefaultPartSize (at least 5 MiB; tests).
-	PartSize int64
-	// Getenv reads the environment (nil: os.Getenv).
-	Getenv func(string) string
-}
 
 // s3Store is the S3 store. Safe for concurrent use.
 type s3Store struct {
