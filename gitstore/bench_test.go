@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"sync"
 	"syscall"
 	"testing"
@@ -130,9 +131,13 @@ func looseBytes(b *testing.B, dir string) int64 {
 // (GOMAXPROCS), the floor.
 func BenchmarkVerifyBranch(b *testing.B) {
 	isolate(b)
-	const n = 10000
-	// GITSTORE_VERIFY_BRANCH: a repository this benchmark built before
-	// (kept for profiling the verify alone).
+	n := 10000
+	if s := os.Getenv("GITSTORE_VERIFY_N"); s != "" {
+		n, _ = strconv.Atoi(s)
+	}
+	// GITSTORE_VERIFY_N: another number of checkpoints (100000 for item
+	// 4's scale). GITSTORE_VERIFY_BRANCH: where the branch is kept, and
+	// reused by the next run (to profile the verify alone).
 	dir := os.Getenv("GITSTORE_VERIFY_BRANCH")
 	if dir == "" || !fileExists(filepath.Join(dir, ".git")) {
 		var built string
