@@ -334,16 +334,18 @@ func TestContinue(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got := Continue(Compare{Device: "dev", Repo: testRepo, Key: c.key, Local: c.local, Remote: c.remote, Load: load})
-			have := continued{shared: got.Shared, taken: got.Result.Verified, fork: got.Fork}
-			if got.Result.Failure != nil {
-				have.reason = got.Result.Failure.Reason
-			}
-			if have != c.want {
-				t.Fatalf("got %+v; want %+v", have, c.want)
-			}
-			if c.want.fork && got.Local != forked[2].Hash {
-				t.Fatalf("fork names local %s", got.Local)
+			for _, workers := range []int{0, 1, 2, 3, 8} { // a pull checks on GOMAXPROCS workers
+				got := Continue(Compare{Device: "dev", Repo: testRepo, Key: c.key, Local: c.local, Remote: c.remote, Load: load, Workers: workers})
+				have := continued{shared: got.Shared, taken: got.Result.Verified, fork: got.Fork}
+				if got.Result.Failure != nil {
+					have.reason = got.Result.Failure.Reason
+				}
+				if have != c.want {
+					t.Fatalf("%d workers: got %+v; want %+v", workers, have, c.want)
+				}
+				if c.want.fork && got.Local != forked[2].Hash {
+					t.Fatalf("%d workers: fork names local %s", workers, got.Local)
+				}
 			}
 		})
 	}

@@ -286,6 +286,9 @@ type Compare struct {
 	// Verified, if set, receives each fetched record past Shared that
 	// verified, in chain order (Input.Verified; i counts from Shared).
 	Verified func(i int, cp *checkpoint.Checkpoint, rule checkpoint.Rule) error
+	// Workers: Input.Workers for the fetched records (0 or 1: checked in
+	// the walk, one at a time; more: Load must be safe for concurrent use).
+	Workers int
 }
 
 // Continue decides what of a fetched chain (Remote) may join the local one
@@ -304,7 +307,7 @@ func Continue(c Compare) Continuation {
 		return out // nothing new
 	}
 	in := Input{Device: c.Device, Repo: c.Repo, Key: c.Key, Entries: c.Remote[n:], Load: c.Load,
-		SessionRoots: c.SessionRoots, Prior: c.Remote[:n], PriorLoad: c.LocalLoad, Verified: c.Verified}
+		SessionRoots: c.SessionRoots, Prior: c.Remote[:n], PriorLoad: c.LocalLoad, Verified: c.Verified, Workers: c.Workers}
 	if n > 0 {
 		in.Trusted = &c.Remote[n-1]
 	}

@@ -1,10 +1,18 @@
 package gitstore
 
 import (
+	"bytes"
 	"context"
+	"crypto/ed25519"
 	"fmt"
 	"io/fs"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strconv"
+	"sync"
+	"syscall"
 	"testing"
 )
 
@@ -114,4 +122,85 @@ func looseBytes(b *testing.B, dir string) int64 {
 		b.Fatal(err)
 	}
 	return n
+}
+
+// BenchmarkVerifyBranch measures a whole-branch verify (View.Verify, as
+// `git ctx verify` runs it) of a packed ctx-v1 branch of 10k checkpoints
+// over 10 devices, reporting the process's CPU time per record (cpu-ns/record); "floor" is
+// crypto/ed25519 verification of as many signatures on as many goroutines
+// (GOMAXPROCS), the issue's floor.
+func BenchmarkVerifyBranch(b *testing.B) {
+	isolate(b)
+	n := 10000
+	if s := os.Getenv("GITSTORE_VERIFY_N"); s != "" {
+		n, _ = strconv.Atoi(s)
+	}
+	// GITSTORE_VERIFY_N: another number of checkpoints (100000 for item
+	// 4's scale). GITSTORE_VERIFY_BRANCH: where the branch is kept, and
+	// reused by the next run (to profile the verify alone).
+	dir := os.Getenv("GITSTORE_VERIFY_BRANCH")
+	if dir == "" || !fileExists(filepath.Join(dir, ".git")) {
+		var built string
+		_, built, _ = seedStoreOpts(b, InitOptions{Layout: LayoutCtxV1}, n)
+		git(b, built, "repack", "-adq")
+		if dir != "" {
+			if out, err := exec.Command("cp", "-a", built, dir).CombinedOutput(); err != nil {
+				b.Fatalf("keep the branch: %v\n%s", err, out)
+			}
+		} else {
+			dir = built
+		}
+	}
+	b.Run("verify", func(b *testing.B) {
+		cpu0 := cpuTime()
+		for b.Loop() {
+			s := reopen(b, dir)
+			v, err := s.View()
+			if err != nil {
+				b.Fatal(err)
+			}
+			rep, err := v.Verify()
+			if err != nil || !rep.OK || rep.Verified() != n {
+				b.Fatalf("verify: %v, ok %v, %d verified", err, rep != nil && rep.OK, rep.Verified())
+			}
+		}
+		b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N*n), "cpu-ns/record")
+	})
+	b.Run("floor", func(b *testing.B) {
+		pub, priv, _ := ed25519.GenerateKey(nil)
+		msg := bytes.Repeat([]byte("0123456789abcdef"), 4)
+		sig := ed25519.Sign(priv, msg)
+		cpu0 := cpuTime()
+		for b.Loop() {
+			var wg sync.WaitGroup
+			w := runtime.GOMAXPROCS(0)
+			for g := range w {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := g; i < n; i += w {
+						if !ed25519.Verify(pub, msg, sig) {
+							panic("floor: signature does not verify")
+						}
+					}
+				}()
+			}
+			wg.Wait()
+		}
+		b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N*n), "cpu-ns/record")
+	})
+}
+
+// cpuTime is the process's user and system CPU time so far, in ns.
+func cpuTime() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }

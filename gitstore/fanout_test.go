@@ -145,3 +145,45 @@ func fanWantResolves(t *testing.T, v *View, h string) {
 		}
 	}
 }
+
+// TestVerifyReadsEachTreeOnce: a whole-branch verify with two fan-out
+// levels reads each tree of the branch about once, with a decoded-tree
+// cache far smaller than the branch: the layout check and the checkpoint
+// walk share one pass over the record directories, and the upper levels
+// stay cached while the leaves stream through.
+func TestVerifyReadsEachTreeOnce(t *testing.T) {
+	isolate(t)
+	defer func(n int) { maxCachedTrees = n }(maxCachedTrees)
+	maxCachedTrees = 16
+	s, dir := newStore(t)
+	ctx := context.Background()
+	d := device(t, "dev-a", 1)
+	if _, err := s.Init(ctx, InitOptions{Fanout: FanoutTwo, Device: d}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Append(ctx, AppendRequest{RepoID: repoID, Device: d, Drafts: drafts(300, "x")}); err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]bool{}
+	for _, l := range strings.Split(git(t, dir, "ls-tree", "-r", "-t", BranchRef), "\n") {
+		if f := strings.Fields(l); len(f) >= 3 && f[1] == "tree" {
+			ids[f[2]] = true
+		}
+	}
+	trees := int64(len(ids) + 1) // and the root
+	s = reopen(t, dir)
+	v, err := s.View()
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := s.treeDecodes.Load()
+	rep, err := v.Verify()
+	if err != nil || !rep.OK || rep.Verified() != 300 {
+		t.Fatalf("verify: %+v %v", rep, err)
+	}
+	got := s.treeDecodes.Load() - before
+	t.Logf("verify decoded %d trees; the branch has %d", got, trees)
+	if got > trees+trees/10 {
+		t.Fatalf("verify decoded %d trees; the branch has %d", got, trees)
+	}
+}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/git-ctx/git-ctx/formats/sigcheck"
 	"github.com/git-ctx/git-ctx/gitrepo"
 	"github.com/git-ctx/git-ctx/internal/fault"
 )
@@ -103,7 +104,7 @@ func AdoptionMessage(branchID, adopted string) []byte {
 // Valid reports whether a is signed by pub for the branch id branchID.
 func (a Adoption) Valid(branchID string, pub ed25519.PublicKey) bool {
 	sig, err := hex.DecodeString(a.Sig)
-	return err == nil && len(pub) == ed25519.PublicKeySize && ed25519.Verify(pub, AdoptionMessage(branchID, a.ID), sig)
+	return err == nil && len(pub) == ed25519.PublicKeySize && sigcheck.Verify(pub, AdoptionMessage(branchID, a.ID), sig)
 }
 
 // Allowed returns the ids whose directories hold this repository's records:

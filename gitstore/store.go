@@ -35,6 +35,7 @@ import (
 	"runtime"
 	"strings"
 	gosync "sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -73,9 +74,13 @@ type Store struct {
 	// mu serialises go-git storage access, which is not documented as safe
 	// for concurrent use; parsing and verification run outside it.
 	mu gosync.Mutex
-	// treesMu guards trees, the decoded trees by id (see readTree).
-	treesMu gosync.Mutex
-	trees   map[plumbing.Hash]*object.Tree
+	// treesMu guards trees and oldTrees, the decoded trees by id in two
+	// generations (see readTree).
+	treesMu  gosync.Mutex
+	trees    map[plumbing.Hash]*object.Tree
+	oldTrees map[plumbing.Hash]*object.Tree
+	// treeDecodes counts the trees read and decoded (cache misses).
+	treeDecodes atomic.Int64
 	// direct reads single objects without loading pack indexes (under mu).
 	direct *directReader
 }

@@ -107,7 +107,8 @@ func (v *View) VerifyFor(fallback string) (*Report, error) {
 	if err := v.checkRoot(problem); err != nil {
 		return nil, err
 	}
-	if err := v.unsafeNames(v.Root, "", problem); err != nil {
+	walks := map[string]*checkpointWalk{}
+	if err := v.unsafeNamesGather(v.Root, "", problem, walks); err != nil {
 		return nil, err
 	}
 	keys, err := v.verifyDeviceKeys(rep, problem)
@@ -128,9 +129,9 @@ func (v *View) VerifyFor(fallback string) (*Report, error) {
 			continue
 		}
 		if gitname.Check(r.Name) != nil {
-			continue // reported by unsafeNames
+			continue // reported by unsafeNamesGather
 		}
-		if err := v.verifyRepo(r.Name, allowed == nil || allowed[r.Name], keys, rep, problem); err != nil {
+		if err := v.verifyRepo(r.Name, allowed == nil || allowed[r.Name], keys, walks[r.Name], rep, problem); err != nil {
 			return nil, err
 		}
 	}
@@ -222,10 +223,23 @@ func sortReport(rep *Report) {
 	})
 }
 
-// unsafeNames reports every entry of the tree (walked whole) whose name
-// git refuses or a checkout would read as .git or .gitmodules
-// (gitname.Check), without descending below it.
-func (v *View) unsafeNames(tree plumbing.Hash, prefix string, problem func(string, string, ...any)) error {
+// checkpointWalk is walkCheckpoints' result for one repository's
+// checkpoints directory (the tree tree), gathered by unsafeNamesGather
+// while it reads the same trees, so that a whole-branch verify reads each
+// of them once (~1 tree per checkpoint with two fan-out levels).
+type checkpointWalk struct {
+	tree  plumbing.Hash
+	files map[string]plumbing.Hash // blob by hash
+	bad   []string
+	dup   bool // a second directory at that path (hostile tree): walk again
+}
+
+// unsafeNamesGather reports every entry of the tree (walked whole) whose
+// name git refuses or a checkout would read as .git or .gitmodules
+// (gitname.Check), without descending below it; with walks set, it also
+// runs walkCheckpoints' visit over every repos/<id>/checkpoints directory
+// it meets, into walks[id].
+func (v *View) unsafeNamesGather(tree plumbing.Hash, prefix string, problem func(string, string, ...any), walks map[string]*checkpointWalk) error {
 	t, err := v.s.readTree(tree)
 	if err != nil {
 		return err
@@ -236,10 +250,62 @@ func (v *View) unsafeNames(tree plumbing.Hash, prefix string, problem func(strin
 			problem(p, "unsafe path: %v", err)
 			continue
 		}
-		if e.Mode == filemode.Dir {
-			if err := v.unsafeNames(e.Hash, p, problem); err != nil {
-				return err
+		if e.Mode != filemode.Dir {
+			continue
+		}
+		if repoID, ok := checkpointsDirRepo(p); ok && walks != nil {
+			if w, seen := walks[repoID]; seen {
+				w.dup = true
+			} else {
+				w := &checkpointWalk{tree: e.Hash, files: map[string]plumbing.Hash{}}
+				walks[repoID] = w
+				found := func(_, hash string, blob plumbing.Hash) { w.files[hash] = blob }
+				if err := v.unsafeAndCheckpoints(e.Hash, p, p, repoID, 0, true, found, &w.bad, problem); err != nil {
+					return err
+				}
+				continue
 			}
+		}
+		if err := v.unsafeNamesGather(e.Hash, p, problem, walks); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkpointsDirRepo returns id when p is repos/<id>/checkpoints.
+func checkpointsDirRepo(p string) (string, bool) {
+	rest, ok := strings.CutPrefix(p, "repos/")
+	if !ok {
+		return "", false
+	}
+	id, ok := strings.CutSuffix(rest, "/checkpoints")
+	return id, ok && id != "" && !strings.Contains(id, "/")
+}
+
+// unsafeAndCheckpoints is unsafeNamesGather below a checkpoints directory (prefix,
+// the unsafe-name paths) and, while inCP, walkCheckpoints' visit of the
+// same entries (dir, its paths; depth below the checkpoints directory), in
+// the order each of them alone visits them.
+func (v *View) unsafeAndCheckpoints(tree plumbing.Hash, prefix, dir, repoID string, depth int, inCP bool,
+	found func(full, hash string, blob plumbing.Hash), bad *[]string, problem func(string, string, ...any)) error {
+	t, err := v.s.readTree(tree)
+	if err != nil {
+		return err
+	}
+	for _, e := range t.Entries {
+		full := path.Join(dir, e.Name)
+		descend := inCP && v.visitCheckpoint(repoID, e, full, depth, found, bad)
+		p := childPath(prefix, e.Name)
+		if err := gitname.Check(e.Name); err != nil {
+			problem(p, "unsafe path: %v", err)
+			continue
+		}
+		if e.Mode != filemode.Dir {
+			continue
+		}
+		if err := v.unsafeAndCheckpoints(e.Hash, p, full, repoID, depth+1, descend, found, bad, problem); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -248,7 +314,7 @@ func (v *View) unsafeNames(tree plumbing.Hash, prefix string, problem func(strin
 // verifyRepo checks one repository directory: its layout, its packages,
 // its snapshot timelines (ctx-v1) and its chains, and that every
 // checkpoint file is named by a chain.
-func (v *View) verifyRepo(repoID string, ours bool, keys map[string]ed25519.PublicKey, rep *Report, problem func(string, string, ...any)) error {
+func (v *View) verifyRepo(repoID string, ours bool, keys map[string]ed25519.PublicKey, walked *checkpointWalk, rep *Report, problem func(string, string, ...any)) error {
 	if err := v.checkRepoDir(repoID, problem); err != nil {
 		return err
 	}
@@ -263,8 +329,7 @@ func (v *View) verifyRepo(repoID string, ours bool, keys map[string]ed25519.Publ
 	}
 	// Files by hash, their paths not kept (the layout's path for the
 	// hash, as walkCheckpoints checked): a few dozen bytes a record.
-	t.checkpoints = map[string]plumbing.Hash{}
-	bad, err := v.walkCheckpoints(repoID, func(_, hash string, blob plumbing.Hash) { t.checkpoints[hash] = blob })
+	bad, err := v.checkpointFiles(repoID, walked, t)
 	if err != nil {
 		return err
 	}
@@ -290,6 +355,22 @@ func (v *View) verifyRepo(repoID string, ours bool, keys map[string]ed25519.Publ
 		problem(p, "checkpoint file not named by any chain")
 	}
 	return nil
+}
+
+// checkpointFiles fills t.checkpoints with repoID's checkpoint files and
+// returns the paths walkCheckpoints finds outside the layout: walked's,
+// when it is the walk of the directory the path resolves to, else from a
+// walk of their own.
+func (v *View) checkpointFiles(repoID string, walked *checkpointWalk, t *verifyTree) ([]string, error) {
+	if walked != nil && !walked.dup {
+		e, err := v.entry(path.Join(RepoDir(repoID), "checkpoints"))
+		if err == nil && e.Mode == filemode.Dir && e.Hash == walked.tree {
+			t.checkpoints = walked.files
+			return walked.bad, nil
+		}
+	}
+	t.checkpoints = map[string]plumbing.Hash{}
+	return v.walkCheckpoints(repoID, func(_, hash string, blob plumbing.Hash) { t.checkpoints[hash] = blob })
 }
 
 // checkRepoDir reports entries of repos/<repoID>/ outside the layout.

@@ -333,25 +333,30 @@ func (v *View) WalkCheckpoints(repoID string) (good []CheckpointEntry, bad []str
 // path the layout prescribes for its name (full: that path) and returns
 // the others' paths.
 func (v *View) walkCheckpoints(repoID string, found func(full, hash string, blob plumbing.Hash)) (bad []string, err error) {
-	leafDepth := v.Fanout
 	err = v.walk(path.Join(RepoDir(repoID), "checkpoints"), 0, func(_ string, e object.TreeEntry, full string, depth int) bool {
-		if e.Mode == filemode.Dir && depth < leafDepth {
-			if len(e.Name) != 2 || !isHex(e.Name) {
-				bad = append(bad, full+"/")
-				return false
-			}
-			return true
-		}
-		hash, ok := strings.CutSuffix(e.Name, ".json")
-		if !ok || depth != leafDepth || e.Mode != filemode.Regular || !checkpoint.IsHexHash(hash) ||
-			v.CheckpointPath(repoID, hash) != full {
-			bad = append(bad, full)
-			return false
-		}
-		found(full, hash, e.Hash)
-		return false
+		return v.visitCheckpoint(repoID, e, full, depth, found, &bad)
 	})
 	return bad, err
+}
+
+// visitCheckpoint is walkCheckpoints' visit of one entry at depth below
+// the checkpoints directory: true to descend into it (a fan-out directory).
+func (v *View) visitCheckpoint(repoID string, e object.TreeEntry, full string, depth int, found func(full, hash string, blob plumbing.Hash), bad *[]string) bool {
+	if e.Mode == filemode.Dir && depth < v.Fanout {
+		if len(e.Name) != 2 || !isHex(e.Name) {
+			*bad = append(*bad, full+"/")
+			return false
+		}
+		return true
+	}
+	hash, ok := strings.CutSuffix(e.Name, ".json")
+	if !ok || depth != v.Fanout || e.Mode != filemode.Regular || !checkpoint.IsHexHash(hash) ||
+		v.CheckpointPath(repoID, hash) != full {
+		*bad = append(*bad, full)
+		return false
+	}
+	found(full, hash, e.Hash)
+	return false
 }
 
 // walk calls visit for every entry of the directory at dir, in tree order,
@@ -364,12 +369,27 @@ func (v *View) walk(dir string, depth int, visit func(dir string, e object.TreeE
 	if err != nil {
 		return err
 	}
+	return v.walkEntries(dir, es, depth, visit)
+}
+
+// walkEntries is walk over es, the entries of dir: subdirectories are read
+// by their tree ids (not resolved from the root again), and their entries
+// are not copied (visit gets each by value).
+func (v *View) walkEntries(dir string, es []object.TreeEntry, depth int, visit func(dir string, e object.TreeEntry, full string, depth int) bool) error {
 	for _, e := range es {
 		full := path.Join(dir, e.Name)
-		if visit(dir, e, full, depth) {
-			if err := v.walk(full, depth+1, visit); err != nil {
-				return err
-			}
+		if !visit(dir, e, full, depth) {
+			continue
+		}
+		if e.Mode != filemode.Dir {
+			return fmt.Errorf("%w: %s is not a directory", ErrCorrupt, full)
+		}
+		t, err := v.s.readTree(e.Hash)
+		if err != nil {
+			return err
+		}
+		if err := v.walkEntries(full, t.Entries, depth+1, visit); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -339,8 +339,9 @@ func (p *plan) checkKey(local, remote *gitstore.View, dev string, pol Policy) (e
 	return pub, "", ""
 }
 
-// planChains merges the fetched chains (mergeChain), verified in parallel,
-// one device at a time each, and returns the checkpoint paths they name.
+// planChains merges the fetched chains (mergeChain), verified in parallel
+// (GOMAXPROCS chains at a time, each chain's records on GOMAXPROCS
+// look-ahead workers: a pull of one long chain uses every core), and returns the checkpoint paths they name.
 func (p *plan) planChains(st *gitstore.Store, local, remote *gitstore.View, chains map[chainKey]bool, keys map[string]ed25519.PublicKey,
 	badDevice map[string]chain.Reason, pol Policy) (map[string]bool, error) {
 	work := sortedKeys(chains)
@@ -459,7 +460,7 @@ func mergeChain(st *gitstore.Store, local, remote *gitstore.View, k chainKey, ke
 		}
 	}
 	cmp := chain.Compare{Device: k.device, Repo: k.repo, Key: key, Local: lc, Remote: rc, Load: chain.Records(rt, k.repo),
-		SessionRoots: remote.Layout.SessionRoots(),
+		SessionRoots: remote.Layout.SessionRoots(), Workers: runtime.GOMAXPROCS(0),
 		Verified: func(_ int, cp *checkpoint.Checkpoint, rule checkpoint.Rule) error {
 			if carry.Add(-1) < 0 {
 				cp = nil

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/git-ctx/git-ctx/formats/sigcheck"
 )
 
 // Seal is SealRule under RuleSeedV1: what git-ctx does to every record it
@@ -91,7 +93,7 @@ func (cp *Checkpoint) VerifySignature(pub ed25519.PublicKey) error {
 	if err != nil || len(sig) != ed25519.SignatureSize || hex.EncodeToString(sig) != cp.Signature {
 		return fmt.Errorf("%w: sig is not 128 lowercase hex characters", ErrBadSignature)
 	}
-	if !ed25519.Verify(pub, []byte(cp.Hash), sig) {
+	if !sigcheck.Verify(pub, []byte(cp.Hash), sig) {
 		return fmt.Errorf("%w: signature does not match the device key", ErrBadSignature)
 	}
 	return nil

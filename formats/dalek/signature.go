@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+
+	"github.com/git-ctx/git-ctx/formats/sigcheck"
 )
 
 // Algorithm is the only signature algorithm lean-ctx signs with and accepts
@@ -70,7 +72,7 @@ func Verify(publicKeyHex, signatureHex string, msg []byte, want ed25519.PublicKe
 	if want != nil && !bytes.Equal(want, key) {
 		return false, nil
 	}
-	return ed25519.Verify(key, msg, value), nil
+	return sigcheck.Verify(key, msg, value), nil
 }
 
 // Sign signs msg with priv and returns the public key and the signature as

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/git-ctx/git-ctx/formats/sigcheck"
 )
 
 // Timeline lines as git-ctx stores them on the memory branch (docs/FORMAT.md
@@ -156,7 +158,7 @@ func (l TimelineLine) VerifyLine(pub ed25519.PublicKey, repo, device string) boo
 	if err != nil {
 		return false
 	}
-	return ed25519.Verify(pub, msg, l.Sig)
+	return sigcheck.Verify(pub, msg, l.Sig)
 }
 
 const (
