@@ -25,9 +25,11 @@ import (
 // ctx_lean), installed beside git-ctx.
 const companionName = "git-ctx-full"
 
-// handoffEnv is set in the environment of an exec'd companion: a lean
-// binary that finds it set was itself started as the companion (a wrong
-// install), and reports that instead of exec'ing in a loop.
+// handoffEnv is set, to the lean binary's version, in the environment of
+// an exec'd companion: a lean binary that finds it set was itself started
+// as the companion (a wrong install), and reports that instead of exec'ing
+// in a loop; a companion of another version refuses to run (checkHandoff),
+// since the two would write the cache in different schemas.
 const handoffEnv = "GIT_CTX_HANDOFF"
 
 // companionCommand reports which command of args (os.Args without the
@@ -136,7 +138,7 @@ func handOff(what string) error {
 	if err != nil {
 		return err
 	}
-	env := append(os.Environ(), handoffEnv+"=1")
+	env := append(os.Environ(), handoffEnv+"="+version)
 	if err := syscall.Exec(path, os.Args, env); err != nil {
 		return fault.Wrap(fault.Config, fmt.Errorf("%s: start %s: %w", what, path, err))
 	}

@@ -12,15 +12,28 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/git-ctx/git-ctx/internal/fault"
 	"github.com/git-ctx/git-ctx/internal/recall"
+	"github.com/git-ctx/git-ctx/internal/termtext"
 )
 
-// companionFor: git-ctx-full runs every command itself. Started by a lean
-// git-ctx, it drops handoffEnv so that the git-ctx its children run (git
-// hooks) starts clean.
-func companionFor(context.Context, []string) string {
+// companionFor: git-ctx-full runs every command itself.
+func companionFor(context.Context, []string) string { return "" }
+
+// checkHandoff: started by a lean git-ctx (handoffEnv holds its version),
+// git-ctx-full refuses to run for a git-ctx of another build: a stale
+// companion on PATH would otherwise write the cache, or the branch, in its
+// own older form. It drops handoffEnv so that the git-ctx its children run
+// (git hooks) starts clean.
+func checkHandoff() error {
+	from, set := os.LookupEnv(handoffEnv)
 	os.Unsetenv(handoffEnv)
-	return ""
+	if !set || from == version {
+		return nil
+	}
+	self, _ := os.Executable()
+	return fault.New(fault.Config, "%s is version %s but was started by git-ctx %s: the two must come from one build; reinstall both with ./install.sh or make install",
+		termtext.Line(self), termtext.Line(version), termtext.Line(from))
 }
 
 // serveMCP is `git ctx mcp`: the Model Context Protocol server over

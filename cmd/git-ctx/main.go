@@ -29,7 +29,9 @@ var version = "dev"
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	var code int
-	if what := companionFor(ctx, os.Args[1:]); what != "" {
+	if err := checkHandoff(); err != nil {
+		code = report(err, os.Stderr)
+	} else if what := companionFor(ctx, os.Args[1:]); what != "" {
 		// The lean build: git-ctx-full runs this command (companion.go).
 		code = report(handOff(what), os.Stderr)
 	} else {
