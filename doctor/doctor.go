@@ -210,11 +210,32 @@ func checkMCP(ctx context.Context, r *Report, m *workspace.Workspace, lookPath f
 		r.add(OK, check, "", "not registered (optional: git ctx hooks install --agent claude --mcp)")
 		return
 	}
-	if _, err := lookPath("git-ctx"); err != nil {
+	bin, err := lookPath("git-ctx")
+	if err != nil {
 		r.add(Fail, check, "install git-ctx on PATH (./install.sh)", "registered in %s, but git-ctx is not on PATH: 'git ctx mcp' cannot start", strings.Join(where, " and "))
 		return
 	}
+	if !companionInstalled(bin, lookPath) {
+		r.add(Fail, check, "install both executables: ./install.sh (or make install)",
+			"registered in %s, but git-ctx-full, which the installed git-ctx hands 'git ctx mcp' to, is neither beside %s nor on PATH", strings.Join(where, " and "), bin)
+		return
+	}
 	r.add(OK, check, "", "'git ctx mcp' registered in %s", strings.Join(where, " and "))
+}
+
+// companionInstalled: git-ctx-full, which the shipped (lean) git-ctx
+// hands `git ctx mcp` and s3:// session stores to, is beside bin (the
+// git-ctx on PATH, symlinks resolved) or on PATH, as the hand-off finds it
+// (cmd/git-ctx/companion.go).
+func companionInstalled(bin string, lookPath func(string) (string, error)) bool {
+	if real, err := filepath.EvalSymlinks(bin); err == nil {
+		bin = real
+	}
+	if fi, err := os.Stat(filepath.Join(filepath.Dir(bin), "git-ctx-full")); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
+		return true
+	}
+	_, err := lookPath("git-ctx-full")
+	return err == nil
 }
 
 // checkSpool warns about hook entries spooled long ago and still not

@@ -103,4 +103,14 @@ func TestLeanWithoutCompanion(t *testing.T) {
 
 	// Started as the companion but lean: no loop.
 	refused("mcp with GIT_CTX_HANDOFF set", withEnv(env, "GIT_CTX_HANDOFF=1", "PATH="+binDir+string(os.PathListSeparator)+gitOnly), "mcp")
+
+	// doctor: the server registered for Claude Code cannot start without
+	// the companion; with it beside git-ctx, it can.
+	r = execute(t, repo, env, nil, bin, "hooks", "install", "--agent", "claude", "--mcp")
+	wantCode(t, "hooks install --agent claude --mcp", r, 0)
+	mcpWantDoctor(t, repo, env, "FAIL", "git-ctx-full")
+	if err := os.WriteFile(filepath.Join(lonely, "git-ctx-full"), readFile(t, fullPath), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mcpWantDoctor(t, repo, env, "OK", "registered in")
 }
