@@ -23,7 +23,6 @@ func TestCompanionRefusesAnotherBuild(t *testing.T) {
 		t.Fatalf("the refused companion moved the branch %s -> %s", before, after)
 	}
 
-
 	// The integration pair is built without -ldflags: both say "dev".
 	r = execute(t, repo, withEnv(env, "GIT_CTX_HANDOFF=dev"), nil, fullPath, "checkpoint", "-m", "from its own lean build")
 	wantCode(t, "companion of its own build", r, 0)
