@@ -59,7 +59,7 @@ func TestShapesKeepTheirBytes(t *testing.T) {
 			Packages:  []gitstore.PackageReport{{Repo: "r", Name: "n"}}, Problems: []gitstore.Problem{{Path: "p", Reason: "q"}}}),
 			`{"ok":true,"commit":"c","layout":"ctx-v1","devices":["d"],"chains":[{"repo":"r","device":"d","entries":0,"verified":0,"rules":{"seed-v1":1},"failure":{"device":"d","index":0,"reason":"x","detail":""}}],"timelines":[{"repo":"r","device":"","entries":0,"verified":0,"unsigned":0,"failure":{"index":1,"reason":"y","detail":""}}],"packages":[{"repo":"r","path":"","name":"n","version":"","signed":false}],"problems":[{"path":"p","reason":"q"}]}`},
 		{"hooks status", NewHooksStatus(&hooks.Status{Hooks: []hooks.HookState{{Hook: "h", Installed: true, Via: "stub", Shared: true}}, Managers: []string{"husky"}, BinaryPath: "b", LastRun: "l"}),
-			`{"hooks":[{"hook":"h","path":"","installed":true,"via":"stub","modified":false,"chained":false,"foreign":false,"shared":true,"old_form":false}],"managers":["husky"],"claude":false,"codex":false,"binary":"b","last_run":"l"}`},
+			`{"hooks":[{"hook":"h","path":"","installed":true,"via":"stub","modified":false,"chained":false,"foreign":false,"shared":true,"old_form":false}],"managers":["husky"],"claude":false,"codex":false,"claude_mcp":"not registered","codex_mcp":false,"binary":"b","last_run":"l"}`},
 		{"review", NewReview([]ctxsync.ReviewCommit{{Commit: "c", Parents: []string{"p"}, Records: []ctxsync.ReviewRecord{{Kind: "k", Turn: 2, Status: "s"}}}}),
 			`[{"commit":"c","subject":"","author":"","parents":["p"],"records":[{"kind":"k","path":"","turn":2,"status":"s","modified":false}]}]`},
 		{"devices", NewDevices([]ctxsync.DeviceInfo{{ID: "i", SameKeyAs: []string{"x"}, LastSeen: 5}}),
