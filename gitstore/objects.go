@@ -300,7 +300,9 @@ func (s *Store) object(t plumbing.ObjectType, h plumbing.Hash) (plumbing.Encoded
 	if dt, data, err := s.direct.read(h); err == nil {
 		s.mu.Unlock()
 		if dt != t && t != plumbing.AnyObject {
-			return nil, plumbing.ErrObjectNotFound
+			// Found, but of another type (a ref or entry naming a blob
+			// where a commit belongs): say so; still "not found" to callers.
+			return nil, fmt.Errorf("object is a %s, not a %s: %w", dt, t, plumbing.ErrObjectNotFound)
 		}
 		mo := &plumbing.MemoryObject{}
 		mo.SetType(dt)

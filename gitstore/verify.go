@@ -244,6 +244,9 @@ func (v *View) unsafeNamesGather(tree plumbing.Hash, prefix string, problem func
 	if err != nil {
 		return err
 	}
+	if why := treeEntriesProblem(t.Entries); why != "" {
+		problem(treeDirPath(prefix), "malformed tree: %s", why)
+	}
 	for _, e := range t.Entries {
 		p := childPath(prefix, e.Name)
 		if err := gitname.Check(e.Name); err != nil {
@@ -292,6 +295,9 @@ func (v *View) unsafeAndCheckpoints(tree plumbing.Hash, prefix, dir, repoID stri
 	t, err := v.s.readTree(tree)
 	if err != nil {
 		return err
+	}
+	if why := treeEntriesProblem(t.Entries); why != "" {
+		problem(treeDirPath(prefix), "malformed tree: %s", why)
 	}
 	for _, e := range t.Entries {
 		full := path.Join(dir, e.Name)

@@ -170,12 +170,38 @@ func cmdInit() *cli.Command {
 // Init publishes this device's key.
 func initBranch(ctx context.Context, m *workspace.Workspace, layout gitstore.Layout) (res workspace.InitReport, adopted *ctxsync.PullResult, err error) {
 	if remote := m.Repo.MemoryRemote(); remote != "" {
+		if err := fetchedLayoutMismatch(m, remote, layout); err != nil {
+			return res, nil, err
+		}
 		if adopted, err = ctxsync.AdoptFetched(ctx, m, remote); err != nil {
 			return res, nil, err
 		}
 	}
 	res, err = m.Init(ctx, layout)
 	return res, adopted, err
+}
+
+// fetchedLayoutMismatch refuses `init --layout L` in a clone without a
+// memory branch whose fetched branch uses another layout, before anything
+// is adopted: the branch would be the remote's, not L, and init would have
+// made it only to report the mismatch (workspace.ErrLayoutMismatch, exit
+// 2). A fetched branch that cannot be read is left to AdoptFetched.
+func fetchedLayoutMismatch(m *workspace.Workspace, remote string, layout gitstore.Layout) error {
+	if layout == "" {
+		return nil
+	}
+	if tip, err := m.Store.Tip(); err != nil || !tip.IsZero() {
+		return nil // an existing branch: Init reports a mismatch
+	}
+	tipR, err := m.Store.ResolveRef(ctxsync.TrackingRef(remote))
+	if err != nil || tipR.IsZero() {
+		return nil
+	}
+	v, err := m.Store.ViewAt(tipR)
+	if err != nil || v.Layout == layout {
+		return nil
+	}
+	return fmt.Errorf("%w: the memory branch fetched from %s uses layout %s; --layout %s applies only to a new branch (run 'git ctx init' without it)", workspace.ErrLayoutMismatch, termtext.Line(remote), v.Layout, layout)
 }
 
 // adoptedErr is the exit status of an init that adopted a fetched branch:

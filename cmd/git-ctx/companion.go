@@ -57,7 +57,9 @@ func companionCommand(ctx context.Context, args []string, dir string) string {
 		return "" // the group's help or a usage error: the lean binary has both
 	}
 	spec, given := storeFlag(rest)
-	if !given {
+	if !given || spec == "" {
+		// An empty --store is no store: the session commands then read
+		// ctx.sessionStore (sessions.Open), and so does this.
 		repo, err := gitrepo.Open(ctx, dir)
 		if err != nil {
 			return "" // the session command reports it
@@ -118,7 +120,30 @@ func findCompanion(what string) (string, error) {
 	if self != "" {
 		where = self
 	}
+	if p := nonExecutableCompanion(self); p != "" {
+		return "", fault.New(fault.Config, "%s needs %s: %s is there but not executable: reinstall both with ./install.sh or make install (or chmod +x it)", what, companionName, p)
+	}
 	return "", fault.New(fault.Config, "%s needs %s (the build with the MCP server and the S3 session store), found neither beside %s nor on PATH: install both with ./install.sh or make install from git-ctx's source", what, companionName, where)
+}
+
+// nonExecutableCompanion is a git-ctx-full that findCompanion passed
+// over because it is a regular file without execute permission, beside
+// self or in a PATH directory ("" for none): a broken install to name.
+func nonExecutableCompanion(self string) string {
+	dirs := filepath.SplitList(os.Getenv("PATH"))
+	if self != "" {
+		dirs = append([]string{filepath.Dir(self)}, dirs...)
+	}
+	for _, d := range dirs {
+		if d == "" {
+			continue
+		}
+		p := filepath.Join(d, companionName)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 == 0 {
+			return p
+		}
+	}
+	return ""
 }
 
 func isExecutableFile(p string) bool {

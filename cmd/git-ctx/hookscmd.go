@@ -86,6 +86,11 @@ func hooksInstall(c *cli.Context) error {
 			// 'git ctx log --unverified'; the hooks are installed anyway.
 			printPull(c.App.Writer, adopted)
 		}
+		if aerr := adoptedErr(adopted); aerr != nil {
+			// Exit 0 (the hooks are the command's work), but never silently:
+			// with --json too, standard error says records were refused.
+			fmt.Fprintf(c.App.ErrWriter, "git-ctx: warning: %s\n", termtext.Line(aerr.Error()))
+		}
 	}
 	lines, err := hooks.Install(c.Context, m.Repo, sel, hookOptions(c))
 	_, lerr := exec.LookPath("git-ctx")
