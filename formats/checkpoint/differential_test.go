@@ -162,3 +162,61 @@ func differentialInputs(t testing.TB) [][]byte {
 	}
 	return out
 }
+
+// checkChainLineSameAsGeneric fails t unless ParseChainLine agrees with
+// parseChainLineGeneric on line: same entry, same error text or none.
+func checkChainLineSameAsGeneric(t *testing.T, line []byte) {
+	t.Helper()
+	got, err := ParseChainLine(line)
+	trimmed := bytes.TrimSuffix(line, []byte("\n"))
+	if len(trimmed) > MaxChainLine {
+		return // refused by length before either decoder runs
+	}
+	want, wantErr := parseChainLineGeneric(trimmed)
+	if (err == nil) != (wantErr == nil) || err != nil && err.Error() != wantErr.Error() ||
+		err == nil && got != want {
+		t.Fatalf("ParseChainLine(%q): %+v, %v; reference %+v, %v", line, got, err, want, wantErr)
+	}
+}
+
+// FuzzChainLineDifferential: the fixed-form chain line decoder agrees with
+// the encoding/json reference on every input.
+// fuzz-smoke: 2000x
+func FuzzChainLineDifferential(f *testing.F) {
+	for _, l := range chainLineInputs() {
+		f.Add(l)
+	}
+	f.Fuzz(checkChainLineSameAsGeneric)
+}
+
+// TestChainLineDifferential runs the tricky lines through the differential
+// check and checks that a canonical line takes the fixed-form path.
+func TestChainLineDifferential(t *testing.T) {
+	for _, l := range chainLineInputs() {
+		checkChainLineSameAsGeneric(t, l)
+	}
+	line := ChainEntry{Hash: ZeroHash, Parent: ZeroHash, TS: -5}.MarshalLine()
+	if _, ok := fastChainLine(bytes.TrimSuffix(line, []byte("\n"))); !ok {
+		t.Fatalf("canonical line %q does not take the fixed-form path", line)
+	}
+}
+
+func chainLineInputs() [][]byte {
+	h := "cadfdb7594b1ad5ab315fdb5c912328cdf4262a329cd8e74bef4ea83b37204aa"
+	line := func(hash, parent, ts string) []byte {
+		return []byte(`{"hash":"` + hash + `","parent":"` + parent + `","ts":` + ts + "}\n")
+	}
+	out := [][]byte{
+		line(h, ZeroHash, "1712345678123456789"), line(h, h, "0"), line(h, h, "-0"), line(h, h, "-1"),
+		line(h, h, "01"), line(h, h, "1e3"), line(h, h, "1.0"), line(h, h, "9223372036854775807"),
+		line(h, h, "9223372036854775808"), line(h, h, "-9223372036854775808"), line(h, h, "-9223372036854775809"),
+		line(h, h, ""), line(h, h, "-"), line(h, h, `"1"`), line(h, h, "1 "), line(h, h, "null"),
+		line(strings.ToUpper(h), h, "1"), line(h[:63]+"g", h, "1"), line(h[:63], h, "1"), line(h+"0", h, "1"),
+		line(h, `\u0030`+h[6:], "1"), line(h, h, "1")[:10],
+		[]byte(`{"parent":"` + h + `","hash":"` + h + `","ts":1}`), []byte(`{"hash":"` + h + `","parent":"` + h + `","ts":1,"ts":1}`),
+		[]byte(`{"hash":"` + h + `","parent":"` + h + `","ts":1} `), []byte(` {"hash":"` + h + `","parent":"` + h + `","ts":1}`),
+		[]byte(`{"hash":"` + h + `","parent":"` + h + `","ts":1}` + "\n\n"), []byte(""), []byte("\n"), []byte("{}"),
+		[]byte(`{"hash":"` + h + `","parent":"` + h + `","ts":1` + strings.Repeat(" ", 600) + `}`),
+	}
+	return out
+}
