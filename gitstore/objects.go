@@ -66,7 +66,19 @@ func (s *Store) writeBlob(data []byte) (plumbing.Hash, error) {
 // bytes, a pack entry's header and, for a delta, the delta's first bytes).
 // Every object a packed delta is built on must be at most MaxBlob (or limit)
 // bytes too: applying the delta would hold it whole.
+//
+// In a long operation a blob stored whole in a pack is read from one read
+// of its entry (readPackedWhole), with the same answers.
 func (s *Store) readBlob(h plumbing.Hash, limit int64) ([]byte, error) {
+	s.mu.Lock()
+	data, whole, handled := s.direct.readPackedWhole(h, limit)
+	s.mu.Unlock()
+	if handled {
+		if data == nil {
+			return nil, &TooLargeError{Blob: h, Size: whole, Limit: limit}
+		}
+		return data, nil
+	}
 	size, err := s.blobSize(h, max(limit, MaxBlob))
 	var tl *TooLargeError
 	if errors.As(err, &tl) {

@@ -100,6 +100,13 @@ type directReader struct {
 	// win: the first bytes of the last object asked for by id, read once
 	// for its probe and its read (entryAt).
 	win window
+	// whole and wholeIn: readWholeAt's buffer and the reader its inflater
+	// reads, reused for every record of a long operation.
+	whole   []byte
+	wholeIn bytes.Reader
+	// noWhole turns readPackedWhole off (tests compare it with the probe
+	// and read it stands for).
+	noWhole bool
 }
 
 // window is the first bytes of the pack entry at off in p.
@@ -436,6 +443,85 @@ func (d *directReader) probePacked(p *packIndex, off, maxBase int64, depth int) 
 	}
 	d.keepProbe(packAt{p, off}, cachedProbe{baseType, int64(dst), maxBase})
 	return baseType, int64(dst), nil
+}
+
+// readPackedWhole reads blob id in a long operation (caching) when the
+// first pack holding it stores it whole and its compressed entry fits in
+// windowSize bytes (a checkpoint file): one pread gives the header, whose
+// size is checked against limit before anything is inflated, and the body.
+// It stands for probe and read (one index lookup, one pread, no
+// allocation besides the blob) and answers exactly what they would: with
+// handled and a nil data, size is the header's size, over limit. It
+// reports handled=false whenever it cannot be certain (not caching, not
+// packed, a delta, another type, a short window, an id mismatch); the
+// caller then probes and reads.
+func (d *directReader) readPackedWhole(id plumbing.Hash, limit int64) (data []byte, size int64, handled bool) {
+	if d.noWhole || !d.caching() {
+		return nil, 0, false
+	}
+	if !d.opened {
+		d.openPacks()
+	}
+	for _, p := range d.packs {
+		if off, ok := p.find(id); ok {
+			return d.readWholeAt(p, off, id, limit)
+		}
+	}
+	return nil, 0, false
+}
+
+// readWholeAt is readPackedWhole for the entry at off in p.
+func (d *directReader) readWholeAt(p *packIndex, off int64, id plumbing.Hash, limit int64) ([]byte, int64, bool) {
+	if off < 12 {
+		return nil, 0, false
+	}
+	if d.whole == nil {
+		d.whole = make([]byte, windowSize)
+	}
+	n, _ := p.pack.ReadAt(d.whole, off) // a short read at the pack's end is fine
+	w := d.whole[:n]
+	kind, size, used, ok := entryHeaderBytes(w)
+	if !ok || kind != byte(plumbing.BlobObject) {
+		return nil, 0, false
+	}
+	if int64(size) > limit {
+		return nil, int64(size), true // what probe reports, and readBlob refuses
+	}
+	if size > maxDirectObject {
+		return nil, 0, false
+	}
+	d.wholeIn.Reset(w[used:])
+	zr, err := d.inflate(&d.wholeIn)
+	if err != nil {
+		return nil, 0, false
+	}
+	data := make([]byte, size)
+	if _, err := io.ReadFull(zr, data); err != nil || objectID(plumbing.BlobObject, data) != id {
+		return nil, 0, false // past the window, or damaged: the general path decides
+	}
+	d.reads++
+	return data, int64(size), true
+}
+
+// entryHeaderBytes is entryHeader on the bytes of an entry, also returning
+// how many bytes the header took; false where entryHeader fails.
+func entryHeaderBytes(w []byte) (kind byte, size uint64, used int, ok bool) {
+	if len(w) == 0 {
+		return 0, 0, 0, false
+	}
+	c := w[0]
+	used = 1
+	kind = (c >> 4) & 7
+	size = uint64(c & 15)
+	for shift := 4; c&0x80 != 0; shift += 7 {
+		if used >= len(w) || shift > 56 {
+			return 0, 0, 0, false
+		}
+		c = w[used]
+		used++
+		size |= uint64(c&0x7f) << shift
+	}
+	return kind, size, used, true
 }
 
 // entryHeader reads a pack entry's type and (inflated) size.

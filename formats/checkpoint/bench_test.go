@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-func benchRecord(b *testing.B) ([]byte, ed25519.PublicKey) {
+func benchRecord(b testing.TB) ([]byte, ed25519.PublicKey) {
 	cp, priv := sealed(b)
 	cp.Summary = "auth: switch to JWT; refresh tokens expire after 7 days; rotate keys weekly\n\nCommit: 4132c267d5aeac48dbbfd1ff2a43bf8002253a86"
 	cp.FilesTouched = []string{"pkg/auth/jwt.go", "pkg/auth/refresh.go"}

@@ -125,10 +125,24 @@ var knownKeys = map[string]bool{
 // Parse decodes one checkpoint object. It refuses input over MaxFileSize,
 // duplicate keys, trailing data and values of the wrong type; unknown members
 // are kept in Extra. Integers are decoded exactly (ts exceeds 2^53).
+//
+// The common shape of a file (known keys only, plain strings, integers where
+// integers belong) is decoded in one pass by fastParse; anything else, and
+// every error, goes through parseGeneric, which is the reference: the two
+// give the same result on every input (FuzzParseDifferential).
 func Parse(data []byte) (*Checkpoint, error) {
 	if len(data) > MaxFileSize {
 		return nil, fmt.Errorf("%w: %d bytes (limit %d)", ErrTooLarge, len(data), MaxFileSize)
 	}
+	if cp, ok := fastParse(data); ok {
+		return cp, nil
+	}
+	return parseGeneric(data)
+}
+
+// parseGeneric is Parse through encoding/json: a validation pass, a member
+// walk and a decode. It is the reference fastParse is tested against.
+func parseGeneric(data []byte) (*Checkpoint, error) {
 	members, err := splitObject(data)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
@@ -295,7 +309,20 @@ func valueEnd(data []byte, i int) int {
 }
 
 // Canonical returns the exact bytes hashed under rule.
+//
+// Records without unknown members (or under RuleGhyllV2, which leaves them
+// out) are encoded directly by appendCanonical; the rest go through
+// canonicalGeneric, the reference the direct encoding is tested against.
 func (cp *Checkpoint) Canonical(rule Rule) ([]byte, error) {
+	if rule == RuleGhyllV2 || rule == RuleSeedV1 && len(cp.Extra) == 0 {
+		return cp.appendCanonical(make([]byte, 0, cp.canonicalSizeHint()), rule)
+	}
+	return cp.canonicalGeneric(rule)
+}
+
+// canonicalGeneric builds the canonical form through a map and
+// encoding/json (keys sorted by the encoder's rules, values by reflection).
+func (cp *Checkpoint) canonicalGeneric(rule Rule) ([]byte, error) {
 	fields := map[string]any{
 		"v": cp.Version, "parent": cp.ParentHash, "device": cp.DeviceID,
 		"author": cp.AuthorID, "ts": cp.Timestamp, "repo": cp.RepoRemote,
