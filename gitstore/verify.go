@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/git-ctx/git-ctx/chain"
 	"github.com/git-ctx/git-ctx/formats/checkpoint"
@@ -240,12 +241,9 @@ type checkpointWalk struct {
 // runs walkCheckpoints' visit over every repos/<id>/checkpoints directory
 // it meets, into walks[id].
 func (v *View) unsafeNamesGather(tree plumbing.Hash, prefix string, problem func(string, string, ...any), walks map[string]*checkpointWalk) error {
-	t, err := v.s.readTree(tree)
+	t, err := v.readWalkedTree(tree, prefix, problem)
 	if err != nil {
 		return err
-	}
-	if why := treeEntriesProblem(t.Entries); why != "" {
-		problem(treeDirPath(prefix), "malformed tree: %s", why)
 	}
 	for _, e := range t.Entries {
 		p := childPath(prefix, e.Name)
@@ -276,6 +274,21 @@ func (v *View) unsafeNamesGather(tree plumbing.Hash, prefix string, problem func
 	return nil
 }
 
+// readWalkedTree reads a tree of the layout walk at prefix and reports it
+// malformed when it names an entry twice or out of git's order
+// (treeEntriesProblem): git's path lookup and this walk could then read
+// different objects for one path.
+func (v *View) readWalkedTree(tree plumbing.Hash, prefix string, problem func(string, string, ...any)) (*object.Tree, error) {
+	t, err := v.s.readTree(tree)
+	if err != nil {
+		return nil, err
+	}
+	if why := treeEntriesProblem(t.Entries); why != "" {
+		problem(treeDirPath(prefix), "malformed tree: %s", why)
+	}
+	return t, nil
+}
+
 // checkpointsDirRepo returns id when p is repos/<id>/checkpoints.
 func checkpointsDirRepo(p string) (string, bool) {
 	rest, ok := strings.CutPrefix(p, "repos/")
@@ -292,12 +305,9 @@ func checkpointsDirRepo(p string) (string, bool) {
 // the order each of them alone visits them.
 func (v *View) unsafeAndCheckpoints(tree plumbing.Hash, prefix, dir, repoID string, depth int, inCP bool,
 	found func(full, hash string, blob plumbing.Hash), bad *[]string, problem func(string, string, ...any)) error {
-	t, err := v.s.readTree(tree)
+	t, err := v.readWalkedTree(tree, prefix, problem)
 	if err != nil {
 		return err
-	}
-	if why := treeEntriesProblem(t.Entries); why != "" {
-		problem(treeDirPath(prefix), "malformed tree: %s", why)
 	}
 	for _, e := range t.Entries {
 		full := path.Join(dir, e.Name)
