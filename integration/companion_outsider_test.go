@@ -19,9 +19,7 @@ func TestCompanionOutsider(t *testing.T) {
 	dir := s.dir(t, "pair")
 	gitOnly := s.dir(t, "gitonly")
 	bin := filepath.Join(dir, "git-ctx")
-	if err := os.WriteFile(bin, readFile(t, binPath), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	copyExecutable(t, binPath, bin)
 	if err := os.Symlink(gitPath, filepath.Join(gitOnly, "git")); err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +32,7 @@ func TestCompanionOutsider(t *testing.T) {
 
 	r := execute(t, s.root, env, nil, "git", "-C", repo, "-c", "ctx.sessionStore=s3://dash-c-bucket", "ctx", "session", "status")
 	wantCode(t, "git -C -c ctx.sessionStore=s3:// ctx session status", r, 7)
-	if !strings.Contains(r.stdout, "stale companion handoff=1 args=session status") {
+	if !strings.Contains(r.stdout, "stale companion handoff=dev args=session status") {
 		t.Fatalf("the companion did not get the command line: %s", r)
 	}
 	r = execute(t, repo, env, nil, bin, "session", "push", "--store=s3://b")

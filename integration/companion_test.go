@@ -2,6 +2,7 @@ package integration
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -47,10 +48,7 @@ func TestLeanWithoutCompanion(t *testing.T) {
 	lonely := s.dir(t, "lonely")
 	gitOnly := s.dir(t, "gitonly")
 	bin := filepath.Join(lonely, "git-ctx")
-	data := readFile(t, binPath)
-	if err := os.WriteFile(bin, data, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	copyExecutable(t, binPath, bin)
 	if err := os.Symlink(gitPath, filepath.Join(gitOnly, "git")); err != nil {
 		t.Fatal(err)
 	}
@@ -109,8 +107,30 @@ func TestLeanWithoutCompanion(t *testing.T) {
 	r = execute(t, repo, env, nil, bin, "hooks", "install", "--agent", "claude", "--mcp")
 	wantCode(t, "hooks install --agent claude --mcp", r, 0)
 	mcpWantDoctor(t, repo, env, "FAIL", "git-ctx-full")
-	if err := os.WriteFile(filepath.Join(lonely, "git-ctx-full"), readFile(t, fullPath), 0o755); err != nil {
+	copyExecutable(t, fullPath, filepath.Join(lonely, "git-ctx-full"))
+	mcpWantDoctor(t, repo, env, "OK", "registered in")
+}
+
+// copyExecutable copies the built binary src to dst (mode 0755) without
+// holding it in memory: this process's resident set is folded into the max
+// RSS of every child it starts (see TestLimits), which the memory-bound
+// tests measure.
+func copyExecutable(t *testing.T, src, dst string) {
+	t.Helper()
+	in, err := os.Open(src)
+	if err != nil {
 		t.Fatal(err)
 	}
-	mcpWantDoctor(t, repo, env, "OK", "registered in")
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -259,9 +259,14 @@ func TestS3SessionLargeBoundedMemory(t *testing.T) {
 	if hex.EncodeToString(h.Sum(nil)) != wantHash {
 		t.Fatal("restored 200 MB session differs from the source with the paths mapped")
 	}
-	t.Logf("200 MB session through S3: peak RSS push %d KiB, pull %d KiB", pushRSS, pullRSS)
-	if pushRSS > limitKiB || pullRSS > limitKiB {
-		t.Fatalf("peak RSS over 128 MiB: push %d KiB, pull %d KiB", pushRSS, pullRSS)
+	// Linux folds this test process's resident set into the max RSS of a
+	// child started by vfork and exec (os/exec), as TestLimits says; other
+	// tests of the package may have made it large, so the bound is
+	// relative to it (holding the 200 MB session whole still goes past it).
+	bound := max(int64(limitKiB), costSelfRSS()/1024+limitKiB/2)
+	t.Logf("200 MB session through S3: peak RSS push %d KiB, pull %d KiB (bound %d KiB)", pushRSS, pullRSS, bound)
+	if pushRSS > bound || pullRSS > bound {
+		t.Fatalf("peak RSS over the bound %d KiB: push %d KiB, pull %d KiB", bound, pushRSS, pullRSS)
 	}
 }
 
