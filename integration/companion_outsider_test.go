@@ -15,14 +15,7 @@ import (
 // a git-ctx-full beside it without execute permission is named in a
 // one-line error, exit 3, and nothing is run.
 func TestCompanionOutsider(t *testing.T) {
-	s, repo, env := cltInitRepo(t, "a")
-	dir := s.dir(t, "pair")
-	gitOnly := s.dir(t, "gitonly")
-	bin := filepath.Join(dir, "git-ctx")
-	copyExecutable(t, binPath, bin)
-	if err := os.Symlink(gitPath, filepath.Join(gitOnly, "git")); err != nil {
-		t.Fatal(err)
-	}
+	s, repo, env, dir, gitOnly, bin := leanAlone(t, "pair")
 	stale := filepath.Join(dir, "git-ctx-full")
 	script := "#!/bin/sh\necho \"stale companion handoff=$GIT_CTX_HANDOFF args=$*\"\nexit 7\n"
 	if err := os.WriteFile(stale, []byte(script), 0o755); err != nil {

@@ -44,14 +44,7 @@ func TestShippedPairModules(t *testing.T) {
 // briefing, version. A lean binary started as the companion (a wrong
 // install) says so instead of exec'ing itself.
 func TestLeanWithoutCompanion(t *testing.T) {
-	s, repo, env := cltInitRepo(t, "a")
-	lonely := s.dir(t, "lonely")
-	gitOnly := s.dir(t, "gitonly")
-	bin := filepath.Join(lonely, "git-ctx")
-	copyExecutable(t, binPath, bin)
-	if err := os.Symlink(gitPath, filepath.Join(gitOnly, "git")); err != nil {
-		t.Fatal(err)
-	}
+	s, repo, env, lonely, gitOnly, bin := leanAlone(t, "lonely")
 	env = withEnv(env, "PATH="+lonely+string(os.PathListSeparator)+gitOnly)
 	checkpoint(t, repo, env, "-m", "decided: lean start")
 
@@ -109,6 +102,21 @@ func TestLeanWithoutCompanion(t *testing.T) {
 	mcpWantDoctor(t, repo, env, "FAIL", "git-ctx-full")
 	copyExecutable(t, fullPath, filepath.Join(lonely, "git-ctx-full"))
 	mcpWantDoctor(t, repo, env, "OK", "registered in")
+}
+
+// leanAlone is an initialised repository for device "a", a directory
+// (named name) holding only a copy of the lean git-ctx (bin), and gitOnly,
+// a directory holding only git: PATH made of them has no git-ctx-full.
+func leanAlone(t *testing.T, name string) (s *sandbox, repo string, env []string, dir, gitOnly, bin string) {
+	t.Helper()
+	s, repo, env = cltInitRepo(t, "a")
+	dir, gitOnly = s.dir(t, name), s.dir(t, "gitonly")
+	bin = filepath.Join(dir, "git-ctx")
+	copyExecutable(t, binPath, bin)
+	if err := os.Symlink(gitPath, filepath.Join(gitOnly, "git")); err != nil {
+		t.Fatal(err)
+	}
+	return s, repo, env, dir, gitOnly, bin
 }
 
 // copyExecutable copies the built binary src to dst (mode 0755) without
