@@ -10,6 +10,8 @@
 #   make bench                        full run (1k, 10k, 100k; 1,000 hooked commits at 100k)
 #   BENCH_SCALE=small make bench      quick run (1k and 10k, fewer runs)
 #   SIZES=… RUNS=… override the main harness's sizes and repetitions.
+#   BENCH_KEEP=DIR keeps the run's raw outputs (each mode's tables, the
+#     targets' JSON lines, the binaries) in DIR instead of removing them.
 # How long each takes is in bench/performance-intro.md ("How to reproduce").
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -38,8 +40,13 @@ small)
 *) echo "bench.sh: BENCH_SCALE is full or small, not $SCALE" >&2; exit 2 ;;
 esac
 out=docs/PERFORMANCE.md
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+if [ -n "${BENCH_KEEP:-}" ]; then
+  mkdir -p "$BENCH_KEEP"
+  tmp=$(cd "$BENCH_KEEP" && pwd)
+else
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+fi
 work="$tmp/work"
 mkdir -p "$work"
 targets="$tmp/targets.jsonl"
