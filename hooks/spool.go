@@ -9,6 +9,10 @@ package hooks
 //   queue           appended to by hooks, one entry a line
 //   queue.draining  the queue a drain took over (renamed from queue)
 //   queue.done      how many entries of queue.draining are recorded
+//   queue.drained.<ns>.<n>.<bytes>
+//                   a drained queue, kept for an hour: a hook that opened
+//                   queue before the drain renamed it writes its line here,
+//                   however late, and the next drain records it
 //   failed          the last drain's error (removed by a drain that succeeds)
 //   turn-*.json     an agent turn a "turn" entry names
 //
@@ -33,6 +37,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -47,11 +52,17 @@ import (
 	"github.com/git-ctx/git-ctx/internal/workspace"
 )
 
-// renameGrace is how long after renaming queue a drain reads the
-// renamed file once more before dropping it: a hook's open and
-// one-line append are microseconds apart, so a line can only be lost
-// by a hook stalled this long between the two.
-const renameGrace = 250 * time.Millisecond
+// drainedKeep is how long a drained queue is kept (renamed to
+// queue.drained.<ns>.<n>.<bytes>: when it was drained, how many lines and
+// bytes it had). A hook opens queue and appends its one line microseconds
+// later, but a hook that opened it just before a drain renamed it writes
+// into the renamed file: every drain looks at the kept files first and
+// records any line that arrived after theirs. Only a hook stalled for
+// longer than this between its open and its write would lose its line.
+const drainedKeep = time.Hour
+
+// drainedPrefix starts the name of a kept drained queue.
+const drainedPrefix = "queue.drained."
 
 // Spool file names (in SpoolDir).
 const (
@@ -98,20 +109,27 @@ var (
 // a line that does not parse yields a zero entry (Kind ""), so that the
 // index of an entry never changes as the file grows.
 func parseSpool(data []byte) []spoolEntry {
-	var out []spoolEntry
-	for len(data) > 0 {
-		i := bytes.IndexByte(data, '\n')
+	out, _ := spoolLines(data)
+	return out
+}
+
+// spoolLines is parseSpool with, for each entry, the offset in data just
+// past its newline.
+func spoolLines(data []byte) (entries []spoolEntry, ends []int) {
+	for off := 0; off < len(data); {
+		i := bytes.IndexByte(data[off:], '\n')
 		if i < 0 {
 			break // not finished (or cut short): never an entry
 		}
-		line := string(data[:i])
-		data = data[i+1:]
+		line := string(data[off : off+i])
+		off += i + 1
 		if line == "" {
 			continue
 		}
-		out = append(out, parseSpoolLine(line))
+		entries = append(entries, parseSpoolLine(line))
+		ends = append(ends, off)
 	}
-	return out
+	return entries, ends
 }
 
 func parseSpoolLine(line string) spoolEntry {
@@ -190,6 +208,14 @@ func Pending(r *gitrepo.Repo) SpoolState {
 		}
 	}
 	st.Pending += countValid(note(spoolQueue))
+	kept, _ := keptDrained(dir)
+	for _, d := range kept {
+		if d.size > d.bytes {
+			if es := note(d.name); len(es) > d.entries {
+				st.Pending += countValid(es[d.entries:])
+			}
+		}
+	}
 	if st.Pending == 0 {
 		st.Oldest = time.Time{}
 	}
@@ -371,7 +397,8 @@ func lockSpool(ctx context.Context, dir string) (unlock func(), ok bool, err err
 	}
 }
 
-// HasSpool reports cheaply whether r may have pending spool entries.
+// HasSpool reports cheaply whether r may have pending spool entries: a
+// queue, a queue being drained, or a kept drained queue that grew.
 func HasSpool(r *gitrepo.Repo) bool {
 	dir := SpoolDir(r)
 	for _, n := range []string{spoolQueue, spoolDraining} {
@@ -379,7 +406,71 @@ func HasSpool(r *gitrepo.Repo) bool {
 			return true
 		}
 	}
+	kept, _ := keptDrained(dir)
+	for _, d := range kept {
+		if d.size > d.bytes {
+			return true
+		}
+	}
 	return false
+}
+
+// drainedFile is a kept drained queue (see drainedKeep).
+type drainedFile struct {
+	name    string
+	at      int64 // when it was drained, Unix nanoseconds
+	entries int   // its lines then (parseSpool's count)
+	bytes   int64 // its size then
+	size    int64 // its size now
+	mod     time.Time
+}
+
+func drainedName(at int64, entries int, bytes int64) string {
+	return drainedPrefix + strconv.FormatInt(at, 10) + "." + strconv.Itoa(entries) + "." + strconv.FormatInt(bytes, 10)
+}
+
+func parseDrainedName(name string) (drainedFile, bool) {
+	rest, ok := strings.CutPrefix(name, drainedPrefix)
+	if !ok {
+		return drainedFile{}, false
+	}
+	f := strings.Split(rest, ".")
+	if len(f) != 3 {
+		return drainedFile{}, false
+	}
+	at, err1 := strconv.ParseInt(f[0], 10, 64)
+	n, err2 := strconv.Atoi(f[1])
+	b, err3 := strconv.ParseInt(f[2], 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil || n < 0 || b < 0 {
+		return drainedFile{}, false
+	}
+	return drainedFile{name: name, at: at, entries: n, bytes: b}, true
+}
+
+// keptDrained lists the kept drained queues in dir, oldest first.
+func keptDrained(dir string) ([]drainedFile, error) {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []drainedFile
+	for _, e := range ents {
+		d, ok := parseDrainedName(e.Name())
+		if !ok {
+			continue
+		}
+		fi, err := e.Info()
+		if err != nil || !fi.Mode().IsRegular() {
+			continue // removed meanwhile, or not ours
+		}
+		d.size, d.mod = fi.Size(), fi.ModTime()
+		out = append(out, d)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].at < out[j].at })
+	return out, nil
 }
 
 // Drain records every spooled entry of m's repository, oldest first, each
@@ -403,82 +494,157 @@ func Drain(ctx context.Context, m *workspace.Workspace) (DrainResult, error) {
 	} else if tip.IsZero() {
 		return res, gitstore.ErrNotInitialized
 	}
-	kill := drainFailpoint()
-	for n := 0; ; {
-		draining := filepath.Join(dir, spoolDraining)
-		resumed := true
-		// A hook that opened queue just before the rename may still write
-		// its line into the renamed file: it is read again once renameGrace
-		// has passed since the rename, before the file is dropped.
-		renamed := time.Time{}
-		if _, err := os.Stat(draining); errors.Is(err, fs.ErrNotExist) {
-			resumed = false
-			if err := os.Rename(filepath.Join(dir, spoolQueue), draining); errors.Is(err, fs.ErrNotExist) {
-				break
-			} else if err != nil {
-				return res, err
-			}
-			renamed = time.Now()
-		}
-		done := readDone(dir)
-		for {
-			data, err := os.ReadFile(draining)
-			if err != nil {
-				return res, err
-			}
-			entries := parseSpool(data)
-			if done >= len(entries) {
-				if wait := renameGrace - time.Since(renamed); wait > 0 {
-					time.Sleep(wait)
-					renamed = time.Time{}
-					continue // read it once more
-				}
-				break
-			}
-			for ; done < len(entries); done++ {
-				e := entries[done]
-				if e.Kind != "" {
-					n++
-				}
-				start := time.Now()
-				recorded, err := recordEntry(ctx, m, dir, e, resumed)
-				if e.Kind != "" {
-					Log(m.Repo, e.logName(), time.Since(start), err)
-				}
-				if err != nil {
-					os.WriteFile(filepath.Join(dir, spoolFailed), []byte(oneLine(err.Error())+"\n"), 0o644)
-					return res, err
-				}
-				if recorded {
-					res.Recorded++
-				} else {
-					res.Skipped++
-				}
-				resumed = false
-				kill("after-record", n)
-				if err := atomicfile.WriteFile(filepath.Join(dir, spoolDone), []byte(strconv.Itoa(done+1)+"\n"),
-					atomicfile.Options{Perm: 0o644, Replace: true}); err != nil {
-					return res, err
-				}
-				kill("after-done", n)
-			}
-		}
-		// Every entry of the taken-over queue is recorded: drop it.
-		data, _ := os.ReadFile(draining)
-		for _, e := range parseSpool(data) {
-			if e.Kind == kindTurn {
-				os.Remove(filepath.Join(dir, e.Arg))
-			}
-		}
-		if err := os.Remove(filepath.Join(dir, spoolDone)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	d := &drainer{ctx: ctx, m: m, dir: dir, kill: drainFailpoint(), res: &res}
+	// Lines that reached a drained queue after its drain are older than
+	// anything in queue: they go first.
+	if err := d.late(); err != nil {
+		return res, err
+	}
+	for {
+		more, err := d.queue()
+		if err != nil {
 			return res, err
 		}
-		if err := os.Remove(draining); err != nil {
-			return res, err
+		if !more {
+			break
 		}
 	}
 	os.Remove(filepath.Join(dir, spoolFailed))
 	return res, nil
+}
+
+// drainer is one drain's state, under the drain lock.
+type drainer struct {
+	ctx  context.Context
+	m    *workspace.Workspace
+	dir  string
+	kill func(at string, n int)
+	n    int // entries that parse, recorded or skipped so far
+	res  *DrainResult
+}
+
+// record records one entry, counting and logging it; an error is kept in
+// the spool's "failed" file.
+func (d *drainer) record(e spoolEntry, resumed bool) error {
+	if e.Kind != "" {
+		d.n++
+	}
+	start := time.Now()
+	recorded, err := recordEntry(d.ctx, d.m, d.dir, e, resumed)
+	if e.Kind != "" {
+		Log(d.m.Repo, e.logName(), time.Since(start), err)
+	}
+	if err != nil {
+		os.WriteFile(filepath.Join(d.dir, spoolFailed), []byte(oneLine(err.Error())+"\n"), 0o644)
+		return err
+	}
+	if recorded {
+		d.res.Recorded++
+	} else {
+		d.res.Skipped++
+	}
+	d.kill("after-record", d.n)
+	return nil
+}
+
+// queue drains queue.draining (resumed from queue.done) or else takes
+// queue over by renaming it; more is false when there was nothing to take.
+// The drained file is kept (see drainedKeep), renamed to say how much of
+// it was drained.
+func (d *drainer) queue() (more bool, err error) {
+	draining := filepath.Join(d.dir, spoolDraining)
+	resumed := true
+	if _, err := os.Stat(draining); errors.Is(err, fs.ErrNotExist) {
+		resumed = false
+		if err := os.Rename(filepath.Join(d.dir, spoolQueue), draining); errors.Is(err, fs.ErrNotExist) {
+			return false, nil
+		} else if err != nil {
+			return false, err
+		}
+	}
+	done := readDone(d.dir)
+	var entries []spoolEntry
+	var data []byte
+	for {
+		if data, err = os.ReadFile(draining); err != nil {
+			return false, err
+		}
+		if entries = parseSpool(data); done >= len(entries) {
+			break
+		}
+		for ; done < len(entries); done++ {
+			if err := d.record(entries[done], resumed); err != nil {
+				return false, err
+			}
+			resumed = false
+			if err := atomicfile.WriteFile(filepath.Join(d.dir, spoolDone), []byte(strconv.Itoa(done+1)+"\n"),
+				atomicfile.Options{Perm: 0o644, Replace: true}); err != nil {
+				return false, err
+			}
+			d.kill("after-done", d.n)
+		}
+	}
+	// Every entry of the taken-over queue is recorded.
+	for _, e := range entries {
+		if e.Kind == kindTurn {
+			os.Remove(filepath.Join(d.dir, e.Arg))
+		}
+	}
+	if err := os.Remove(filepath.Join(d.dir, spoolDone)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return false, err
+	}
+	kept := drainedName(time.Now().UnixNano(), len(entries), int64(len(data)))
+	if err := os.Rename(draining, filepath.Join(d.dir, kept)); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// late records the lines that hooks wrote into kept drained queues after
+// their drain, each exactly once (the file's name is advanced past each
+// one), and removes kept queues older than drainedKeep.
+func (d *drainer) late() error {
+	kept, err := keptDrained(d.dir)
+	if err != nil {
+		return err
+	}
+	for _, f := range kept {
+		path := filepath.Join(d.dir, f.name)
+		if f.size <= f.bytes {
+			if time.Since(time.Unix(0, f.at)) > drainedKeep && time.Since(f.mod) > drainedKeep {
+				os.Remove(path)
+			}
+			continue
+		}
+		data, err := os.ReadFile(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		} else if err != nil {
+			return err
+		}
+		entries, ends := spoolLines(data)
+		for i := f.entries; i < len(entries); i++ {
+			if err := d.record(entries[i], true); err != nil {
+				return err
+			}
+			if entries[i].Kind == kindTurn {
+				os.Remove(filepath.Join(d.dir, entries[i].Arg))
+			}
+			next := filepath.Join(d.dir, drainedName(f.at, i+1, int64(ends[i])))
+			if err := os.Rename(path, next); err != nil {
+				return err
+			}
+			path = next
+			d.kill("after-done", d.n)
+		}
+		// A fragment left at the end (a write cut short) is not waited for.
+		if last := filepath.Join(d.dir, drainedName(f.at, max(len(entries), f.entries), int64(len(data)))); last != path {
+			if err := os.Rename(path, last); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // drainFailpoint returns the test-only kill switch (a no-op unless

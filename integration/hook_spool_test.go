@@ -116,8 +116,9 @@ func TestHookSpoolOneCommit(t *testing.T) {
 	if st := phStatusOf(t, repo, env); st.Pending != 0 {
 		t.Fatalf("status after the drain: %+v, want nothing pending", st)
 	}
-	if names := hkDirNames(t, phSpoolDir(t, repo, env)); len(names) != 0 {
-		t.Fatalf("spool after the drain holds %v, want nothing", names)
+	// Nothing pending is left: only the drained queue, kept for a late line.
+	if names := hkDirNames(t, phSpoolDir(t, repo, env)); len(names) != 1 || !strings.HasPrefix(names[0], "queue.drained.") {
+		t.Fatalf("spool after the drain holds %v, want only the kept drained queue", names)
 	}
 	if last := hkHooksStatus(t, repo, env).LastRun; !strings.Contains(last, " post-commit ") || !strings.HasSuffix(last, " ok") {
 		t.Fatalf("hooks status last_run = %q, want the drained post-commit, ok", last)
@@ -409,4 +410,58 @@ func TestHookSpoolClaudeStop(t *testing.T) {
 	if hkExists(filepath.Join(phSpoolDir(t, repo, env), turns[0])) {
 		t.Fatal("the drained turn's file is still in the spool")
 	}
+}
+
+// A hook that opened the queue just before a drain took it over, and was
+// stalled (a loaded machine, SIGSTOP) until long after that drain ended,
+// writes its line into the drained file: it is recorded exactly once, before
+// the commits spooled after it, across a kill, and status counts it.
+func TestHookSpoolStalledHookLine(t *testing.T) {
+	t.Parallel()
+	_, repo, env := phSetup(t)
+	want := phCommits(t, repo, env, "s", 1)
+	queue := filepath.Join(phSpoolDir(t, repo, env), "queue")
+	stalled, err := os.OpenFile(queue, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stalled.Close()
+	if r := phDrain(t, repo, env); r.code != 0 {
+		t.Fatalf("drain: %s", r)
+	}
+	// The stalled hook's commit, made while its hook had not written yet.
+	writeFile(t, filepath.Join(repo, "late.txt"), "late\n")
+	mustRun(t, repo, env, "git", "add", "late.txt")
+	mustRun(t, repo, env, "git", "-c", "core.hooksPath="+t.TempDir(), "commit", "-q", "-m", "late")
+	late := gitOut(t, repo, env, "rev-parse", "HEAD")
+	time.Sleep(300 * time.Millisecond) // longer than any grace a drain could give
+	if _, err := fmt.Fprintf(stalled, "\npost-commit %s refs/heads/main\n", late); err != nil {
+		t.Fatal(err)
+	}
+	want = append(want, late)
+	if st := phStatusOf(t, repo, env); st.Pending != 1 {
+		t.Fatalf("status after a late line: %+v, want 1 pending", st)
+	}
+	want = append(want, phCommits(t, repo, env, "s2", 1)...)
+	// Killed after recording the late line and before marking it: the next
+	// drain does not record it again.
+	if r := phDrain(t, repo, env, "GIT_CTX_TEST_DRAIN_KILL=after-record:1"); r.code == 0 {
+		t.Fatalf("drain with the failpoint was not killed: %s", r)
+	}
+	if r := phDrain(t, repo, env); r.code != 0 {
+		t.Fatalf("drain: %s", r)
+	}
+	phWantRecorded(t, "a late line and a commit after it", repo, env, want)
+	if st := phStatusOf(t, repo, env); st.Pending != 0 {
+		t.Fatalf("status after the drains: %+v", st)
+	}
+	// The same file written to again, later still: recorded too.
+	writeFile(t, filepath.Join(repo, "later.txt"), "later\n")
+	mustRun(t, repo, env, "git", "add", "later.txt")
+	mustRun(t, repo, env, "git", "-c", "core.hooksPath="+t.TempDir(), "commit", "-q", "-m", "later")
+	later := gitOut(t, repo, env, "rev-parse", "HEAD")
+	if _, err := fmt.Fprintf(stalled, "\npost-commit %s refs/heads/main\n", later); err != nil {
+		t.Fatal(err)
+	}
+	phWantRecorded(t, "a second late line", repo, env, append(want, later))
 }
