@@ -210,11 +210,36 @@ type Hit struct {
 	*Entry
 	Snippet string
 	Rank    float64 // bm25: lower is better
+	// Window is 0 when every match was ranked. Otherwise more than Window
+	// records matched and the hit was ranked among the Window matches the
+	// cache indexed last (SearchWindow).
+	Window int
+
+	rowid int64 // the candidate's row while Search joins it
 }
+
+// SearchWindow is the most matches Search ranks (issue 18, item 3). FTS5
+// computes bm25 for every match before the best can be taken, so an
+// unselective query cost O(matches): at 100k records the benchmark's two
+// words match 4,955 and their ranking alone took ~22 ms of CPU in a fresh
+// process. When more records match, Search ranks the SearchWindow matches
+// with the highest rowids — the ones the cache indexed last: the records
+// added most recently, and after a rebuild the devices it read last —,
+// which FTS5 finds by walking its index from the end and stopping early.
+// Each keeps its exact bm25 score (the term statistics are the whole
+// index's), so the order within the window is the full ranking's order
+// restricted to it.
+const SearchWindow = 500
+
+// searchWindow is SearchWindow; tests lower it.
+var searchWindow = SearchWindow
 
 // Search runs a full-text query over summaries, files and tools. Each word
 // of query must match (words are quoted, so punctuation is safe); open and
-// close surround matched words in the snippet.
+// close surround matched words in the snippet. When more than
+// SearchWindow records match, the hits are ranked within the window and
+// say so (Hit.Window), unless the window holds fewer than limit of
+// repoID's matches: then every match is ranked.
 func (d *DB) Search(ctx context.Context, repoID, query string, limit int, open, close string) ([]Hit, error) {
 	if !d.FTS {
 		return nil, ErrNoFTS
@@ -226,21 +251,62 @@ func (d *DB) Search(ctx context.Context, repoID, query string, limit int, open, 
 	if limit <= 0 {
 		limit = 20
 	}
-	if hits, ok, err := d.searchTop(ctx, repoID, match, limit, open, close); err != nil || ok {
+	// above is the rowid the window starts after (0: no cut, every
+	// match is ranked).
+	above, err := d.searchFloor(ctx, match)
+	if err != nil {
+		return nil, err
+	}
+	hits, err := d.searchRanked(ctx, repoID, match, above, limit, open, close)
+	if err != nil || above == 0 {
 		return hits, err
 	}
-	return d.searchAll(ctx, repoID, match, limit, open, close)
+	if len(hits) < limit {
+		// The window holds fewer than limit of repoID's matches (other
+		// repositories' records are in the same index): rank them all
+		// rather than leave out matches that would have made the list.
+		return d.searchRanked(ctx, repoID, match, 0, limit, open, close)
+	}
+	for i := range hits {
+		hits[i].Window = searchWindow
+	}
+	return hits, nil
 }
 
-// searchAll is Search's full query: every match joined, given a snippet,
-// filtered and sorted.
-func (d *DB) searchAll(ctx context.Context, repoID, match string, limit int, open, close string) ([]Hit, error) {
+// searchFloor returns 0 when at most searchWindow records match, else
+// the rowid of the newest match left out of the window (FTS5 walks the
+// matches from the highest rowid down and stops there).
+func (d *DB) searchFloor(ctx context.Context, match string) (int64, error) {
+	var above int64
+	err := d.db.QueryRowContext(ctx, `SELECT rowid FROM checkpoints_fts WHERE checkpoints_fts MATCH ?
+		ORDER BY rowid DESC LIMIT 1 OFFSET ?`, match, searchWindow).Scan(&above)
+	if err == sql.ErrNoRows {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("search: %w", err)
+	}
+	return above, nil
+}
+
+// searchRanked ranks the matches with a rowid above above: the fast path
+// when it is provably exact, else the full query.
+func (d *DB) searchRanked(ctx context.Context, repoID, match string, above int64, limit int, open, close string) ([]Hit, error) {
+	if hits, ok, err := d.searchTop(ctx, repoID, match, above, limit, open, close); err != nil || ok {
+		return hits, err
+	}
+	return d.searchAll(ctx, repoID, match, above, limit, open, close)
+}
+
+// searchAll is Search's full query: every match (with a rowid above
+// above) joined, given a snippet, filtered and sorted.
+func (d *DB) searchAll(ctx context.Context, repoID, match string, above int64, limit int, open, close string) ([]Hit, error) {
 	rows, err := d.db.QueryContext(ctx, `SELECT `+entryCols+`,
 		snippet(checkpoints_fts, 0, ?, ?, '…', 16), bm25(checkpoints_fts)
 		FROM checkpoints_fts JOIN checkpoints c ON c.rowid = checkpoints_fts.rowid
 		JOIN records r ON r.hash = c.hash
-		WHERE checkpoints_fts MATCH ? AND r.repo_id = ?
-		ORDER BY bm25(checkpoints_fts), c.ts DESC LIMIT ?`, open, close, match, repoID, limit)
+		WHERE checkpoints_fts MATCH ? AND checkpoints_fts.rowid > ? AND r.repo_id = ?
+		ORDER BY bm25(checkpoints_fts), c.ts DESC LIMIT ?`, open, close, match, above, repoID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
@@ -262,45 +328,129 @@ func (d *DB) searchAll(ctx context.Context, repoID, match string, limit int, ope
 // checkpoint and record row (to filter by repository and break ties by ts)
 // and makes a snippet for each before sorting, which is most of a search's
 // cost when a query matches thousands of records. Here FTS5 ranks the
-// matches alone (its own ORDER BY rank) and only the best 2×limit
-// candidates are joined, filtered and given a snippet. ok says the result
-// is exactly the full query's: all matches were candidates, or the
-// limit-th hit of repoID ranks strictly better than the worst candidate (so
-// no match left out can rank with or before it). Otherwise the caller runs
-// the full query.
-func (d *DB) searchTop(ctx context.Context, repoID, match string, limit int, open, close string) ([]Hit, bool, error) {
+// matches alone (its own ORDER BY rank) and gives the best 2×limit
+// candidates a snippet; they are joined, filtered and sorted a prefix at a
+// time, the first limit+1 first. ok says the result is exactly the full
+// query's: all matches were candidates and joined, or the limit-th hit of
+// repoID ranks strictly better than the first candidate not joined (the
+// worst candidate once all are), so no match left out can rank with or
+// before it. Otherwise the caller runs the full query.
+func (d *DB) searchTop(ctx context.Context, repoID, match string, above int64, limit int, open, close string) ([]Hit, bool, error) {
 	n := 2 * limit
-	// The candidates' count and worst rank come from t itself, not from
-	// the joined rows.
-	rows, err := d.db.QueryContext(ctx, `WITH t AS MATERIALIZED (
-			SELECT rowid AS id, rank AS rk, snippet(checkpoints_fts, 0, ?, ?, '…', 16) AS sn
-			FROM checkpoints_fts WHERE checkpoints_fts MATCH ? ORDER BY rank LIMIT ?)
-		SELECT `+entryCols+`, t.sn, t.rk, (SELECT count(*) FROM t), (SELECT max(rk) FROM t)
-		FROM t JOIN checkpoints c ON c.rowid = t.id
-		JOIN records r ON r.hash = c.hash
-		ORDER BY t.rk, c.ts DESC`, open, close, match, n)
+	cands, err := d.searchCandidates(ctx, match, above, n, open, close)
 	if err != nil {
-		return nil, false, fmt.Errorf("search: %w", err)
+		return nil, false, err
 	}
-	defer rows.Close()
-	var out []Hit
-	candidates, worst := 0, 0.0
-	for rows.Next() {
-		var h Hit
-		e, err := scanEntry(rows, &h.Snippet, &h.Rank, &candidates, &worst)
+	// Join the candidates in rank order, a prefix at a time (each prefix
+	// ends with a whole group of equal ranks): a cold join reads a few
+	// pages per row, and in a cache of one repository the first limit
+	// candidates are usually the answer.
+	var hits []Hit
+	for k := 0; k < len(cands); {
+		next := min(len(cands), max(2*k, limit+1))
+		for next < len(cands) && cands[next].Rank == cands[next-1].Rank {
+			next++
+		}
+		more, err := d.joinCandidates(ctx, repoID, cands[k:next])
 		if err != nil {
 			return nil, false, err
 		}
-		if e.RepoID == repoID && len(out) < limit {
-			h.Entry = e
-			out = append(out, h)
+		hits = append(hits, more...)
+		k = next
+		// Every match that could rank with or before a hit has been
+		// joined once the limit-th hit ranks strictly better than the
+		// first candidate left (or the worst candidate, when all are
+		// joined: matches beyond the candidates rank no better).
+		var bound float64
+		switch {
+		case k < len(cands):
+			bound = cands[k].Rank
+		case len(cands) < n:
+			return searchOrder(hits, limit), true, nil // every match joined
+		default:
+			bound = cands[len(cands)-1].Rank
+		}
+		if len(hits) >= limit {
+			hits = searchOrder(hits, limit+len(hits))
+			if hits[limit-1].Rank < bound {
+				return hits[:limit], true, nil
+			}
 		}
 	}
-	if err := rows.Err(); err != nil {
-		return nil, false, err
+	return nil, len(cands) == 0, nil
+}
+
+// searchCandidates are the n best matches above the rowid above, ranked
+// by FTS5 alone, with their snippets (Entry not yet set).
+func (d *DB) searchCandidates(ctx context.Context, match string, above int64, n int, open, close string) ([]Hit, error) {
+	rows, err := d.db.QueryContext(ctx, `SELECT rowid, rank, snippet(checkpoints_fts, 0, ?, ?, '…', 16)
+		FROM checkpoints_fts WHERE checkpoints_fts MATCH ? AND rowid > ? ORDER BY rank LIMIT ?`, open, close, match, above, n)
+	if err != nil {
+		return nil, fmt.Errorf("search: %w", err)
 	}
-	exact := candidates < n || (len(out) == limit && out[limit-1].Rank < worst)
-	return out, exact, nil
+	defer rows.Close()
+	var out []Hit
+	for rows.Next() {
+		var h Hit
+		var id int64
+		if err := rows.Scan(&id, &h.Rank, &h.Snippet); err != nil {
+			return nil, err
+		}
+		h.rowid = id
+		out = append(out, h)
+	}
+	return out, rows.Err()
+}
+
+// joinCandidates returns the candidates of cands that are repoID's
+// records, with their entries.
+func (d *DB) joinCandidates(ctx context.Context, repoID string, cands []Hit) ([]Hit, error) {
+	if len(cands) == 0 {
+		return nil, nil
+	}
+	args := make([]any, 0, len(cands)+1)
+	args = append(args, repoID)
+	for _, c := range cands {
+		args = append(args, c.rowid)
+	}
+	rows, err := d.db.QueryContext(ctx, `SELECT `+entryCols+`, c.rowid FROM checkpoints c JOIN records r ON r.hash = c.hash
+		WHERE +r.repo_id = ? AND c.rowid IN (?`+strings.Repeat(", ?", len(cands)-1)+`)`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	defer rows.Close()
+	byID := make(map[int64]*Entry, len(cands))
+	for rows.Next() {
+		var id int64
+		e, err := scanEntry(rows, &id)
+		if err != nil {
+			return nil, err
+		}
+		byID[id] = e
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	var out []Hit
+	for _, c := range cands {
+		if e := byID[c.rowid]; e != nil {
+			c.Entry = e
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// searchOrder sorts hits as the full query does (rank, then newest
+// first) and keeps at most limit.
+func searchOrder(hits []Hit, limit int) []Hit {
+	sort.SliceStable(hits, func(i, j int) bool {
+		if hits[i].Rank != hits[j].Rank {
+			return hits[i].Rank < hits[j].Rank
+		}
+		return hits[i].Timestamp > hits[j].Timestamp
+	})
+	return hits[:min(limit, len(hits))]
 }
 
 // ftsQuery quotes every whitespace-separated word as an FTS5 string.

@@ -224,6 +224,13 @@ func cmdSearch() *cli.Command {
 				fmt.Fprintln(c.App.ErrWriter, "git-ctx: no matches")
 				return silent(fault.Failed) // like grep: nothing found
 			}
+			w := 0
+			for _, h := range hits {
+				w = max(w, h.Window)
+			}
+			if w > 0 {
+				fmt.Fprintf(c.App.ErrWriter, "git-ctx: more than %d checkpoints match: ranked the %d the cache indexed last (add words to narrow the search)\n", w, w)
+			}
 			return nil
 		}),
 	}

@@ -99,7 +99,11 @@ func Entries(entries []*cache.Entry) ([]json.RawMessage, error) {
 // SearchHits is the array of `search --json`.
 func SearchHits(hits []cache.Hit) ([]json.RawMessage, error) {
 	return entryArray(hits, func(h cache.Hit) (*cache.Entry, map[string]any) {
-		return h.Entry, map[string]any{"snippet": h.Snippet, "rank": h.Rank}
+		extra := map[string]any{"snippet": h.Snippet, "rank": h.Rank}
+		if h.Window > 0 {
+			extra["window"] = h.Window
+		}
+		return h.Entry, extra
 	})
 }
 

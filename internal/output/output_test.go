@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/git-ctx/git-ctx/cache"
 	"github.com/git-ctx/git-ctx/chain"
 	"github.com/git-ctx/git-ctx/doctor"
 	"github.com/git-ctx/git-ctx/formats/checkpoint"
@@ -162,5 +163,27 @@ func TestPullJSONBounded(t *testing.T) {
 	if len(v.Rejected) != ctxsync.MaxJSONRejections || v.Total != n || !v.Truncated || v.Remote != "origin" ||
 		v.ByReason[string(chain.UnexpectedPath)] != n*3/4 || v.ByReason[string(chain.OrphanFile)] != n/4 {
 		t.Errorf("JSON: %d listed, total %d, truncated %v, by reason %v, remote %q", len(v.Rejected), v.Total, v.Truncated, v.ByReason, v.Remote)
+	}
+}
+
+// TestSearchHitsWindow: a hit ranked within a cut window carries `window`
+// (docs/JSON.md); a hit of a full ranking has no such member.
+func TestSearchHitsWindow(t *testing.T) {
+	e := &cache.Entry{Checkpoint: &checkpoint.Checkpoint{Version: 1, Hash: strings.Repeat("a", 64)}, Verified: true}
+	for _, tc := range []struct {
+		window int
+		want   string
+	}{{0, ""}, {1000, `"window":1000`}} {
+		list, err := SearchHits([]cache.Hit{{Entry: e, Snippet: "s", Rank: -1, Window: tc.window}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var c bytes.Buffer
+		if err := json.Compact(&c, list[0]); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(c.String(), `"window"`); got != (tc.want != "") || tc.want != "" && !strings.Contains(c.String(), tc.want) {
+			t.Errorf("window %d: %s", tc.window, c.String())
+		}
 	}
 }
