@@ -212,34 +212,30 @@ type Hit struct {
 	Rank    float64 // bm25: lower is better
 	// Window is 0 when every match was ranked. Otherwise more than Window
 	// records matched and the hit was ranked among the Window matches the
-	// cache indexed last (SearchWindow).
+	// cache indexed last (DB.SearchWindow).
 	Window int
 
 	rowid int64 // the candidate's row while Search joins it
 }
 
-// SearchWindow is the most matches Search ranks (issue 18, item 3). FTS5
-// computes bm25 for every match before the best can be taken, so an
-// unselective query cost O(matches): at 100k records the benchmark's two
-// words match 4,955 and their ranking alone took ~22 ms of CPU in a fresh
-// process. When more records match, Search ranks the SearchWindow matches
-// with the highest rowids — the ones the cache indexed last: the records
-// added most recently, and after a rebuild the devices it read last —,
-// which FTS5 finds by walking its index from the end and stopping early.
-// Each keeps its exact bm25 score (the term statistics are the whole
-// index's), so the order within the window is the full ranking's order
-// restricted to it.
-const SearchWindow = 500
+// searchWindow is the window a DB without its own SearchWindow uses: 0,
+// every match is ranked (tests set it).
+var searchWindow = 0
 
-// searchWindow is SearchWindow; tests lower it.
-var searchWindow = SearchWindow
+// window is the most matches d's Search ranks, 0 for all of them.
+func (d *DB) window() int {
+	if d.SearchWindow > 0 {
+		return d.SearchWindow
+	}
+	return searchWindow
+}
 
 // Search runs a full-text query over summaries, files and tools. Each word
 // of query must match (words are quoted, so punctuation is safe); open and
-// close surround matched words in the snippet. When more than
-// SearchWindow records match, the hits are ranked within the window and
-// say so (Hit.Window), unless the window holds fewer than limit of
-// repoID's matches: then every match is ranked.
+// close surround matched words in the snippet. With d.SearchWindow set and
+// more records matching, the hits are ranked within the window and say so
+// (Hit.Window), unless the window holds fewer than limit of repoID's
+// matches: then every match is ranked.
 func (d *DB) Search(ctx context.Context, repoID, query string, limit int, open, close string) ([]Hit, error) {
 	if !d.FTS {
 		return nil, ErrNoFTS
@@ -268,18 +264,22 @@ func (d *DB) Search(ctx context.Context, repoID, query string, limit int, open, 
 		return d.searchRanked(ctx, repoID, match, 0, limit, open, close)
 	}
 	for i := range hits {
-		hits[i].Window = searchWindow
+		hits[i].Window = d.window()
 	}
 	return hits, nil
 }
 
-// searchFloor returns 0 when at most searchWindow records match, else
+// searchFloor returns 0 when there is no window or at most the window's
+// size of records match, else
 // the rowid of the newest match left out of the window (FTS5 walks the
 // matches from the highest rowid down and stops there).
 func (d *DB) searchFloor(ctx context.Context, match string) (int64, error) {
+	if d.window() <= 0 {
+		return 0, nil
+	}
 	var above int64
 	err := d.db.QueryRowContext(ctx, `SELECT rowid FROM checkpoints_fts WHERE checkpoints_fts MATCH ?
-		ORDER BY rowid DESC LIMIT 1 OFFSET ?`, match, searchWindow).Scan(&above)
+		ORDER BY rowid DESC LIMIT 1 OFFSET ?`, match, d.window()).Scan(&above)
 	if err == sql.ErrNoRows {
 		return 0, nil
 	}

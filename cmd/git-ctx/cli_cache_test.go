@@ -796,3 +796,28 @@ func TestCacheTamperAfterCached(t *testing.T) {
 	}
 	cacheWantLogEqualsBranch(t, repo, env, map[string]bool{first.Hash: true, second.Hash: true})
 }
+
+// TestSearchWindowConfig: every match is ranked by default; git config
+// ctx.searchWindow N ranks only the N matches the cache indexed last and
+// says so on stderr and in --json; a value that is not a count is a
+// configuration error (exit 3) naming the key.
+func TestSearchWindowConfig(t *testing.T) {
+	f := newCacheFixture(t)
+	r := inproc.Ctx(t, f.repo, f.env, "search", "jwt", "-n", "1", "--json")
+	testrepo.WantCode(t, "search without a window", r, 0)
+	if strings.Contains(r.Stdout, `"window"`) || r.Stderr != "" {
+		t.Fatalf("search without ctx.searchWindow cut the ranking: %s / %q", r.Stdout, r.Stderr)
+	}
+	testrepo.MustGit(t, f.repo, f.env, "config", "ctx.searchWindow", "1")
+	r = inproc.Ctx(t, f.repo, f.env, "search", "jwt", "-n", "1", "--json")
+	testrepo.WantCode(t, "search with ctx.searchWindow 1", r, 0)
+	if !strings.Contains(r.Stdout, `"window": 1`) || !strings.Contains(r.Stderr, "more than 1 checkpoints match") || !strings.Contains(r.Stderr, "ctx.searchWindow") {
+		t.Fatalf("search with ctx.searchWindow 1 (2 matches): %s / %q", r.Stdout, r.Stderr)
+	}
+	testrepo.MustGit(t, f.repo, f.env, "config", "ctx.searchWindow", "many")
+	r = inproc.Ctx(t, f.repo, f.env, "search", "jwt")
+	testrepo.WantCode(t, "search with ctx.searchWindow many", r, 3)
+	if !strings.Contains(r.Stderr, "ctx.searchWindow") || strings.Count(r.Stderr, "\n") != 1 {
+		t.Fatalf("a bad ctx.searchWindow: %q", r.Stderr)
+	}
+}

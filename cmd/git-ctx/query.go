@@ -229,7 +229,7 @@ func cmdSearch() *cli.Command {
 				w = max(w, h.Window)
 			}
 			if w > 0 {
-				fmt.Fprintf(c.App.ErrWriter, "git-ctx: more than %d checkpoints match: ranked the %d the cache indexed last (add words to narrow the search)\n", w, w)
+				fmt.Fprintf(c.App.ErrWriter, "git-ctx: more than %d checkpoints match: ranked the %d the cache indexed last (ctx.searchWindow; add words to narrow the search)\n", w, w)
 			}
 			return nil
 		}),

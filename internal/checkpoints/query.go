@@ -7,11 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/git-ctx/git-ctx/cache"
 	"github.com/git-ctx/git-ctx/formats/checkpoint"
 	"github.com/git-ctx/git-ctx/gitstore"
+	"github.com/git-ctx/git-ctx/internal/fault"
 	"github.com/git-ctx/git-ctx/internal/workspace"
 )
 
@@ -147,11 +149,18 @@ func Search(ctx context.Context, w *workspace.Workspace, query string, limit int
 	if strings.TrimSpace(query) == "" {
 		return nil, fmt.Errorf("%w: empty search query", workspace.ErrInput)
 	}
+	window := 0
+	if v := w.Repo.Config("ctx.searchWindow"); v != "" {
+		if window, err = strconv.Atoi(v); err != nil || window < 0 {
+			return nil, fault.Wrap(fault.Config, fmt.Errorf("git config ctx.searchWindow %q is not a number of checkpoints (0 ranks every match)", v))
+		}
+	}
 	db, err := readCache(ctx, w)
 	if err != nil {
 		return nil, err
 	}
 	defer db.Close()
+	db.SearchWindow = window
 	var hits []cache.Hit
 	for _, id := range ids {
 		h, err := db.Search(ctx, id, query, limit, open, close)
