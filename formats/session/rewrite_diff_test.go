@@ -182,3 +182,29 @@ func FuzzRewriteLineReference(f *testing.F) {
 		compareWithReference(t, line)
 	})
 }
+
+// BenchmarkRewriteRecords measures the export rewrite of a transcript-like
+// record (a path to normalise, a nested one, 800 bytes of text), one pass
+// against the two-pass reference.
+func BenchmarkRewriteRecords(b *testing.B) {
+	line := []byte(`{"type":"user","cwd":"/home/alice/code/demo","message":{"content":[{"type":"tool_use","input":{"file_path":"/home/alice/code/demo/a.go"}}]},"text":"` + strings.Repeat("x", 800) + `"}` + "\n")
+	keys := pathKeys[AgentClaude]
+	b.Run("one-pass", func(b *testing.B) {
+		r, _ := NewNormalizer(AgentClaude, posixMap)
+		b.SetBytes(int64(len(line)))
+		for b.Loop() {
+			r.Line(line)
+		}
+	})
+	b.Run("reference", func(b *testing.B) {
+		b.SetBytes(int64(len(line)))
+		for b.Loop() {
+			refRewriteLine(line, func(k, v string) (string, bool) {
+				if !keys[k] || !LooksLikePath(AgentClaude, v) {
+					return "", false
+				}
+				return posixMap.NormalizePath(v), true
+			})
+		}
+	})
+}
