@@ -370,11 +370,14 @@ func (c *Client) stream(ctx context.Context, tr io.Reader, dir, agent string, re
 			f.Close()
 		}
 	}()
-	pm := c.pathMap()
+	exp, err := session.NewExpander(agent, c.pathMap())
+	if err != nil {
+		return nil, "", err
+	}
 	h := sha256.New()
-	bw := bufio.NewWriterSize(io.MultiWriter(f.File, h), 256<<10)
+	bw := bufio.NewWriterSize(io.MultiWriter(f.File, h), 1<<20)
 	err = session.TransformRecords(bw, store.ContextReader(ctx, tr), func(rec []byte) ([]byte, error) {
-		out, err := session.ExpandLine(agent, pm, rec)
+		out, err := exp.Line(rec)
 		if err != nil || rewrite == nil {
 			return out, err
 		}

@@ -293,40 +293,38 @@ func sessionPart(key string) string {
 	return key
 }
 
+// exportBuffer is the buffer size of the export's writes and of its
+// read-back hash.
+const exportBuffer = 1 << 20
+
 // export writes the normalised single-entry TAR of s into a temporary file
 // (returned open, at offset 0) and returns its size and SHA-256, and the
 // SHA-256 of the raw local file as read.
+//
+// The session is read and normalised once, straight into the TAR: the
+// header is reserved (its length depends on the entry name only), the body
+// and the trailer are written after it, and the header with the body's size
+// is written over the reservation at the end. The bytes are those of
+// session.WriteTAR. The TAR's SHA-256 is then read back from the file (the
+// header, which comes first, is only known at the end).
 func (c *Client) export(s agents.Session) (tarFile *os.File, size int64, sum, localHash string, err error) {
 	tmpDir := filepath.Join(c.StateDir, "tmp")
 	if err := os.MkdirAll(tmpDir, 0o700); err != nil {
 		return nil, 0, "", "", fmt.Errorf("export: %w", err)
+	}
+	norm, err := session.NewNormalizer(s.Agent, c.pathMap())
+	if err != nil {
+		return nil, 0, "", "", classifyExport(s, err)
+	}
+	reserved, err := session.TARHeader(s.Rel, 0, time.Time{})
+	if err != nil {
+		return nil, 0, "", "", classifyExport(s, err)
 	}
 	src, err := os.Open(s.Path)
 	if err != nil {
 		return nil, 0, "", "", fmt.Errorf("%w: open session %s: %w", ErrNotFound, s.Path, err)
 	}
 	defer src.Close()
-	jsonl, err := os.CreateTemp(tmpDir, "export-*.jsonl")
-	if err != nil {
-		return nil, 0, "", "", fmt.Errorf("export: %w", err)
-	}
-	defer func() { jsonl.Close(); os.Remove(jsonl.Name()) }()
-	raw := sha256.New()
-	pm := c.pathMap()
-	bw := bufio.NewWriterSize(jsonl, 256<<10)
-	cw := &countWriter{w: bw}
-	err = session.TransformRecords(cw, io.TeeReader(src, raw), func(rec []byte) ([]byte, error) {
-		return session.NormalizeLine(s.Agent, pm, rec)
-	})
-	if err == nil {
-		err = bw.Flush()
-	}
-	if err != nil {
-		return nil, 0, "", "", classifyExport(s, err)
-	}
-	if _, err := jsonl.Seek(0, io.SeekStart); err != nil {
-		return nil, 0, "", "", err
-	}
 	tf, err := os.CreateTemp(tmpDir, "export-*.tar")
 	if err != nil {
 		return nil, 0, "", "", fmt.Errorf("export: %w", err)
@@ -336,18 +334,71 @@ func (c *Client) export(s agents.Session) (tarFile *os.File, size int64, sum, lo
 		os.Remove(tf.Name())
 		return nil, 0, "", "", err
 	}
-	th := sha256.New()
-	tc := &countWriter{w: io.MultiWriter(tf, th)}
-	if err := session.WriteTAR(tc, s.Rel, jsonl, cw.n, time.Time{}); err != nil {
+	raw := sha256.New()
+	bw := bufio.NewWriterSize(tf, exportBuffer)
+	bw.Write(reserved)
+	body := &countWriter{w: bw}
+	if err := session.TransformRecords(body, io.TeeReader(src, raw), norm.Line); err != nil {
 		return fail(classifyExport(s, err))
 	}
-	if tc.n > session.MaxPayloadSize {
+	hdr, err := session.TARHeader(s.Rel, body.n, time.Time{})
+	if err != nil {
+		return fail(classifyExport(s, err))
+	}
+	bw.Write(session.TARTrailer(body.n))
+	if err := bw.Flush(); err != nil {
+		return fail(fmt.Errorf("export %s: %w", s.Path, err))
+	}
+	if len(hdr) != len(reserved) {
+		// A size of 8 GiB or more takes a PAX record: move the body.
+		nf, err := c.reheader(tf, hdr, int64(len(reserved)), body.n, tmpDir)
+		if err != nil {
+			return nil, 0, "", "", fmt.Errorf("export %s: %w", s.Path, err)
+		}
+		tf = nf
+	} else if _, err := tf.WriteAt(hdr, 0); err != nil {
+		return fail(fmt.Errorf("export %s: %w", s.Path, err))
+	}
+	size = int64(len(hdr)) + body.n + int64(len(session.TARTrailer(body.n)))
+	if size > session.MaxPayloadSize {
 		return fail(fmt.Errorf("%w: session %s exceeds the %d-byte payload limit", ErrRefused, s.Path, int64(session.MaxPayloadSize)))
+	}
+	th := sha256.New()
+	if _, err := tf.Seek(0, io.SeekStart); err != nil {
+		return fail(err)
+	}
+	n, err := io.CopyBuffer(th, tf, make([]byte, exportBuffer))
+	if err == nil && n != size {
+		err = fmt.Errorf("the temporary TAR has %d bytes, want %d", n, size)
+	}
+	if err != nil {
+		return fail(fmt.Errorf("export %s: %w", s.Path, err))
 	}
 	if _, err := tf.Seek(0, io.SeekStart); err != nil {
 		return fail(err)
 	}
-	return tf, tc.n, hex.EncodeToString(th.Sum(nil)), hex.EncodeToString(raw.Sum(nil)), nil
+	return tf, size, hex.EncodeToString(th.Sum(nil)), hex.EncodeToString(raw.Sum(nil)), nil
+}
+
+// reheader returns a new temporary TAR made of hdr and the body (n bytes at
+// offset off) and trailer of tf, and removes tf: the rare export whose
+// final header is longer than the one reserved.
+func (c *Client) reheader(tf *os.File, hdr []byte, off, n int64, tmpDir string) (*os.File, error) {
+	defer func() { tf.Close(); os.Remove(tf.Name()) }()
+	nf, err := os.CreateTemp(tmpDir, "export-*.tar")
+	if err != nil {
+		return nil, err
+	}
+	_, err = nf.Write(hdr)
+	if err == nil {
+		_, err = io.Copy(nf, io.NewSectionReader(tf, off, n+int64(len(session.TARTrailer(n)))))
+	}
+	if err != nil {
+		nf.Close()
+		os.Remove(nf.Name())
+		return nil, err
+	}
+	return nf, nil
 }
 
 func classifyExport(s agents.Session, err error) error {

@@ -66,7 +66,7 @@ func Encrypt(w io.Writer, passphrase []byte, workFactor int, opts ...EncryptOpti
 		return nil, ErrEmptyPassphrase
 	}
 	rcpt.SetWorkFactor(workFactor)
-	return age.Encrypt(w, countingRecipient{rcpt})
+	return age.Encrypt(w, countingRecipient{rcpt, workFactor})
 }
 
 // resolveWorkFactor applies the default and the bounds.
@@ -123,7 +123,7 @@ func Decrypt(r io.Reader, passphrase []byte) (io.Reader, error) {
 	}
 	src := &srcTracker{r: r}
 	br := bufio.NewReaderSize(src, 4096)
-	hdr, _, err := readAgeHeader(br)
+	hdr, logN, err := readAgeHeader(br)
 	if err != nil {
 		if src.err != nil && errors.Is(err, src.err) {
 			return nil, fmt.Errorf("reading ciphertext: %w", err)
@@ -135,7 +135,7 @@ func Decrypt(r io.Reader, passphrase []byte) (io.Reader, error) {
 		return nil, ErrEmptyPassphrase
 	}
 	id.SetMaxWorkFactor(MaxWorkFactor)
-	pr, err := age.Decrypt(io.MultiReader(bytes.NewReader(hdr), br), countingIdentity{id})
+	pr, err := age.Decrypt(io.MultiReader(bytes.NewReader(hdr), br), countingIdentity{id, logN})
 	if err != nil {
 		var noMatch *age.NoIdentityMatchError
 		switch {

@@ -314,24 +314,43 @@ func winVolumeLen(p string) int {
 // RewriteLine); a record with nothing to rewrite comes back byte-identical
 // (the same slice).
 func NormalizeLine(agent string, m *PathMap, line []byte) ([]byte, error) {
-	return rewritePaths(agent, line, m.NormalizePath)
+	r, err := NewNormalizer(agent, m)
+	if err != nil {
+		return nil, err
+	}
+	return r.Line(line)
 }
 
 // ExpandLine rewrites one JSONL record for restore: like NormalizeLine with
 // m.ExpandPath.
 func ExpandLine(agent string, m *PathMap, line []byte) ([]byte, error) {
-	return rewritePaths(agent, line, m.ExpandPath)
+	r, err := NewExpander(agent, m)
+	if err != nil {
+		return nil, err
+	}
+	return r.Line(line)
 }
 
-func rewritePaths(agent string, line []byte, f func(string) string) ([]byte, error) {
+// NewNormalizer returns a LineRewriter doing NormalizeLine record after
+// record.
+func NewNormalizer(agent string, m *PathMap) (*LineRewriter, error) {
+	return pathRewriter(agent, m.NormalizePath)
+}
+
+// NewExpander returns a LineRewriter doing ExpandLine record after record.
+func NewExpander(agent string, m *PathMap) (*LineRewriter, error) {
+	return pathRewriter(agent, m.ExpandPath)
+}
+
+func pathRewriter(agent string, f func(string) string) (*LineRewriter, error) {
 	keys := pathKeys[agent]
 	if keys == nil {
 		return nil, fmt.Errorf("%w: %q", ErrUnknownAgent, agent)
 	}
-	return RewriteLine(line, func(key, value string) (string, bool) {
+	return &LineRewriter{keys: keys, keyList: PathKeys(agent), fn: func(key, value string) (string, bool) {
 		if !keys[key] || !LooksLikePath(agent, value) {
 			return "", false
 		}
 		return f(value), true
-	})
+	}}, nil
 }

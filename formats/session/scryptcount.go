@@ -18,26 +18,36 @@ var scryptOps atomic.Int64
 // expensive operations a command performs; it holds no secret.
 func ScryptOps() int64 { return scryptOps.Load() }
 
-// countingRecipient is age's scrypt recipient, counting each wrap.
-type countingRecipient struct{ r *age.ScryptRecipient }
+// countingRecipient is age's scrypt recipient at work factor logN,
+// counting each wrap.
+type countingRecipient struct {
+	r    *age.ScryptRecipient
+	logN int
+}
 
 func (c countingRecipient) Wrap(fileKey []byte) ([]*age.Stanza, error) {
 	scryptOps.Add(1)
+	prepareScryptMemory(c.logN)
 	return c.r.Wrap(fileKey)
 }
 
 // WrapWithLabels keeps age's rule that a scrypt recipient is the only one.
 func (c countingRecipient) WrapWithLabels(fileKey []byte) ([]*age.Stanza, []string, error) {
 	scryptOps.Add(1)
+	prepareScryptMemory(c.logN)
 	return c.r.WrapWithLabels(fileKey)
 }
 
 // countingIdentity is age's scrypt identity, counting each unwrap that ran
 // the key derivation (it succeeded, or the derived key did not open the
-// stanza).
-type countingIdentity struct{ id *age.ScryptIdentity }
+// stanza). logN is the stanza's work factor, read from the header.
+type countingIdentity struct {
+	id   *age.ScryptIdentity
+	logN int
+}
 
 func (c countingIdentity) Unwrap(stanzas []*age.Stanza) ([]byte, error) {
+	prepareScryptMemory(c.logN)
 	k, err := c.id.Unwrap(stanzas)
 	if err == nil || errors.Is(err, age.ErrIncorrectIdentity) {
 		scryptOps.Add(1)

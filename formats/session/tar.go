@@ -2,6 +2,7 @@ package session
 
 import (
 	"archive/tar"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -48,6 +49,38 @@ func WriteTAR(w io.Writer, name string, body io.Reader, size int64, modTime time
 		return err
 	}
 	return tw.Close()
+}
+
+// TARHeader returns the header WriteTAR writes for an entry named name of
+// size bytes with modTime (the zero Time means StableModTime): what comes
+// before the body. Its length depends on name alone while size is below
+// 8 GiB (the USTAR size field; larger sizes take a PAX record), so a writer
+// that learns the size only after the body can reserve the header and fill
+// it in afterwards. name and size are checked as WriteTAR checks them.
+func TARHeader(name string, size int64, modTime time.Time) ([]byte, error) {
+	if err := CheckSafePath(name); err != nil {
+		return nil, err
+	}
+	if size < 0 || size > MaxPayloadSize {
+		return nil, fmt.Errorf("%w: %d bytes", ErrTAREntryTooLarge, size)
+	}
+	if modTime.IsZero() {
+		modTime = StableModTime
+	}
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: FileMode, Size: size, ModTime: modTime}); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// TARTrailer returns what WriteTAR writes after a body of size bytes: the
+// zero padding to a whole block, then the two zero blocks that end the
+// archive.
+func TARTrailer(size int64) []byte {
+	pad := (tarBlock - size%tarBlock) % tarBlock
+	return make([]byte, pad+2*tarBlock)
 }
 
 // TAREntry streams the body of a snapshot TAR's only entry.

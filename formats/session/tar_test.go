@@ -340,3 +340,43 @@ func TestReadTARBombsBounded(t *testing.T) {
 		})
 	}
 }
+
+// TestTARHeaderTrailerMatchWriteTAR: TARHeader, the body and TARTrailer are
+// byte for byte what WriteTAR writes, for short, long (PAX) and non-ASCII
+// names and for sizes around block boundaries; the header's length does
+// not depend on the size below 8 GiB, so a writer can reserve it.
+func TestTARHeaderTrailerMatchWriteTAR(t *testing.T) {
+	names := []string{"projects/p/s.jsonl", "sessions/2026/01/02/" + strings.Repeat("n", 120) + ".jsonl", "projects/é/s.jsonl"}
+	for _, name := range names {
+		h0, err := TARHeader(name, 0, time.Time{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, size := range []int64{0, 1, 511, 512, 513, 1024, 4097} {
+			body := bytes.Repeat([]byte{'x'}, int(size))
+			var want bytes.Buffer
+			if err := WriteTAR(&want, name, bytes.NewReader(body), size, time.Time{}); err != nil {
+				t.Fatal(err)
+			}
+			h, err := TARHeader(name, size, time.Time{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := append(append(h, body...), TARTrailer(size)...)
+			if !bytes.Equal(got, want.Bytes()) {
+				t.Fatalf("%s, %d bytes: header+body+trailer differs from WriteTAR", name, size)
+			}
+		}
+		for _, size := range []int64{1 << 30, 8<<30 - 1} {
+			if h, err := TARHeader(name, size, time.Time{}); err != nil || len(h) != len(h0) {
+				t.Fatalf("%s, %d bytes: header length %d, at size 0 %d (%v)", name, size, len(h), len(h0), err)
+			}
+		}
+	}
+	if _, err := TARHeader("../x", 0, time.Time{}); !errors.Is(err, ErrPathTraversal) {
+		t.Fatal(err)
+	}
+	if _, err := TARHeader("x", MaxPayloadSize+1, time.Time{}); !errors.Is(err, ErrTAREntryTooLarge) {
+		t.Fatal(err)
+	}
+}

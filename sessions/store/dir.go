@@ -27,8 +27,11 @@ import (
 // is the SHA-256 of its content ("sha256:<hex>"). Getting such an object reads
 // it twice (once to hash it); larger objects, which are written once and only
 // read, get a tag of their file's identity instead ("stat:<dev>.<ino>.<size>.
-// <mtime ns>.<ctime ns>"), which changes whenever the file is replaced.
-var DirHashLimit int64 = 64 << 20
+// <mtime ns>.<ctime ns>"), which changes whenever the file is replaced. The
+// one object replaced in place, a profile's manifest, is at most about
+// 4.1 MiB of ciphertext, well below the limit; a snapshot above it is
+// neither hashed when written nor read twice when fetched.
+var DirHashLimit int64 = 8 << 20
 
 // lockDirName is the directory under the root that holds one lock file per
 // key. Keys cannot start with '.', so it never collides with a key.
@@ -311,7 +314,7 @@ func (d *dirStore) writeTemp(ctx context.Context, dirfd int, dir string, body io
 	if err != nil {
 		return nil, nil, err
 	}
-	h := sha256.New()
+	h := &boundedHash{Hash: sha256.New(), limit: d.hashLimit}
 	_, err = io.Copy(io.MultiWriter(t.File, h), ctxReader{ctx, body})
 	if err == nil {
 		err = t.File.Sync()
@@ -321,6 +324,22 @@ func (d *dirStore) writeTemp(ctx context.Context, dirfd int, dir string, body io
 		return nil, nil, err
 	}
 	return t, h, nil
+}
+
+// boundedHash hashes what is written to it while the total stays within
+// limit, and nothing after: an object larger than the limit has a stat
+// Version, so hashing it would be wasted work.
+type boundedHash struct {
+	hash.Hash
+	n, limit int64
+}
+
+func (b *boundedHash) Write(p []byte) (int, error) {
+	b.n += int64(len(p))
+	if b.n <= b.limit {
+		b.Hash.Write(p)
+	}
+	return len(p), nil
 }
 
 // syncDirFd fsyncs the open directory dirfd (the store directory dir) so a

@@ -383,3 +383,43 @@ func TestDirProcesses(t *testing.T) {
 		t.Fatalf("%d concurrent updates won, want 1", ok)
 	}
 }
+
+// TestDirVersionKinds: an object up to the hash limit (the manifest) has a
+// content version, "sha256:" and the hex of its bytes, the same from Create,
+// Get and Update; a larger one (a snapshot) has a stat version that Get
+// repeats without reading the object twice. The limit is 8 MiB, so a 9 MiB
+// snapshot is neither hashed on write nor on read.
+func TestDirVersionKinds(t *testing.T) {
+	ctx := testCtx(t)
+	s, err := OpenDir(filepath.Join(t.TempDir(), "store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	small := bytes.Repeat([]byte("m"), 4<<20+100<<10)
+	sum := sha256Hex(small)
+	v, err := s.Create(ctx, "profiles/p/manifest.age", bytes.NewReader(small))
+	if err != nil || v != Version("sha256:"+sum) {
+		t.Fatalf("manifest create: %q %v", v, err)
+	}
+	rc, gv, err := s.Get(ctx, "profiles/p/manifest.age")
+	if err != nil || gv != v {
+		t.Fatalf("manifest get: %q %v", gv, err)
+	}
+	rc.Close()
+	if uv, err := s.Update(ctx, "profiles/p/manifest.age", bytes.NewReader([]byte("x")), gv); err != nil || uv != Version("sha256:"+sha256Hex([]byte("x"))) {
+		t.Fatalf("manifest update: %q %v", uv, err)
+	}
+	const big = 9 << 20
+	v, err = s.Create(ctx, "profiles/p/snapshots/s.age", genReader(big, 3))
+	if err != nil || !strings.HasPrefix(string(v), "stat:") {
+		t.Fatalf("snapshot create: %q %v", v, err)
+	}
+	rc, gv, err = s.Get(ctx, "profiles/p/snapshots/s.age")
+	if err != nil || gv != v {
+		t.Fatalf("snapshot get: %q (create said %q) %v", gv, v, err)
+	}
+	rc.Close()
+	if n, got, err := readSum(ctx, s, "profiles/p/snapshots/s.age"); err != nil || n != big || !bytes.Equal(got, genSum(big, 3)) {
+		t.Fatalf("snapshot read: %d %v", n, err)
+	}
+}

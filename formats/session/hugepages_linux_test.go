@@ -1,0 +1,73 @@
+//go:build linux
+
+package session
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"unsafe"
+)
+
+// TestScryptMemoryHugePages: after prepareScryptMemory, an allocation of
+// scrypt's working set (made as x/crypto/scrypt makes it) lies in memory
+// advised for transparent huge pages (VmFlags "hg" in /proc/self/smaps).
+// It runs in a fresh process, whose heap is as a command's.
+func TestScryptMemoryHugePages(t *testing.T) {
+	const logN = 16
+	if os.Getenv("CTX_HUGEPAGE_CHILD") == "" {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestScryptMemoryHugePages$", "-test.count=1")
+		cmd.Env = append(os.Environ(), "CTX_HUGEPAGE_CHILD=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		if strings.Contains(string(out), "SKIP") {
+			t.Skip(string(out))
+		}
+		return
+	}
+	if _, err := os.Stat("/sys/kernel/mm/transparent_hugepage/enabled"); err != nil {
+		t.Skip("no transparent huge pages in this kernel")
+	}
+	prepareScryptMemory(logN)
+	v := make([]uint32, 32*8<<logN) // 32·r·N uint32s, as scrypt.Key allocates
+	v[0], v[len(v)-1] = 1, 1
+	for _, i := range []int{0, len(v) / 2, len(v) - 1} {
+		addr := uint64(uintptr(unsafe.Pointer(&v[i])))
+		if flags := vmFlags(t, addr); !strings.Contains(" "+flags+" ", " hg ") {
+			t.Fatalf("scrypt's working set at %#x is not advised for huge pages (VmFlags %q)", addr, flags)
+		}
+	}
+}
+
+// vmFlags returns the VmFlags of the mapping holding addr.
+func vmFlags(t *testing.T, addr uint64) string {
+	f, err := os.Open("/proc/self/smaps")
+	if err != nil {
+		t.Skip(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	in := false
+	for sc.Scan() {
+		line := sc.Text()
+		if fields := strings.Fields(line); len(fields) > 0 && strings.Contains(fields[0], "-") && !strings.HasSuffix(fields[0], ":") {
+			lo, hi, _ := strings.Cut(fields[0], "-")
+			l, err1 := strconv.ParseUint(lo, 16, 64)
+			h, err2 := strconv.ParseUint(hi, 16, 64)
+			in = err1 == nil && err2 == nil && l <= addr && addr < h
+			continue
+		}
+		if in {
+			if v, ok := strings.CutPrefix(line, "VmFlags:"); ok {
+				return strings.TrimSpace(v)
+			}
+		}
+	}
+	t.Fatalf("no mapping holds %#x", addr)
+	return ""
+}
