@@ -101,6 +101,8 @@ type directReader struct {
 	// win: the first bytes of the last object asked for by id, read once
 	// for its probe and its read (entryAt).
 	win window
+	// windowReads counts the windows read (tests).
+	windowReads int
 	// readers and probeReaders: the buffered readers of pack entries, one
 	// per delta depth (bufReader).
 	readers, probeReaders [maxDeltaDepth + 1]*bufio.Reader
@@ -155,6 +157,7 @@ func (d *directReader) entryAt(p *packIndex, off int64, size int, keep bool, dep
 		b := make([]byte, n)
 		k, _ := p.pack.ReadAt(b, off) // a short read at the pack's end is fine
 		d.win = window{p: p, off: off, data: b[:k]}
+		d.windowReads++
 		w = d.win.data
 	}
 	return d.bufReader(depth, size, io.MultiReader(bytes.NewReader(w), io.NewSectionReader(p.pack, off+int64(len(w)), 1<<62)))
@@ -545,7 +548,7 @@ func readWholeAt(p *packIndex, off int64, id plumbing.Hash, limit int64) ([]byte
 	}
 	r := wholeReaders.Get().(*wholeReader)
 	defer wholeReaders.Put(r)
-	n, _ := p.pack.ReadAt(r.buf, off) // a short read at the pack's end is fine
+	n, _ := p.pack.ReadAt(r.buf[:firstRead], off) // a short read at the pack's end is fine
 	w := r.buf[:n]
 	kind, size, used, ok := entryHeaderBytes(w)
 	if !ok || kind != byte(plumbing.BlobObject) {
@@ -557,21 +560,38 @@ func readWholeAt(p *packIndex, off int64, id plumbing.Hash, limit int64) ([]byte
 	if size > maxDirectObject {
 		return nil, 0, false
 	}
-	r.in.Reset(w[used:])
-	if r.zr == nil {
-		zr, err := zlib.NewReader(&r.in)
-		if err != nil {
-			return nil, 0, false
-		}
-		r.zr = zr
-	} else if err := r.zr.(zlib.Resetter).Reset(&r.in, nil); err != nil {
-		return nil, 0, false
-	}
 	data := make([]byte, size)
-	if _, err := io.ReadFull(r.zr, data); err != nil || objectID(plumbing.BlobObject, data) != id {
+	err := r.inflate(w[used:], data)
+	if err != nil && n == firstRead {
+		// The entry may go on past the first read: the rest of the window.
+		m, _ := p.pack.ReadAt(r.buf[firstRead:], off+firstRead)
+		err = r.inflate(r.buf[used:firstRead+m], data)
+	}
+	if err != nil || objectID(plumbing.BlobObject, data) != id {
 		return nil, 0, false // past the window, or damaged: the general path decides
 	}
 	return data, int64(size), true
+}
+
+// firstRead is how much of an entry readWholeAt reads first: a checkpoint
+// file's entry is 300–500 bytes compressed (the rest of the window is read
+// only when the entry goes on).
+const firstRead = 1024
+
+// inflate inflates the zlib stream at the start of in into all of out.
+func (r *wholeReader) inflate(in, out []byte) error {
+	r.in.Reset(in)
+	if r.zr == nil {
+		zr, err := zlib.NewReader(&r.in)
+		if err != nil {
+			return err
+		}
+		r.zr = zr
+	} else if err := r.zr.(zlib.Resetter).Reset(&r.in, nil); err != nil {
+		return err
+	}
+	_, err := io.ReadFull(r.zr, out)
+	return err
 }
 
 // entryHeaderBytes is entryHeader on the bytes of an entry, also returning
