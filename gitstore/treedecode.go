@@ -21,35 +21,49 @@ func decodeTree(data []byte) ([]object.TreeEntry, bool) {
 	if len(data) == 0 {
 		return nil, true
 	}
-	// An entry takes at least 24 bytes ("0 a\0" and the id).
-	entries := make([]object.TreeEntry, 0, len(data)/24+1)
+	n := 0
+	for i := 0; i < len(data); n++ {
+		_, _, next, ok := treeEntryAt(data, i)
+		if !ok {
+			return nil, false
+		}
+		i = next
+	}
+	entries := make([]object.TreeEntry, n) // exactly: decoded trees are cached
 	names := string(data)
-	for i := 0; i < len(data); {
-		sp := bytes.IndexByte(data[i:], ' ')
-		if sp <= 0 || sp > 11 {
-			return nil, false
-		}
-		var mode uint64
-		for _, c := range data[i : i+sp] {
-			if c < '0' || c > '7' {
-				return nil, false
-			}
-			mode = mode<<3 | uint64(c-'0')
-		}
-		if mode > 0xffffffff {
-			return nil, false
-		}
-		start := i + sp + 1
-		nul := bytes.IndexByte(data[start:], 0)
-		if nul <= 0 || start+nul+1+20 > len(data) {
-			return nil, false
-		}
-		e := object.TreeEntry{Name: names[start : start+nul], Mode: canonicalMode(filemode.FileMode(mode))}
-		copy(e.Hash[:], data[start+nul+1:start+nul+21])
-		entries = append(entries, e)
-		i = start + nul + 21
+	for i, k := 0, 0; i < len(data); k++ {
+		mode, nameStart, next, _ := treeEntryAt(data, i)
+		e := &entries[k]
+		e.Name, e.Mode = names[nameStart:next-21], canonicalMode(filemode.FileMode(mode))
+		copy(e.Hash[:], data[next-20:next])
+		i = next
 	}
 	return entries, true
+}
+
+// treeEntryAt reads the tree entry at data[i:]: its mode, where its name
+// starts and where the next entry starts (its name ends 21 bytes before);
+// ok false when it is not well formed (see decodeTree).
+func treeEntryAt(data []byte, i int) (mode uint64, nameStart, next int, ok bool) {
+	sp := bytes.IndexByte(data[i:], ' ')
+	if sp <= 0 || sp > 11 {
+		return 0, 0, 0, false
+	}
+	for _, c := range data[i : i+sp] {
+		if c < '0' || c > '7' {
+			return 0, 0, 0, false
+		}
+		mode = mode<<3 | uint64(c-'0')
+	}
+	if mode > 0xffffffff {
+		return 0, 0, 0, false
+	}
+	nameStart = i + sp + 1
+	nul := bytes.IndexByte(data[nameStart:], 0)
+	if nul <= 0 || nameStart+nul+1+20 > len(data) {
+		return 0, 0, 0, false
+	}
+	return mode, nameStart, nameStart + nul + 21, true
 }
 
 // canonicalMode is the mode go-git's tree decoder gives an entry stored
