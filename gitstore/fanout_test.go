@@ -187,3 +187,36 @@ func TestVerifyReadsEachTreeOnce(t *testing.T) {
 		t.Fatalf("verify decoded %d trees; the branch has %d", got, trees)
 	}
 }
+
+// TestVerifyReadsTreesInPackOrder: a whole-branch verify of a packed
+// two-level branch reads the trees' pack entries a window at a time (git
+// packs a commit's trees in the order the layout walk meets them), not one
+// read per tree.
+func TestVerifyReadsTreesInPackOrder(t *testing.T) {
+	isolate(t)
+	s, dir := newStore(t)
+	ctx := context.Background()
+	d := device(t, "dev-a", 1)
+	if _, err := s.Init(ctx, InitOptions{Fanout: FanoutTwo, Device: d}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Append(ctx, AppendRequest{RepoID: repoID, Device: d, Drafts: drafts(600, "x")}); err != nil {
+		t.Fatal(err)
+	}
+	git(t, dir, "repack", "-adq")
+	trees := strings.Count(git(t, dir, "ls-tree", "-r", "-t", BranchRef), " tree ")
+	s = reopen(t, dir)
+	s.direct.reads = directReadLimit // a long operation from the start
+	v, err := s.View()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := v.Verify()
+	if err != nil || !rep.OK || rep.Verified() != 600 {
+		t.Fatalf("verify: %+v %v", rep, err)
+	}
+	t.Logf("%d windows read for %d trees", s.direct.windowReads, trees)
+	if s.direct.windowReads > trees/10 {
+		t.Fatalf("%d windows read for %d trees", s.direct.windowReads, trees)
+	}
+}

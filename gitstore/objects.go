@@ -71,8 +71,14 @@ func (s *Store) writeBlob(data []byte) (plumbing.Hash, error) {
 // of its entry (readPackedWhole), with the same answers.
 func (s *Store) readBlob(h plumbing.Hash, limit int64) ([]byte, error) {
 	s.mu.Lock()
-	data, whole, handled := s.direct.readPackedWhole(h, limit)
+	p, off, ok := s.direct.wholeEntry(h)
 	s.mu.Unlock()
+	var data []byte
+	var whole int64
+	var handled bool
+	if ok { // readPackedWhole, its read outside the lock
+		data, whole, handled = readWholeAt(p, off, h, limit)
+	}
 	if handled {
 		if data == nil {
 			return nil, &TooLargeError{Blob: h, Size: whole, Limit: limit}
@@ -154,6 +160,22 @@ func (s *Store) blobSize(h plumbing.Hash, maxBase int64) (int64, error) {
 func (s *Store) readTree(h plumbing.Hash) (*object.Tree, error) {
 	if t := s.cachedTree(h); t != nil {
 		return t, nil
+	}
+	// The direct reader's copy (checked against h) decoded in one pass;
+	// anything it cannot read or decodeTree refuses goes the general way,
+	// which reads it again and gives go-git's answer and error.
+	s.mu.Lock()
+	dt, data, err := s.direct.read(h)
+	s.mu.Unlock()
+	if err == nil && dt == plumbing.TreeObject {
+		if entries, ok := decodeTree(data); ok {
+			s.treeDecodes.Add(1)
+			t := newDecodedTree(h, entries)
+			s.treesMu.Lock()
+			s.keepTree(h, t)
+			s.treesMu.Unlock()
+			return t, nil
+		}
 	}
 	obj, err := s.object(plumbing.TreeObject, h)
 	if err != nil {

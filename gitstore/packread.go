@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -100,42 +101,87 @@ type directReader struct {
 	// win: the first bytes of the last object asked for by id, read once
 	// for its probe and its read (entryAt).
 	win window
-	// whole and wholeIn: readWholeAt's buffer and the reader its inflater
-	// reads, reused for every record of a long operation.
-	whole   []byte
-	wholeIn bytes.Reader
+	// windowReads counts the windows read (tests).
+	windowReads int
+	// readers and probeReaders: the buffered readers of pack entries, one
+	// per delta depth (bufReader).
+	readers, probeReaders [maxDeltaDepth + 1]*bufio.Reader
 	// noWhole turns readPackedWhole off (tests compare it with the probe
 	// and read it stands for).
 	noWhole bool
 }
 
-// window is the first bytes of the pack entry at off in p.
+// window is bytes of p's pack from off on.
 type window struct {
 	p    *packIndex
 	off  int64
 	data []byte
 }
 
+// from returns the window's bytes from off on, when it holds off.
+func (w *window) from(p *packIndex, off int64) ([]byte, bool) {
+	if w.p != p || off < w.off || off >= w.off+int64(len(w.data)) {
+		return nil, false
+	}
+	return w.data[off-w.off:], true
+}
+
 // windowSize is how much of an entry one read takes: a checkpoint file's
 // whole entry, compressed.
 const windowSize = 4096
 
+// aheadSize is how much one read takes when the reads go forward through
+// a pack: a whole-branch walk reads the trees of the tip in the order git
+// packed them (git writes a commit's trees in the order a walk of it meets
+// them), about a hundred bytes apart, so one read serves hundreds of them.
+const aheadSize = 64 << 10
+
 // entryAt returns a reader of p's pack from off on. With keep (an object
-// asked for by id, not a delta base), its first windowSize bytes are read
-// once and kept for the next entryAt of the same entry: a blob is probed,
-// then read. Each window is its own buffer (readers of an earlier one
-// stay valid).
-func (d *directReader) entryAt(p *packIndex, off int64, size int, keep bool) *bufio.Reader {
-	if !keep && (d.win.p != p || d.win.off != off) {
-		return bufio.NewReaderSize(io.NewSectionReader(p.pack, off, 1<<62), size)
+// asked for by id, not a delta base), a window of the pack holding off is
+// read once and kept for the next entryAt within it: a blob is probed,
+// then read, and trees read in pack order share one read (aheadSize). Each
+// window is its own buffer (readers of an earlier one stay valid). The
+// reader is the one kept for depth and size (readers are reset, not
+// made, per entry): it is valid until the next entryAt of the same depth
+// and size.
+func (d *directReader) entryAt(p *packIndex, off int64, size int, keep bool, depth int) *bufio.Reader {
+	w, ok := d.win.from(p, off)
+	if !ok && !keep {
+		return d.bufReader(depth, size, io.NewSectionReader(p.pack, off, 1<<62))
 	}
-	if d.win.p != p || d.win.off != off {
-		b := make([]byte, windowSize)
-		n, _ := p.pack.ReadAt(b, off) // a short read at the pack's end is fine
-		d.win = window{p: p, off: off, data: b[:n]}
+	if !ok {
+		n := windowSize
+		if d.win.p == p && off >= d.win.off && off <= d.win.off+int64(len(d.win.data))+windowSize {
+			n = aheadSize // just past the last window: reading forward
+		}
+		b := make([]byte, n)
+		k, _ := p.pack.ReadAt(b, off) // a short read at the pack's end is fine
+		d.win = window{p: p, off: off, data: b[:k]}
+		d.windowReads++
+		w = d.win.data
 	}
-	w := d.win.data
-	return bufio.NewReaderSize(io.MultiReader(bytes.NewReader(w), io.NewSectionReader(p.pack, off+int64(len(w)), 1<<62)), size)
+	return d.bufReader(depth, size, io.MultiReader(bytes.NewReader(w), io.NewSectionReader(p.pack, off+int64(len(w)), 1<<62)))
+}
+
+// maxDeltaDepth is the deepest delta chain the reader follows.
+const maxDeltaDepth = 64
+
+// bufReader returns the reader kept for depth and size (64 for a header
+// probe, else 4096), reset to read r.
+func (d *directReader) bufReader(depth, size int, r io.Reader) *bufio.Reader {
+	set := &d.readers
+	if size <= 64 {
+		set = &d.probeReaders
+	}
+	if depth < 0 || depth > maxDeltaDepth {
+		return bufio.NewReaderSize(r, size)
+	}
+	if set[depth] == nil {
+		set[depth] = bufio.NewReaderSize(r, size)
+		return set[depth]
+	}
+	set[depth].Reset(r)
+	return set[depth]
 }
 
 // close releases the files the reader opened.
@@ -384,13 +430,13 @@ func (d *directReader) probeLoose(id plumbing.Hash) (plumbing.ObjectType, int64,
 // probePacked reads the header of the pack entry at off (and of the
 // entries a delta is built on).
 func (d *directReader) probePacked(p *packIndex, off, maxBase int64, depth int) (plumbing.ObjectType, int64, error) {
-	if depth > 64 || off < 12 {
+	if depth > maxDeltaDepth || off < 12 {
 		return 0, 0, errDirect
 	}
 	if c, ok := d.probes[packAt{p, off}]; ok && (c.maxBase < 0 || c.maxBase == maxBase) {
 		return c.t, c.size, nil
 	}
-	br := d.entryAt(p, off, 64, depth == 0)
+	br := d.entryAt(p, off, 64, depth == 0, depth)
 	kind, size, err := entryHeader(br)
 	if err != nil {
 		return 0, 0, err
@@ -456,6 +502,19 @@ func (d *directReader) probePacked(p *packIndex, off, maxBase int64, depth int) 
 // packed, a delta, another type, a short window, an id mismatch); the
 // caller then probes and reads.
 func (d *directReader) readPackedWhole(id plumbing.Hash, limit int64) (data []byte, size int64, handled bool) {
+	p, off, ok := d.wholeEntry(id)
+	if !ok {
+		return nil, 0, false
+	}
+	return readWholeAt(p, off, id, limit)
+}
+
+// wholeEntry finds the pack entry readPackedWhole reads for id (ok false:
+// it does not apply). It is the part of readPackedWhole that uses the
+// reader's state (callers hold the Store's lock); readWholeAt, the rest,
+// needs no lock, so that the look-ahead workers of a verify read, inflate
+// and check their records at the same time.
+func (d *directReader) wholeEntry(id plumbing.Hash) (*packIndex, int64, bool) {
 	if d.noWhole || !d.caching() {
 		return nil, 0, false
 	}
@@ -464,22 +523,33 @@ func (d *directReader) readPackedWhole(id plumbing.Hash, limit int64) (data []by
 	}
 	for _, p := range d.packs {
 		if off, ok := p.find(id); ok {
-			return d.readWholeAt(p, off, id, limit)
+			d.reads++
+			return p, off, true
 		}
 	}
 	return nil, 0, false
 }
 
-// readWholeAt is readPackedWhole for the entry at off in p.
-func (d *directReader) readWholeAt(p *packIndex, off int64, id plumbing.Hash, limit int64) ([]byte, int64, bool) {
+// wholeReader is readWholeAt's buffer, the reader its inflater reads and
+// the inflater (zlib.Resetter), reused across reads (wholeReaders).
+type wholeReader struct {
+	buf []byte
+	in  bytes.Reader
+	zr  io.ReadCloser
+}
+
+var wholeReaders = sync.Pool{New: func() any { return &wholeReader{buf: make([]byte, windowSize)} }}
+
+// readWholeAt is readPackedWhole for the entry at off in p. It is safe for
+// concurrent use (pack files are read with pread; its state is pooled).
+func readWholeAt(p *packIndex, off int64, id plumbing.Hash, limit int64) ([]byte, int64, bool) {
 	if off < 12 {
 		return nil, 0, false
 	}
-	if d.whole == nil {
-		d.whole = make([]byte, windowSize)
-	}
-	n, _ := p.pack.ReadAt(d.whole, off) // a short read at the pack's end is fine
-	w := d.whole[:n]
+	r := wholeReaders.Get().(*wholeReader)
+	defer wholeReaders.Put(r)
+	n, _ := p.pack.ReadAt(r.buf[:firstRead], off) // a short read at the pack's end is fine
+	w := r.buf[:n]
 	kind, size, used, ok := entryHeaderBytes(w)
 	if !ok || kind != byte(plumbing.BlobObject) {
 		return nil, 0, false
@@ -490,17 +560,38 @@ func (d *directReader) readWholeAt(p *packIndex, off int64, id plumbing.Hash, li
 	if size > maxDirectObject {
 		return nil, 0, false
 	}
-	d.wholeIn.Reset(w[used:])
-	zr, err := d.inflate(&d.wholeIn)
-	if err != nil {
-		return nil, 0, false
-	}
 	data := make([]byte, size)
-	if _, err := io.ReadFull(zr, data); err != nil || objectID(plumbing.BlobObject, data) != id {
+	err := r.inflate(w[used:], data)
+	if err != nil && n == firstRead {
+		// The entry may go on past the first read: the rest of the window.
+		m, _ := p.pack.ReadAt(r.buf[firstRead:], off+firstRead)
+		err = r.inflate(r.buf[used:firstRead+m], data)
+	}
+	if err != nil || objectID(plumbing.BlobObject, data) != id {
 		return nil, 0, false // past the window, or damaged: the general path decides
 	}
-	d.reads++
 	return data, int64(size), true
+}
+
+// firstRead is how much of an entry readWholeAt reads first: a checkpoint
+// file's entry is 300–500 bytes compressed (the rest of the window is read
+// only when the entry goes on).
+const firstRead = 1024
+
+// inflate inflates the zlib stream at the start of in into all of out.
+func (r *wholeReader) inflate(in, out []byte) error {
+	r.in.Reset(in)
+	if r.zr == nil {
+		zr, err := zlib.NewReader(&r.in)
+		if err != nil {
+			return err
+		}
+		r.zr = zr
+	} else if err := r.zr.(zlib.Resetter).Reset(&r.in, nil); err != nil {
+		return err
+	}
+	_, err := io.ReadFull(r.zr, out)
+	return err
 }
 
 // entryHeaderBytes is entryHeader on the bytes of an entry, also returning
@@ -685,7 +776,7 @@ const (
 
 // readPacked reads the entry at off, applying deltas (at most 64 deep).
 func (d *directReader) readPacked(p *packIndex, off int64, depth int) (plumbing.ObjectType, []byte, error) {
-	if depth > 64 || off < 12 {
+	if depth > maxDeltaDepth || off < 12 {
 		return 0, nil, errDirect
 	}
 	if c, ok := d.bases[packAt{p, off}]; ok {
@@ -694,7 +785,7 @@ func (d *directReader) readPacked(p *packIndex, off int64, depth int) (plumbing.
 		}
 		return c.t, c.data, nil
 	}
-	br := d.entryAt(p, off, 4096, depth == 0)
+	br := d.entryAt(p, off, 4096, depth == 0, depth)
 	kind, size, err := entryHeader(br)
 	if err != nil {
 		return 0, nil, err

@@ -37,7 +37,11 @@ func TestReadPackedWholeSameAsProbe(t *testing.T) {
 	}
 	noise := make([]byte, 3*windowSize)
 	rand.Read(noise)
-	ids = append(ids, write(noise), write(nil), write([]byte("x")),
+	// Past the first read, within the window: the one-read path reads on.
+	other := make([]byte, firstRead+firstRead/2)
+	rand.Read(other)
+	mid := write(other)
+	ids = append(ids, mid, write(noise), write(nil), write([]byte("x")),
 		write(bytes.Repeat([]byte("big\n"), (MaxBlob+4096)/4)))
 	tree := plumbing.NewHash(strings.TrimSpace(git(t, dir, "mktree", "--missing")))
 	ids = append(ids, tree, plumbing.NewHash(strings.Repeat("ab", 20)))
@@ -90,7 +94,10 @@ func TestReadPackedWholeSameAsProbe(t *testing.T) {
 			handled++
 		}
 	}
-	if handled < 3 {
+	if data, _, ok := st.direct.readPackedWhole(mid, MaxBlob); !ok || len(data) != firstRead+firstRead/2 {
+		t.Errorf("the one-read path did not answer a %d-byte incompressible blob (ok %v)", firstRead+firstRead/2, ok)
+	}
+	if handled < 4 {
 		t.Fatalf("the one-read path answered %d of %d objects, want the whole small blobs", handled, len(ids))
 	}
 }

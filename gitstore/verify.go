@@ -310,9 +310,14 @@ func (v *View) unsafeAndCheckpoints(tree plumbing.Hash, prefix, dir, repoID stri
 		return err
 	}
 	for _, e := range t.Entries {
-		full := path.Join(dir, e.Name)
-		descend := inCP && v.visitCheckpoint(repoID, e, full, depth, found, bad)
 		p := childPath(prefix, e.Name)
+		// dir is prefix, made of names gitname.Check passed (clean): for
+		// a plain name path.Join(dir, name) is p, not made again.
+		full := p
+		if dir != prefix || !plainName(e.Name) {
+			full = path.Join(dir, e.Name)
+		}
+		descend := inCP && v.visitCheckpoint(repoID, e, full, depth, found, bad)
 		if err := gitname.Check(e.Name); err != nil {
 			problem(p, "unsafe path: %v", err)
 			continue
@@ -540,8 +545,13 @@ func (t *verifyTree) CheckpointFile(repo, hash string) ([]byte, error) {
 	if repo != t.repo || !ok {
 		return nil, chain.ErrMissing
 	}
-	b, err := t.v.readPath(t.v.CheckpointPath(repo, hash), blob, checkpoint.MaxFileSize)
+	b, err := t.v.s.readBlob(blob, checkpoint.MaxFileSize)
 	if errors.Is(err, ErrTooLarge) {
+		// readPath's error, the path made only when it is needed.
+		var tl *TooLargeError
+		if errors.As(err, &tl) {
+			tl.Path = t.v.CheckpointPath(repo, hash)
+		}
 		return nil, fmt.Errorf("%w: %w", chain.ErrTooLarge, err)
 	}
 	return b, err

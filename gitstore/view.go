@@ -351,12 +351,44 @@ func (v *View) visitCheckpoint(repoID string, e object.TreeEntry, full string, d
 	}
 	hash, ok := strings.CutSuffix(e.Name, ".json")
 	if !ok || depth != v.Fanout || e.Mode != filemode.Regular || !checkpoint.IsHexHash(hash) ||
-		v.CheckpointPath(repoID, hash) != full {
+		!v.isCheckpointPath(full, repoID, hash) {
 		*bad = append(*bad, full)
 		return false
 	}
 	found(full, hash, e.Hash)
 	return false
+}
+
+// isCheckpointPath reports whether p is v.CheckpointPath(repoID, hash),
+// without making that path when repoID is a plain name (plainName) and
+// hash a checkpoint hash: the layout walk asks it for every record.
+func (v *View) isCheckpointPath(p, repoID, hash string) bool {
+	if !plainName(repoID) || !checkpoint.IsHexHash(hash) || v.Fanout < 0 || v.Fanout > len(hash)/2 {
+		return v.CheckpointPath(repoID, hash) == p
+	}
+	rest, ok := strings.CutPrefix(p, "repos/")
+	if ok {
+		rest, ok = strings.CutPrefix(rest, repoID)
+	}
+	if ok {
+		rest, ok = strings.CutPrefix(rest, "/checkpoints/")
+	}
+	for i := 0; ok && i < v.Fanout; i++ {
+		rest, ok = strings.CutPrefix(rest, hash[2*i:2*i+2])
+		if ok {
+			rest, ok = strings.CutPrefix(rest, "/")
+		}
+	}
+	if ok {
+		rest, ok = strings.CutSuffix(rest, ".json")
+	}
+	return ok && rest == hash
+}
+
+// plainName reports whether name is one path element that path.Join keeps
+// as it is: not empty, ".", ".." and without "/".
+func plainName(name string) bool {
+	return name != "" && name != "." && name != ".." && !strings.Contains(name, "/")
 }
 
 // walk calls visit for every entry of the directory at dir, in tree order,
