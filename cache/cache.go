@@ -401,7 +401,10 @@ func Rebuild(ctx context.Context, dir string, fill func(w *Writer) error) error 
 	}
 	defer lock.Close()
 	tmp := filepath.Join(dir, fmt.Sprintf("cache.db.new-%d", os.Getpid()))
-	for _, p := range []string{tmp, tmp + "-wal", tmp + "-shm", tmp + "-journal"} {
+	// Half-built files of rebuilds that were killed (any process id: we
+	// hold the lock, so none of them is still being written).
+	stale, _ := filepath.Glob(filepath.Join(dir, "cache.db.new-*"))
+	for _, p := range stale {
 		os.Remove(p)
 	}
 	defer func() {
