@@ -180,9 +180,11 @@ CREATE INDEX idx_records_log ON records(repo_id, ts DESC, device, seq DESC);
 // deleted), so reading the counts costs O(devices), not a walk of every
 // index entry (issue 18, item 3). The checkpoints row is inserted before
 // its records row (Writer.AddCheckpoint), so the trigger sees its verified
-// flag. A rebuild (and the migration from schema 7) fills the table once
-// with deviceCountsFill after the rows are in and only then creates the
-// trigger: one grouped pass instead of an upsert per row.
+// flag. The migration from schema 7 fills the table once with
+// deviceCountsFill (one grouped pass instead of an upsert per row); a
+// rebuild counts the rows as it writes them and fills the table from those
+// counts after the fill (Writer.writeCounts: no join of every records row
+// against checkpoints); both create the trigger only then.
 const deviceCountsTable = `
 CREATE TABLE device_counts (
     repo_id  TEXT NOT NULL,
@@ -210,10 +212,11 @@ CREATE TRIGGER records_device_counts AFTER INSERT ON records BEGIN
 END;
 `
 
-// bulkDeferred is what a rebuild creates after the fill: the indexes that
-// no query of the fill reads, and the per-device counts with their trigger
-// (the schema is then exactly seedSchema + extraSchema).
-const bulkDeferred = seedIndexes + logIndex + deviceCountsFill + deviceCountsTrigger
+// bulkIndexes are what a rebuild creates after the fill: the indexes that
+// no query of the fill reads. The per-device counts (kept by the Writer as
+// it writes, Writer.writeCounts) and their trigger follow (the schema is
+// then exactly seedSchema + extraSchema).
+const bulkIndexes = seedIndexes + logIndex
 
 // migrations bring a file of an earlier schema version up to SchemaVersion
 // in place, giving what a rebuild would give without reading the branch
@@ -410,7 +413,10 @@ func Rebuild(ctx context.Context, dir string, fill func(w *Writer) error) error 
 	}
 	defer lock.Close()
 	tmp := filepath.Join(dir, fmt.Sprintf("cache.db.new-%d", os.Getpid()))
-	for _, p := range []string{tmp, tmp + "-wal", tmp + "-shm", tmp + "-journal"} {
+	// Half-built files of rebuilds that were killed (any process id: we
+	// hold the lock, so none of them is still being written).
+	stale, _ := filepath.Glob(filepath.Join(dir, "cache.db.new-*"))
+	for _, p := range stale {
 		os.Remove(p)
 	}
 	defer func() {
@@ -424,7 +430,7 @@ func Rebuild(ctx context.Context, dir string, fill func(w *Writer) error) error 
 	}
 	defer db.Close()
 	// The tables first; the indexes no fill query reads, the per-device
-	// counts and their trigger after the rows (bulkDeferred).
+	// counts and their trigger after the rows (bulkIndexes).
 	schema := strings.NewReplacer(seedIndexes, "", logIndex, "").Replace(seedSchema + extraSchema)
 	if _, err := db.Exec(schema); err != nil {
 		return fmt.Errorf("create cache schema: %w", err)
@@ -450,23 +456,13 @@ func Rebuild(ctx context.Context, dir string, fill func(w *Writer) error) error 
 		tx.Rollback()
 		return err
 	}
+	defer w.close()
+	w.counts = map[deviceKey]*deviceCount{}
 	if err := fill(w); err != nil {
-		w.close()
 		tx.Rollback()
 		return err
 	}
-	w.close()
-	if fts {
-		if _, err := tx.Exec(`INSERT INTO checkpoints_fts(checkpoints_fts, rank) VALUES ('automerge', 4); INSERT INTO checkpoints_fts(checkpoints_fts) VALUES ('optimize');`); err != nil {
-			tx.Rollback()
-			return err
-		}
-	}
-	if _, err := tx.Exec(bulkDeferred); err != nil {
-		tx.Rollback()
-		return fmt.Errorf("index the cache's records: %w", err)
-	}
-	if _, err := tx.Exec(`INSERT INTO meta(key, value) VALUES ('schema', ?)`, fmt.Sprint(SchemaVersion)); err != nil {
+	if err := w.finishRebuild(); err != nil {
 		tx.Rollback()
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -244,4 +245,33 @@ func TestOpenReportsDamage(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestRebuildRemovesKilledRebuildsFiles: a rebuild killed before it
+// published leaves its half-built file (named by its process id) beside the
+// cache; the cache stays the old one, and the next rebuild, holding the
+// lock, removes every such file.
+func TestRebuildRemovesKilledRebuildsFiles(t *testing.T) {
+	dir := isolateMade(t)
+	db := build(t, dir, cache.Row{CP: cp(fakeHash("aa", 1), "dev-a", 1), RepoID: "r", Verified: true})
+	db.Close()
+	var killed []string
+	for _, suffix := range []string{"", "-wal", "-journal"} {
+		p := filepath.Join(dir, "cache.db.new-999999999"+suffix)
+		if err := os.WriteFile(p, []byte("half-built"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		killed = append(killed, p)
+	}
+	db, err := cache.Open(testCtx(t), dir) // the old cache still opens
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	build(t, dir, cache.Row{CP: cp(fakeHash("bb", 1), "dev-b", 2), RepoID: "r", Verified: true})
+	for _, p := range killed {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("%s is still there after a rebuild (%v)", filepath.Base(p), err)
+		}
+	}
 }

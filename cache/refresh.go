@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -448,44 +449,119 @@ type chainJob struct {
 // (the write error is what the refresh returns).
 var errStopped = errors.New("indexing stopped")
 
-// runChainJobs indexes the jobs' chains one after the other, each record
-// written as soon as it verified, in chain order: the records of a chain
-// are checked on GOMAXPROCS workers inside chain.VerifyNew (Workers), so
-// no more than its look-ahead is held, however long the chain.
+// chainAhead is how many verified records of one chain may wait for the
+// writer; chainsAtOnce how many chains are verified at once (the one being
+// written and the next).
+const (
+	chainAhead   = 1024
+	chainsAtOnce = 2
+)
+
+// chainRun is one chain job under way: its verifier hands the records
+// that verified to the writer through rows, in chain order, and closes it
+// after setting res and err (VerifyNew's result).
+type chainRun struct {
+	job  *chainJob
+	rows chan verifiedRow
+	res  chain.IncrementResult
+	err  error
+}
+
+// verifiedRow is one record that verified, at seq of its chain.
+type verifiedRow struct {
+	seq  int
+	cp   *checkpoint.Checkpoint
+	rule checkpoint.Rule
+}
+
+// runChainJobs indexes the jobs' chains, their rows written in the jobs'
+// order and each chain's in chain order, as a sequential indexing would
+// write them (the same rowids, links, quarantine rows and notices). The
+// writing (SQLite, on the caller's goroutine) and the verification run at
+// the same time: each chain is verified on a goroutine of its own
+// (chain.VerifyNew, whose look-ahead checks the records on GOMAXPROCS
+// workers) that hands its records to the writer through a bounded channel,
+// and the next chain's verification starts while the current one is being
+// written. At most chainsAtOnce chains are under way, each holding at most
+// chainAhead rows beside VerifyNew's look-ahead, however long the chains.
 func (m *Mirror) runChainJobs(ctx context.Context, w *Writer, v *gitstore.View, jobs []*chainJob) error {
-	for _, j := range jobs {
+	if len(jobs) == 0 {
+		return nil
+	}
+	stop := make(chan struct{})
+	slots := make(chan struct{}, chainsAtOnce)
+	runs := make([]*chainRun, len(jobs))
+	for i, j := range jobs {
+		runs[i] = &chainRun{job: j, rows: make(chan verifiedRow, chainAhead)}
+	}
+	var wg sync.WaitGroup
+	// On any return, stop the verifiers (a send to rows gives up) and wait
+	// for them: nothing reads the view or the rows after this returns.
+	defer wg.Wait()
+	defer close(stop)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for _, r := range runs {
+			select {
+			case slots <- struct{}{}:
+			case <-stop:
+				return
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				m.verifyChain(v, r, stop)
+			}()
+		}
+	}()
+	for _, r := range runs {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := m.indexChain(w, v, j); err != nil {
+		if err := m.writeChain(w, r); err != nil {
 			return err
 		}
+		<-slots
 	}
 	return nil
 }
 
-// indexChain reads device's chain from the last cached entry on, verifies
-// the new records and writes each one that verified; the failing record
-// and every later one whose file can still be read are kept as unverified
-// rows, and the failure quarantined.
-func (m *Mirror) indexChain(w *Writer, v *gitstore.View, j *chainJob) error {
+// verifyChain reads the chain of r's job from the last cached entry on
+// and verifies the new records, handing each one that verified to r.rows
+// until stop is closed.
+func (m *Mirror) verifyChain(v *gitstore.View, r *chainRun, stop <-chan struct{}) {
+	j := r.job
 	pre, known := preverifiedFuncs(v, j)
-	var werr error
-	res, err := chain.VerifyNew(v.ChainTree(), chain.Increment{
+	r.res, r.err = chain.VerifyNew(v.ChainTree(), chain.Increment{
 		Repo: j.repoID, Device: j.dev, Have: j.count, LastHash: j.lastHash, Preverified: pre, Known: known,
 		SessionRoots: v.Layout.SessionRoots(),
 		Verified: func(i int, cp *checkpoint.Checkpoint, rule checkpoint.Rule) error {
-			if werr = m.addRow(w, Row{CP: cp, RepoID: j.repoID, Seq: i, Verified: j.lastVerified, Rule: rule}); werr != nil {
+			select {
+			case r.rows <- verifiedRow{seq: i, cp: cp, rule: rule}:
+				return nil
+			case <-stop:
 				return errStopped
 			}
-			return nil
 		},
 	})
+	close(r.rows)
+}
+
+// writeChain writes the rows of r as they verify; once its verification is
+// over, the failing record and every later one whose file can still be
+// read are kept as unverified rows, and the failure quarantined.
+func (m *Mirror) writeChain(w *Writer, r *chainRun) error {
+	j := r.job
+	for row := range r.rows {
+		if err := m.addRow(w, Row{CP: row.cp, RepoID: j.repoID, Seq: row.seq, Verified: j.lastVerified, Rule: row.rule}); err != nil {
+			return err
+		}
+	}
+	res := r.res
 	switch {
-	case err != nil: // *chain.DivergedError: the history was rewritten
-		return fmt.Errorf("%w: %v", errRewritten, err)
-	case werr != nil:
-		return werr
+	case r.err != nil: // *chain.DivergedError: the history was rewritten
+		return fmt.Errorf("%w: %v", errRewritten, r.err)
 	case res.Unreadable != "":
 		return m.quarantine(w, j.repoID, j.dev, "", chain.Malformed, res.Unreadable)
 	}

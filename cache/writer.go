@@ -28,6 +28,20 @@ type Writer struct {
 	tx    *sql.Tx
 	fts   bool
 	stmts map[string]*sql.Stmt
+	// counts, in a rebuild (nil otherwise), are the per-device counts of
+	// the records rows written so far: device_counts is filled from them
+	// after the fill (writeCounts) instead of from a join of every row.
+	counts map[deviceKey]*deviceCount
+}
+
+// deviceKey is a device_counts key.
+type deviceKey struct{ repo, device string }
+
+// deviceCount is one device_counts row: records rows, how many of them
+// are verified, the newest ts.
+type deviceCount struct {
+	n, verified int
+	lastTS      int64
 }
 
 func newWriter(ctx context.Context, tx *sql.Tx, fts bool) (*Writer, error) {
@@ -137,10 +151,16 @@ func (w *Writer) AddCheckpoint(r Row) error {
 		}
 		extra = string(b)
 	}
-	if _, err := w.exec(`INSERT OR IGNORE INTO records
+	res, err = w.exec(`INSERT OR IGNORE INTO records
 		(hash, repo_id, device, seq, ts, v, emb_null, plan_mode, resumed_from, extra, rule) VALUES (?,?,?,?,?,?,?,?,?,?,?)`,
-		cp.Hash, r.RepoID, cp.DeviceID, r.Seq, cp.Timestamp, cp.Version, boolInt(cp.Embedding == nil), boolInt(cp.PlanMode), resumed, extra, string(r.Rule)); err != nil {
+		cp.Hash, r.RepoID, cp.DeviceID, r.Seq, cp.Timestamp, cp.Version, boolInt(cp.Embedding == nil), boolInt(cp.PlanMode), resumed, extra, string(r.Rule))
+	if err != nil {
 		return fmt.Errorf("cache record %s: %w", cp.Hash, err)
+	}
+	if w.counts != nil {
+		if n, _ := res.RowsAffected(); n == 1 {
+			w.count(r.RepoID, cp.DeviceID, verified, cp.Timestamp)
+		}
 	}
 	if err := w.link(r.RepoID, cp.Hash, cp.DeviceID, cp.Branch, cp.SessionID, cp.Summary, r.Seq); err != nil {
 		return err
@@ -151,6 +171,59 @@ func (w *Writer) AddCheckpoint(r Row) error {
 		if _, err := w.exec(`INSERT INTO checkpoints_fts(rowid, summary, files, tools) VALUES (?,?,?,?)`,
 			rowid, cp.Summary, strings.Join(cp.FilesTouched, "\n"), strings.Join(cp.ToolsUsed, "\n")); err != nil {
 			return fmt.Errorf("index checkpoint %s: %w", cp.Hash, err)
+		}
+	}
+	return nil
+}
+
+// count adds one records row (its checkpoints row's verified flag, its ts)
+// to the counts of its device.
+func (w *Writer) count(repo, device string, verified int, ts int64) {
+	k := deviceKey{repo, device}
+	c := w.counts[k]
+	if c == nil {
+		c = &deviceCount{lastTS: ts}
+		w.counts[k] = c
+	}
+	c.n++
+	c.verified += verified
+	c.lastTS = max(c.lastTS, ts)
+}
+
+// finishRebuild does, after a rebuild's fill, what the bulk load put off:
+// FTS5's automerge back on and one optimize, the indexes no fill query
+// reads (bulkIndexes), the per-device counts (writeCounts) and then their
+// trigger, and the schema version, which makes the file a cache.
+func (w *Writer) finishRebuild() error {
+	if w.fts {
+		if _, err := w.tx.Exec(`INSERT INTO checkpoints_fts(checkpoints_fts, rank) VALUES ('automerge', 4); INSERT INTO checkpoints_fts(checkpoints_fts) VALUES ('optimize');`); err != nil {
+			return fmt.Errorf("merge the full-text index: %w", err)
+		}
+	}
+	if _, err := w.tx.Exec(bulkIndexes); err != nil {
+		return fmt.Errorf("index the cache's records: %w", err)
+	}
+	if err := w.writeCounts(); err != nil {
+		return err
+	}
+	if _, err := w.tx.Exec(deviceCountsTrigger); err != nil {
+		return fmt.Errorf("index the cache's records: %w", err)
+	}
+	if _, err := w.tx.Exec(`INSERT INTO meta(key, value) VALUES ('schema', ?)`, fmt.Sprint(SchemaVersion)); err != nil {
+		return fmt.Errorf("cache schema version: %w", err)
+	}
+	return nil
+}
+
+// writeCounts fills the empty device_counts table of a rebuild from the
+// counts kept as the rows were written: the rows deviceCountsFill would
+// make (every records row of a rebuild has its checkpoints row, written
+// in the same AddCheckpoint), one insert per device.
+func (w *Writer) writeCounts() error {
+	for k, c := range w.counts {
+		if _, err := w.exec(`INSERT INTO device_counts(repo_id, device, n, verified, last_ts) VALUES (?,?,?,?,?)`,
+			k.repo, k.device, c.n, c.verified, c.lastTS); err != nil {
+			return fmt.Errorf("cache device counts: %w", err)
 		}
 	}
 	return nil
