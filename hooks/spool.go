@@ -366,9 +366,10 @@ type DrainResult struct {
 }
 
 // lockSpool takes the drain lock (an flock on the spool directory itself,
-// so that taking it creates nothing), waiting until ctx is done. ok is
-// false when there is no spool directory.
-func lockSpool(ctx context.Context, dir string) (unlock func(), ok bool, err error) {
+// so that taking it creates nothing), waiting until ctx is done, or with
+// wait false not at all. ok is false when there is no spool directory, or
+// the lock is held and wait is false.
+func lockSpool(ctx context.Context, dir string, wait bool) (unlock func(), ok bool, err error) {
 	f, err := os.Open(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, false, nil
@@ -384,6 +385,10 @@ func lockSpool(ctx context.Context, dir string) (unlock func(), ok bool, err err
 		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
 			f.Close()
 			return nil, false, fmt.Errorf("lock the hook spool: %w", err)
+		}
+		if !wait {
+			f.Close()
+			return nil, false, nil
 		}
 		select {
 		case <-ctx.Done():
@@ -474,43 +479,69 @@ func keptDrained(dir string) ([]drainedFile, error) {
 }
 
 // Drain records every spooled entry of m's repository, oldest first, each
-// exactly once, under the drain lock (and the memory lock of each append).
-// An entry that cannot be recorded for a reason that may pass (a key
-// problem, a timeout) stops the drain and stays pending; the error is kept
-// in the spool's "failed" file and returned.
+// exactly once, under the drain lock (and the memory lock of each append),
+// waiting for a drain that holds the lock. An entry that cannot be
+// recorded for a reason that may pass (a key problem, a timeout) stops the
+// drain and stays pending; the error is kept in the spool's "failed" file
+// and returned.
 func Drain(ctx context.Context, m *workspace.Workspace) (DrainResult, error) {
+	return drain(ctx, m, true)
+}
+
+// DrainDetached is Drain for the detached `git-ctx hook drain` a hook
+// starts: when another drain holds the lock it returns at once. That drain
+// looks at the spool again after it lets the lock go and records what
+// arrived meanwhile, so a burst of hooked commits (a rebase) starts as
+// many drainers and none of them waits.
+func DrainDetached(ctx context.Context, m *workspace.Workspace) (DrainResult, error) {
+	return drain(ctx, m, false)
+}
+
+// drain takes the lock (waiting for it if wait), drains, lets the lock go,
+// and goes again, never waiting, while anything is pending: a hook whose
+// drainer found the lock held relies on that last look.
+func drain(ctx context.Context, m *workspace.Workspace, wait bool) (DrainResult, error) {
 	var res DrainResult
 	dir := SpoolDir(m.Repo)
-	if !HasSpool(m.Repo) {
-		return res, nil
+	for HasSpool(m.Repo) {
+		unlock, ok, err := lockSpool(ctx, dir, wait)
+		if err != nil || !ok {
+			return res, err
+		}
+		err = drainLocked(ctx, m, dir, &res)
+		unlock()
+		if err != nil {
+			return res, err
+		}
+		wait = false
 	}
-	unlock, ok, err := lockSpool(ctx, dir)
-	if err != nil || !ok {
-		return res, err
-	}
-	defer unlock()
+	return res, nil
+}
+
+// drainLocked is one drain under the lock.
+func drainLocked(ctx context.Context, m *workspace.Workspace, dir string, res *DrainResult) error {
 	if tip, err := m.Store.Tip(); err != nil {
-		return res, err
+		return err
 	} else if tip.IsZero() {
-		return res, gitstore.ErrNotInitialized
+		return gitstore.ErrNotInitialized
 	}
-	d := &drainer{ctx: ctx, m: m, dir: dir, kill: drainFailpoint(), res: &res}
+	d := &drainer{ctx: ctx, m: m, dir: dir, kill: drainFailpoint(), res: res}
 	// Lines that reached a drained queue after its drain are older than
 	// anything in queue: they go first.
 	if err := d.late(); err != nil {
-		return res, err
+		return err
 	}
 	for {
 		more, err := d.queue()
 		if err != nil {
-			return res, err
+			return err
 		}
 		if !more {
 			break
 		}
 	}
 	os.Remove(filepath.Join(dir, spoolFailed))
-	return res, nil
+	return nil
 }
 
 // drainer is one drain's state, under the drain lock.

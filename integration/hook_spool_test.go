@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -464,4 +465,43 @@ func TestHookSpoolStalledHookLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	phWantRecorded(t, "a second late line", repo, env, append(want, later))
+}
+
+// A detached drainer that finds another drain holding the spool's lock
+// exits at once instead of waiting (a rebase of hundreds of commits starts
+// hundreds of drainers); what it would have recorded is recorded by the
+// next drain, which looks at the spool again after it lets the lock go.
+func TestHookSpoolDrainerDoesNotQueue(t *testing.T) {
+	t.Parallel()
+	_, repo, env := phSetup(t)
+	want := phCommits(t, repo, env, "q", 2)
+	dir, err := os.Open(phSpoolDir(t, repo, env))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dir.Close()
+	if err := syscall.Flock(int(dir.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(filepath.Join(binDir, "git-ctx"), "hook", "drain")
+	cmd.Dir, cmd.Env = repo, env
+	done := make(chan error, 1)
+	go func() { done <- cmd.Run() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("hook drain while another drain holds the lock: %v", err)
+		}
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatal("hook drain waited for the spool's lock (killed after 60 s)")
+	}
+	if st := phStatusOf(t, repo, env); st.Pending != 2 {
+		t.Fatalf("status after a drainer that gave way: %+v, want 2 pending", st)
+	}
+	if err := syscall.Flock(int(dir.Fd()), syscall.LOCK_UN); err != nil {
+		t.Fatal(err)
+	}
+	phWantRecorded(t, "after the lock was let go", repo, env, want)
 }

@@ -233,7 +233,7 @@ func cmdHook() *cli.Command {
 					return nil
 				}
 				if m, oerr := workspace.Open(c.Context, "."); oerr == nil {
-					_, _ = hooks.Drain(c.Context, m)
+					_, _ = hooks.DrainDetached(c.Context, m)
 				}
 				return nil
 			case hooks.PrePush:
