@@ -146,7 +146,10 @@ func TestRepackDetachedConcurrentAppends(t *testing.T) {
 		t.Error(e)
 	}
 	prWaitRepack(t, repo)
-	if n := prRepackStarts(t, trace); n < 2 {
+	// Twelve batches trigger twelve repacks, but a trigger that finds one
+	// still running leaves it to that one (one repack for two triggers): on
+	// a slow or loaded machine the first can outlast all 50 appends.
+	if n := prRepackStarts(t, trace); n < 1 {
 		t.Fatalf("%d background repacks ran during 50 appends with packEvery=4", n)
 	}
 	wantFsckClean(t, repo, env)
