@@ -188,11 +188,10 @@ func TestVerifyReadsEachTreeOnce(t *testing.T) {
 	}
 }
 
-// TestVerifyReadsTreesInPackOrder: a whole-branch verify of a packed
-// two-level branch reads the trees' pack entries a window at a time (git
-// packs a commit's trees in the order the layout walk meets them), not one
-// read per tree.
-func TestVerifyReadsTreesInPackOrder(t *testing.T) {
+// packedTwoLevelBranch is the directory of a store whose branch holds n
+// checkpoints of one device in two fan-out levels, packed as after `git gc`.
+func packedTwoLevelBranch(t *testing.T, n int) string {
+	t.Helper()
 	isolate(t)
 	s, dir := newStore(t)
 	ctx := context.Background()
@@ -200,12 +199,21 @@ func TestVerifyReadsTreesInPackOrder(t *testing.T) {
 	if _, err := s.Init(ctx, InitOptions{Fanout: FanoutTwo, Device: d}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Append(ctx, AppendRequest{RepoID: repoID, Device: d, Drafts: drafts(600, "x")}); err != nil {
+	if _, err := s.Append(ctx, AppendRequest{RepoID: repoID, Device: d, Drafts: drafts(n, "x")}); err != nil {
 		t.Fatal(err)
 	}
 	git(t, dir, "repack", "-adq")
+	return dir
+}
+
+// TestVerifyReadsTreesInPackOrder: a whole-branch verify of a packed
+// two-level branch reads the trees' pack entries a window at a time (git
+// packs a commit's trees in the order the layout walk meets them), not one
+// read per tree.
+func TestVerifyReadsTreesInPackOrder(t *testing.T) {
+	dir := packedTwoLevelBranch(t, 600)
 	trees := strings.Count(git(t, dir, "ls-tree", "-r", "-t", BranchRef), " tree ")
-	s = reopen(t, dir)
+	s := reopen(t, dir)
 	s.direct.reads = directReadLimit // a long operation from the start
 	v, err := s.View()
 	if err != nil {

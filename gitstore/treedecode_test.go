@@ -2,7 +2,6 @@ package gitstore
 
 import (
 	"bytes"
-	"context"
 	"os/exec"
 	"reflect"
 	"strings"
@@ -106,24 +105,14 @@ func FuzzDecodeTree(f *testing.F) {
 // by readTree in a long operation (the window and one-pass decoder), is
 // go-git's decoding of the object git holds.
 func TestReadTreeSameAsGoGit(t *testing.T) {
-	isolate(t)
-	s, dir := newStore(t)
-	ctx := context.Background()
-	d := device(t, "dev-a", 1)
-	if _, err := s.Init(ctx, InitOptions{Fanout: FanoutTwo, Device: d}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Append(ctx, AppendRequest{RepoID: repoID, Device: d, Drafts: drafts(200, "x")}); err != nil {
-		t.Fatal(err)
-	}
-	git(t, dir, "repack", "-adq")
+	dir := packedTwoLevelBranch(t, 200)
 	var ids []string
 	for _, l := range strings.Split(git(t, dir, "ls-tree", "-r", "-t", BranchRef), "\n") {
 		if f := strings.Fields(l); len(f) >= 3 && f[1] == "tree" {
 			ids = append(ids, f[2])
 		}
 	}
-	s = reopen(t, dir)
+	s := reopen(t, dir)
 	s.direct.reads = directReadLimit
 	for _, id := range ids {
 		h := plumbing.NewHash(id)
