@@ -79,6 +79,9 @@ var (
 
 func main() {
 	flag.Parse()
+	if scryptChildIfAsked() {
+		return
+	}
 	if *brSummary != "" {
 		brPrintSummary(*brSummary)
 		return

@@ -97,9 +97,9 @@ var brCatalogue = map[string]brSpec{
 	"4.rss-reindex":    {4, "`git ctx reindex`, max RSS", brMiB, "`git ctx version`", "< 128 MiB at 100k", 128, brOnFigure, false, []string{"100k"}},
 	"4.rss-first":      {4, "first cache build, max RSS", brMiB, "`git ctx version`", "< 128 MiB at 100k", 128, brOnFigure, false, []string{"100k"}},
 	"5.pull":           {5, "`git ctx pull` of new records from 20 devices into a fresh clone, wall", brSeconds, "plain `git fetch` of the same ref", "≤ 1.15× `git fetch`", 1.15, brOnRatio, false, []string{"10k"}},
-	"6.session-push":   {6, "`git ctx session push`, CPU", brSeconds, "its scrypt derivations × one derivation's CPU", "≤ 1.2× the scrypt it cannot avoid", 1.2, brOnRatio, false, []string{"1 KiB", "64 MiB"}},
-	"6.session-pull":   {6, "`git ctx session pull`, CPU", brSeconds, "its scrypt derivations × one derivation's CPU", "≤ 1.2× the scrypt it cannot avoid", 1.2, brOnRatio, false, []string{"1 KiB", "64 MiB"}},
-	"6.session-list":   {6, "`git ctx session list`, CPU", brSeconds, "its scrypt derivations × one derivation's CPU", "≤ 1.2× the scrypt it cannot avoid", 1.2, brOnRatio, false, []string{"1 KiB", "64 MiB"}},
+	"6.session-push":   {6, "`git ctx session push`, CPU", brSeconds, "its scrypt derivations, as many in a fresh process", "≤ 1.2× the scrypt it cannot avoid", 1.2, brOnRatio, false, []string{"1 KiB", "64 MiB"}},
+	"6.session-pull":   {6, "`git ctx session pull`, CPU", brSeconds, "its scrypt derivations, as many in a fresh process", "≤ 1.2× the scrypt it cannot avoid", 1.2, brOnRatio, false, []string{"1 KiB", "64 MiB"}},
+	"6.session-list":   {6, "`git ctx session list`, CPU", brSeconds, "its scrypt derivations, as many in a fresh process", "≤ 1.2× the scrypt it cannot avoid", 1.2, brOnRatio, false, []string{"1 KiB", "64 MiB"}},
 	"6.session-status": {6, "`git ctx session status`, CPU (no derivation)", brSeconds, "`git ctx version`", "≤ 1.2× `version` (it derives nothing)", 1.2, brOnRatio, false, []string{"1 KiB", "64 MiB"}},
 	"7.bytes":          {7, "new git objects per append (ctx-v1)", brBytes, "the checkpoint blob and the commit alone", "≤ 64 KiB per append at 1M", 64 << 10, brOnFigure, false, []string{"10k", "100k", "1M"}},
 }
