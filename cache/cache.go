@@ -82,8 +82,11 @@ CREATE TABLE checkpoints (
 ` + seedIndexes
 
 // seedIndexes are the seed document's indexes on its table. A rebuild
-// creates them (and the log index) after the rows are in: one sort each
-// instead of an index insert per row.
+// creates them (and the log index) with the tables, before the rows: the
+// rows come chain by chain, so most of their index inserts land beside the
+// previous one, on the writer while the next records are verified, where
+// creating them after the fill took ~0.2–0.5 s of the serial tail at 100k
+// (docs/PERFORMANCE.md, "Reindex, second pass").
 const seedIndexes = `
 CREATE INDEX idx_checkpoints_session ON checkpoints(session);
 CREATE INDEX idx_checkpoints_device ON checkpoints(device);
@@ -211,12 +214,6 @@ CREATE TRIGGER records_device_counts AFTER INSERT ON records BEGIN
         last_ts = max(last_ts, excluded.last_ts);
 END;
 `
-
-// bulkIndexes are what a rebuild creates after the fill: the indexes that
-// no query of the fill reads. The per-device counts (kept by the Writer as
-// it writes, Writer.writeCounts) and their trigger follow (the schema is
-// then exactly seedSchema + extraSchema).
-const bulkIndexes = seedIndexes + logIndex
 
 // migrations bring a file of an earlier schema version up to SchemaVersion
 // in place, giving what a rebuild would give without reading the branch
@@ -439,10 +436,10 @@ func Rebuild(ctx context.Context, dir string, fill func(w *Writer) error) error 
 		return err
 	}
 	defer db.Close()
-	// The tables first; the indexes no fill query reads, the per-device
-	// counts and their trigger after the rows (bulkIndexes). The page size
-	// comes before anything is written (rebuildPageSize).
-	schema := strings.NewReplacer(seedIndexes, "", logIndex, "").Replace(seedSchema + extraSchema)
+	// The tables and their indexes first; the per-device counts and their
+	// trigger after the rows (Writer.finishRebuild). The page size comes
+	// before anything is written (rebuildPageSize).
+	schema := seedSchema + extraSchema
 	if _, err := db.Exec(fmt.Sprintf("PRAGMA page_size=%d;", rebuildPageSize) + schema); err != nil {
 		return fmt.Errorf("create cache schema: %w", err)
 	}
