@@ -82,8 +82,11 @@ CREATE TABLE checkpoints (
 ` + seedIndexes
 
 // seedIndexes are the seed document's indexes on its table. A rebuild
-// creates them (and the log index) after the rows are in: one sort each
-// instead of an index insert per row.
+// creates them (and the log index) with the tables, before the rows: the
+// rows come chain by chain, so most of their index inserts land beside the
+// previous one, on the writer while the next records are verified, where
+// creating them after the fill took ~0.2–0.5 s of the serial tail at 100k
+// (docs/PERFORMANCE.md, "Reindex, second pass").
 const seedIndexes = `
 CREATE INDEX idx_checkpoints_session ON checkpoints(session);
 CREATE INDEX idx_checkpoints_device ON checkpoints(device);
@@ -211,12 +214,6 @@ CREATE TRIGGER records_device_counts AFTER INSERT ON records BEGIN
         last_ts = max(last_ts, excluded.last_ts);
 END;
 `
-
-// bulkIndexes are what a rebuild creates after the fill: the indexes that
-// no query of the fill reads. The per-device counts (kept by the Writer as
-// it writes, Writer.writeCounts) and their trigger follow (the schema is
-// then exactly seedSchema + extraSchema).
-const bulkIndexes = seedIndexes + logIndex
 
 // migrations bring a file of an earlier schema version up to SchemaVersion
 // in place, giving what a rebuild would give without reading the branch
@@ -402,6 +399,16 @@ func (d *DB) Close() error {
 // cannot be written.
 func (d *DB) DiscardOnClose() { d.discard = true }
 
+// rebuildPageSize is the page size of the files a rebuild writes (SQLite's
+// default is 4096). A rebuild inserts every row into the hash-keyed indexes
+// of checkpoints and records in random order; with 8 KiB pages the B-trees
+// have fewer pages to find, split and write, and the fill costs ~11% less
+// CPU per row at 100k (BenchmarkRebuildRows), with an 8 MiB page cache
+// (1,024 pages) as fast as with 16 MiB and no more memory than 4 KiB pages
+// and 16 MiB (docs/PERFORMANCE.md, "Reindex, second pass"). An incremental
+// refresh writes 8 KiB pages to the WAL instead of 4.
+const rebuildPageSize = 8192
+
 // Rebuild replaces the cache in dir with a new file filled by fill. It takes
 // the cache lock exclusively (so no process is reading the old file), builds
 // the new file beside it, and renames it into place. The caller must not
@@ -424,15 +431,16 @@ func Rebuild(ctx context.Context, dir string, fill func(w *Writer) error) error 
 			os.Remove(p)
 		}
 	}()
-	db, err := sql.Open("sqlite3", "file:"+tmp+"?_journal_mode=OFF&_synchronous=OFF&_txlock=immediate&_cache_size=-16384")
+	db, err := sql.Open("sqlite3", "file:"+tmp+"?_journal_mode=OFF&_synchronous=OFF&_txlock=immediate&_cache_size=-8192")
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	// The tables first; the indexes no fill query reads, the per-device
-	// counts and their trigger after the rows (bulkIndexes).
-	schema := strings.NewReplacer(seedIndexes, "", logIndex, "").Replace(seedSchema + extraSchema)
-	if _, err := db.Exec(schema); err != nil {
+	// The tables and their indexes first; the per-device counts and their
+	// trigger after the rows (Writer.finishRebuild). The page size comes
+	// before anything is written (rebuildPageSize).
+	schema := seedSchema + extraSchema
+	if _, err := db.Exec(fmt.Sprintf("PRAGMA page_size=%d;", rebuildPageSize) + schema); err != nil {
 		return fmt.Errorf("create cache schema: %w", err)
 	}
 	fts := true

@@ -275,3 +275,22 @@ func TestRebuildRemovesKilledRebuildsFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestRebuildPageSize: a rebuilt file has the rebuild's page size (8 KiB,
+// not SQLite's default 4), the first build and a later one alike.
+func TestRebuildPageSize(t *testing.T) {
+	dir := isolateMade(t)
+	for i := 0; i < 2; i++ {
+		db := build(t, dir, cache.Row{CP: cp(fakeHash("ab", i), "dev", int64(i)), RepoID: "r", Seq: 0, Verified: true})
+		db.Close()
+		r := raw(t, dir)
+		var ps int
+		if err := r.QueryRow(`PRAGMA page_size`).Scan(&ps); err != nil {
+			t.Fatal(err)
+		}
+		r.Close()
+		if ps != 8192 {
+			t.Errorf("rebuild %d: page size %d, want 8192", i, ps)
+		}
+	}
+}

@@ -3,14 +3,17 @@ package cache
 import (
 	"context"
 	"crypto/ed25519"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 
 	"github.com/git-ctx/git-ctx/chain"
 	"github.com/git-ctx/git-ctx/formats/checkpoint"
@@ -294,6 +297,12 @@ func (m *Mirror) index(ctx context.Context, w *Writer, old, v *gitstore.View) er
 		if err != nil {
 			return err
 		}
+		tree := v.ChainTree()
+		if old == nil && len(chains) > 0 {
+			// A whole repository to index (a rebuild): its records' files
+			// read from listings of their directories.
+			tree = newWalkedTree(v, repoID)
+		}
 		var jobs []*chainJob
 		for _, dev := range chains {
 			if err := ctx.Err(); err != nil {
@@ -310,7 +319,7 @@ func (m *Mirror) index(ctx context.Context, w *Writer, old, v *gitstore.View) er
 					}
 				}
 			}
-			job := &chainJob{repoID: repoID, dev: dev, preverified: m.Preverified}
+			job := &chainJob{repoID: repoID, dev: dev, tree: tree, preverified: m.Preverified}
 			if job.count, job.lastHash, job.lastVerified, err = w.HeadState(repoID, dev); err != nil {
 				return err
 			}
@@ -439,6 +448,7 @@ func (m *Mirror) indexTimelineTail(w *Writer, v *gitstore.View, tl timelineTail)
 // already (indexChain does the rest).
 type chainJob struct {
 	repoID, dev  string
+	tree         chain.Tree // the branch, as VerifyNew reads it
 	preverified  map[string]Preverified
 	count        int // records cached already
 	lastHash     string
@@ -533,7 +543,7 @@ func (m *Mirror) runChainJobs(ctx context.Context, w *Writer, v *gitstore.View, 
 func (m *Mirror) verifyChain(v *gitstore.View, r *chainRun, stop <-chan struct{}) {
 	j := r.job
 	pre, known := preverifiedFuncs(v, j)
-	r.res, r.err = chain.VerifyNew(v.ChainTree(), chain.Increment{
+	r.res, r.err = chain.VerifyNew(j.tree, chain.Increment{
 		Repo: j.repoID, Device: j.dev, Have: j.count, LastHash: j.lastHash, Preverified: pre, Known: known,
 		SessionRoots: v.Layout.SessionRoots(),
 		Verified: func(i int, cp *checkpoint.Checkpoint, rule checkpoint.Rule) error {
@@ -574,6 +584,105 @@ func (m *Mirror) writeChain(w *Writer, r *chainRun) error {
 		return m.quarantine(w, j.repoID, j.dev, f.Hash, f.Reason, f.Detail)
 	}
 	return nil
+}
+
+// walkedTree is the chain.Tree of a view for a rebuild: a record's file is
+// its blob read by id from a listing of its fan-out directory, where
+// View.CheckpointFile resolves the record's path from the root again. At
+// 100k records with two fan-out levels the store's tree cache cannot keep
+// the 65,536 leaf trees, so resolving every path read them again and again
+// (~20% of a reindex's CPU); listed here, each directory is read once, by
+// whichever verifier first needs it (no walk before verification starts).
+// Only files at the path the layout prescribes for their name are listed
+// (what CheckpointFile reads); a hash not listed, or a blob that cannot be
+// read, goes the view's way, which gives the same answer and error.
+type walkedTree struct {
+	chain.Tree
+	v    *gitstore.View
+	repo string
+	mu   sync.Mutex
+	dirs map[string]*walkedDir // by the record's top fan-out directory
+}
+
+// walkedDir is one top fan-out directory's checkpoint files, listed once.
+type walkedDir struct {
+	once  sync.Once
+	blobs map[[32]byte]plumbing.Hash
+}
+
+func newWalkedTree(v *gitstore.View, repoID string) *walkedTree {
+	return &walkedTree{Tree: v.ChainTree(), v: v, repo: repoID, dirs: map[string]*walkedDir{}}
+}
+
+// CheckpointFile reads the blob listed for hash, else asks the view.
+func (t *walkedTree) CheckpointFile(repo, hash string) ([]byte, error) {
+	if k, ok := hashKey(hash); ok && repo == t.repo {
+		if b, ok := t.dir(hash).blobs[k]; ok {
+			if raw, err := t.v.ReadBlob(b, checkpoint.MaxFileSize); err == nil {
+				return raw, nil
+			}
+		}
+	}
+	return t.Tree.CheckpointFile(repo, hash)
+}
+
+// dir returns the listing of the top fan-out directory of hash (a
+// checkpoint hash), listing it first if no one has.
+func (t *walkedTree) dir(hash string) *walkedDir {
+	key := ""
+	if t.v.Fanout > 0 {
+		key = hash[:2]
+	}
+	t.mu.Lock()
+	d := t.dirs[key]
+	if d == nil {
+		d = &walkedDir{}
+		t.dirs[key] = d
+	}
+	t.mu.Unlock()
+	d.once.Do(func() {
+		// The directory holding the record's path below checkpoints/
+		// (the path without its last max(fanout, 1) elements).
+		top := t.v.CheckpointPath(t.repo, hash)
+		for i := 0; i < max(t.v.Fanout, 1); i++ {
+			top = path.Dir(top)
+		}
+		d.blobs = map[[32]byte]plumbing.Hash{}
+		t.list(d, top, max(t.v.Fanout, 1)-1)
+	})
+	return d
+}
+
+// list adds to d the checkpoint files under dir, depth directory levels
+// above the files (an unreadable directory adds nothing: its records go
+// the view's way).
+func (t *walkedTree) list(d *walkedDir, dir string, depth int) {
+	es, err := t.v.List(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range es {
+		full := dir + "/" + e.Name
+		if depth > 0 {
+			if e.Mode == filemode.Dir {
+				t.list(d, full, depth-1)
+			}
+			continue
+		}
+		h, ok := strings.CutSuffix(e.Name, ".json")
+		if k, isHash := hashKey(h); ok && isHash && e.Mode == filemode.Regular && t.v.CheckpointPath(t.repo, h) == full {
+			d.blobs[k] = e.Hash
+		}
+	}
+}
+
+// hashKey is a checkpoint hash (64 lowercase hex digits) as 32 bytes.
+func hashKey(h string) (k [32]byte, ok bool) {
+	if !checkpoint.IsHexHash(h) {
+		return k, false
+	}
+	_, err := hex.Decode(k[:], []byte(h))
+	return k, err == nil
 }
 
 // preverifiedFuncs returns chain's Preverified and Known for the chain of

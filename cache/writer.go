@@ -191,17 +191,14 @@ func (w *Writer) count(repo, device string, verified int, ts int64) {
 }
 
 // finishRebuild does, after a rebuild's fill, what the bulk load put off:
-// FTS5's automerge back on and one optimize, the indexes no fill query
-// reads (bulkIndexes), the per-device counts (writeCounts) and then their
-// trigger, and the schema version, which makes the file a cache.
+// FTS5's automerge back on and one optimize, the per-device counts
+// (writeCounts) and then their trigger, and the schema version, which
+// makes the file a cache.
 func (w *Writer) finishRebuild() error {
 	if w.fts {
 		if _, err := w.tx.Exec(`INSERT INTO checkpoints_fts(checkpoints_fts, rank) VALUES ('automerge', 4); INSERT INTO checkpoints_fts(checkpoints_fts) VALUES ('optimize');`); err != nil {
 			return fmt.Errorf("merge the full-text index: %w", err)
 		}
-	}
-	if _, err := w.tx.Exec(bulkIndexes); err != nil {
-		return fmt.Errorf("index the cache's records: %w", err)
 	}
 	if err := w.writeCounts(); err != nil {
 		return err
