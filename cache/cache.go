@@ -483,6 +483,13 @@ func Rebuild(ctx context.Context, dir string, fill func(w *Writer) error) error 
 	if err := db.Close(); err != nil {
 		return err
 	}
+	// The file was written without syncs (synchronous=OFF): make it
+	// durable once, before it replaces the old one, so that a crash after
+	// the rename cannot leave a cache whose pages never reached the disk
+	// (~80 ms for a 100k cache here).
+	if err := syncPath(tmp); err != nil {
+		return fmt.Errorf("sync the rebuilt cache: %w", err)
+	}
 	// Nobody has the old file open (we hold the lock exclusively): drop its
 	// WAL and shared memory so they cannot be applied to the new file.
 	final := Path(dir)
@@ -494,7 +501,22 @@ func Rebuild(ctx context.Context, dir string, fill func(w *Writer) error) error 
 	if err := os.Rename(tmp, final); err != nil {
 		return err
 	}
+	// The rename itself: best effort (a directory may refuse an fsync).
+	_ = syncPath(dir)
 	return nil
+}
+
+// syncPath flushes a file or directory to stable storage.
+func syncPath(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // Update runs fn in one write transaction (BEGIN IMMEDIATE, so concurrent
