@@ -617,7 +617,7 @@ func newWalkedTree(v *gitstore.View, repoID string) *walkedTree {
 // CheckpointFile reads the blob listed for hash, else asks the view.
 func (t *walkedTree) CheckpointFile(repo, hash string) ([]byte, error) {
 	if k, ok := hashKey(hash); ok && repo == t.repo {
-		if b, ok := t.dir(hash).blobs[k]; ok {
+		if b, ok := t.dir(hash).blobs[k]; ok && !b.IsZero() {
 			if raw, err := t.v.ReadBlob(b, checkpoint.MaxFileSize); err == nil {
 				return raw, nil
 			}
@@ -671,6 +671,12 @@ func (t *walkedTree) list(d *walkedDir, dir string, depth int) {
 		}
 		h, ok := strings.CutSuffix(e.Name, ".json")
 		if k, isHash := hashKey(h); ok && isHash && e.Mode == filemode.Regular && t.v.CheckpointPath(t.repo, h) == full {
+			if _, twice := d.blobs[k]; twice {
+				// A tree naming one file twice (hand-made): which entry
+				// counts is the view's decision, so none is listed.
+				d.blobs[k] = plumbing.ZeroHash
+				continue
+			}
 			d.blobs[k] = e.Hash
 		}
 	}

@@ -1,6 +1,10 @@
 package cache_test
 
 import (
+	"bytes"
+	"encoding/hex"
+	"fmt"
+	"os/exec"
 	"path"
 	"path/filepath"
 	"strings"
@@ -88,4 +92,108 @@ func moveOnBranch(t *testing.T, dir, from, to string) {
 	tree := strings.TrimSpace(workspacetest.GitEnv(t, dir, env, "write-tree"))
 	commit := strings.TrimSpace(workspacetest.Git(t, dir, "commit-tree", tree, "-p", old, "-m", "misplace a record"))
 	workspacetest.Git(t, dir, "update-ref", gitstore.BranchRef, commit, old)
+}
+
+// TestRebuildTreeNamingARecordTwice: a hand-made leaf tree that names one
+// record's file twice (a valid copy and junk, in either order) gives a
+// rebuild the same log, unverified list and quarantine as a refresh: the
+// listing leaves a name it saw twice to the view, which decides which entry
+// counts.
+func TestRebuildTreeNamingARecordTwice(t *testing.T) {
+	for _, junkFirst := range []bool{true, false} {
+		t.Run(fmt.Sprintf("junkFirst=%v", junkFirst), func(t *testing.T) {
+			_, _, a := initDev(t, "")
+			ctx := workspacetest.Ctx(t)
+			a.Record(t, workspacetest.Say("cp 1"))
+			c2 := a.Record(t, workspacetest.Say("cp 2"))
+			a.Record(t, workspacetest.Say("cp 3"))
+			repoID := a.MustRepoID(t)
+			v, err := a.Store.View()
+			if err != nil {
+				t.Fatal(err)
+			}
+			old := strings.TrimSpace(workspacetest.Git(t, a.Dir, "rev-parse", gitstore.BranchRef))
+			right := v.CheckpointPath(repoID, c2)
+			junk := gitInput(t, a.Dir, `{"junk":true}`, "hash-object", "-w", "--stdin")
+			// The leaf tree, rebuilt raw with c2's name twice.
+			leaf := path.Dir(right)
+			var raw bytes.Buffer
+			for _, line := range strings.Split(strings.TrimSpace(workspacetest.Git(t, a.Dir, "ls-tree", old+":"+leaf)), "\n") {
+				meta, name, _ := strings.Cut(line, "\t")
+				f := strings.Fields(meta)
+				entry := func(id string) {
+					b, _ := hex.DecodeString(id)
+					raw.WriteString("100644 " + name + "\x00")
+					raw.Write(b)
+				}
+				if name != path.Base(right) {
+					entry(f[2])
+					continue
+				}
+				if junkFirst {
+					entry(junk)
+					entry(f[2])
+				} else {
+					entry(f[2])
+					entry(junk)
+				}
+			}
+			id := gitInput(t, a.Dir, raw.String(), "hash-object", "-t", "tree", "-w", "--literally", "--stdin")
+			// Its ancestors, each with the new child.
+			for dir := leaf; dir != "."; dir = path.Dir(dir) {
+				parent := path.Dir(dir)
+				spec := old + ":" + parent
+				if parent == "." {
+					spec = old + "^{tree}"
+				}
+				var b strings.Builder
+				for _, line := range strings.Split(strings.TrimSpace(workspacetest.Git(t, a.Dir, "ls-tree", spec)), "\n") {
+					meta, name, _ := strings.Cut(line, "\t")
+					if name == path.Base(dir) {
+						f := strings.Fields(meta)
+						meta = f[0] + " " + f[1] + " " + id
+					}
+					b.WriteString(meta + "\t" + name + "\n")
+				}
+				id = gitInput(t, a.Dir, b.String(), "mktree")
+			}
+			commit := strings.TrimSpace(workspacetest.Git(t, a.Dir, "commit-tree", id, "-p", old, "-m", "name a record twice"))
+			workspacetest.Git(t, a.Dir, "update-ref", gitstore.BranchRef, commit, old)
+
+			var seen []string
+			for _, how := range []string{"refresh", "rebuild"} {
+				if how == "rebuild" {
+					if err := a.Reindex(ctx); err != nil {
+						seen = append(seen, "reindex error: "+err.Error())
+						continue
+					}
+				}
+				all, err1 := checkpoints.Log(ctx, a.Workspace, checkpoints.Filter{})
+				un, err2 := checkpoints.Log(ctx, a.Workspace, checkpoints.Filter{Unverified: true})
+				q, err3 := checkpoints.Quarantine(ctx, a.Workspace)
+				var rs []string
+				for _, x := range q {
+					rs = append(rs, x.Record+" "+x.Reason)
+				}
+				seen = append(seen, fmt.Sprintf("log %v %v; unverified %v %v; quarantine %v %v",
+					entryHashes(all), err1, entryHashes(un), err2, rs, err3))
+			}
+			if seen[0] != seen[1] {
+				t.Errorf("refresh: %s\nrebuild: %s", seen[0], seen[1])
+			}
+		})
+	}
+}
+
+// gitInput runs git in dir with input on stdin and returns its trimmed output.
+func gitInput(t *testing.T, dir, input string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Stdin = strings.NewReader(input)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("git %q: %v", args, err)
+	}
+	return strings.TrimSpace(string(out))
 }
