@@ -515,7 +515,18 @@ func (d *directReader) readPackedWhole(id plumbing.Hash, limit int64) (data []by
 // needs no lock, so that the look-ahead workers of a verify read, inflate
 // and check their records at the same time.
 func (d *directReader) wholeEntry(id plumbing.Hash) (*packIndex, int64, bool) {
-	if d.noWhole || !d.caching() {
+	if d.noWhole {
+		return nil, 0, false
+	}
+	return d.packedEntry(id)
+}
+
+// packedEntry finds id's pack entry in a long operation (caching), as read
+// would look first (ok false: not caching, or in no pack). Callers hold the
+// Store's lock; the entry is then read without it (readWholeAt,
+// treeReader.read).
+func (d *directReader) packedEntry(id plumbing.Hash) (*packIndex, int64, bool) {
+	if !d.caching() {
 		return nil, 0, false
 	}
 	if !d.opened {
