@@ -2,8 +2,8 @@ package gitstore
 
 import (
 	"bytes"
-	"compress/zlib"
 	"crypto/sha1"
+	"github.com/klauspost/compress/zlib"
 	"hash"
 	"io"
 	"strconv"
