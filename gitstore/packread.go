@@ -547,6 +547,7 @@ type wholeReader struct {
 	buf []byte
 	in  bytes.Reader
 	zr  io.ReadCloser
+	id  objectIDer
 }
 
 var wholeReaders = sync.Pool{New: func() any { return &wholeReader{buf: make([]byte, windowSize)} }}
@@ -578,7 +579,7 @@ func readWholeAt(p *packIndex, off int64, id plumbing.Hash, limit int64) ([]byte
 		m, _ := p.pack.ReadAt(r.buf[firstRead:], off+firstRead)
 		err = r.inflate(r.buf[used:firstRead+m], data)
 	}
-	if err != nil || objectID(plumbing.BlobObject, data) != id {
+	if err != nil || r.id.of(plumbing.BlobObject, data) != id {
 		return nil, 0, false // past the window, or damaged: the general path decides
 	}
 	return data, int64(size), true

@@ -23,9 +23,7 @@ type treeReader struct {
 	out   []byte // the inflated tree, reused (decodeTree copies out of it)
 	in    bytes.Reader
 	zr    io.ReadCloser
-	sum   hash.Hash
-	hdr   []byte
-	id    plumbing.Hash
+	id    objectIDer
 	reads int // windows read (tests)
 }
 
@@ -85,7 +83,7 @@ func (r *treeReader) read(p *packIndex, off int64, id plumbing.Hash) ([]byte, bo
 		if err := r.inflate(w[used:], data); err != nil {
 			continue // the entry may go on past the window
 		}
-		if r.objectID(data) != id {
+		if r.id.of(plumbing.TreeObject, data) != id {
 			return nil, false
 		}
 		return data, true
@@ -126,15 +124,23 @@ func (r *treeReader) inflate(in, out []byte) error {
 	return err
 }
 
-// objectID is objectID(plumbing.TreeObject, data) without allocating.
-func (r *treeReader) objectID(data []byte) plumbing.Hash {
-	if r.sum == nil {
-		r.sum = sha1.New()
+// objectIDer computes objectID with its hash state and header buffer
+// reused (a reader of many objects, one goroutine at a time).
+type objectIDer struct {
+	sum hash.Hash
+	hdr []byte
+	out plumbing.Hash
+}
+
+// of is objectID(t, data).
+func (o *objectIDer) of(t plumbing.ObjectType, data []byte) plumbing.Hash {
+	if o.sum == nil {
+		o.sum = sha1.New()
 	}
-	r.sum.Reset()
-	r.hdr = strconv.AppendInt(append(r.hdr[:0], "tree "...), int64(len(data)), 10)
-	r.hdr = append(r.hdr, 0)
-	r.sum.Write(r.hdr)
-	r.sum.Write(data)
-	return plumbing.Hash(r.sum.Sum(r.id[:0]))
+	o.sum.Reset()
+	o.hdr = append(append(o.hdr[:0], t.String()...), ' ')
+	o.hdr = append(strconv.AppendInt(o.hdr, int64(len(data)), 10), 0)
+	o.sum.Write(o.hdr)
+	o.sum.Write(data)
+	return plumbing.Hash(o.sum.Sum(o.out[:0]))
 }
