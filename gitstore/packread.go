@@ -3,11 +3,11 @@ package gitstore
 import (
 	"bufio"
 	"bytes"
-	"compress/zlib"
 	"crypto/sha1"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/klauspost/compress/zlib"
 	"io"
 	"os"
 	"path/filepath"
@@ -515,7 +515,18 @@ func (d *directReader) readPackedWhole(id plumbing.Hash, limit int64) (data []by
 // needs no lock, so that the look-ahead workers of a verify read, inflate
 // and check their records at the same time.
 func (d *directReader) wholeEntry(id plumbing.Hash) (*packIndex, int64, bool) {
-	if d.noWhole || !d.caching() {
+	if d.noWhole {
+		return nil, 0, false
+	}
+	return d.packedEntry(id)
+}
+
+// packedEntry finds id's pack entry in a long operation (caching), as read
+// would look first (ok false: not caching, or in no pack). Callers hold the
+// Store's lock; the entry is then read without it (readWholeAt,
+// treeReader.read).
+func (d *directReader) packedEntry(id plumbing.Hash) (*packIndex, int64, bool) {
+	if !d.caching() {
 		return nil, 0, false
 	}
 	if !d.opened {
@@ -536,6 +547,7 @@ type wholeReader struct {
 	buf []byte
 	in  bytes.Reader
 	zr  io.ReadCloser
+	id  objectIDer
 }
 
 var wholeReaders = sync.Pool{New: func() any { return &wholeReader{buf: make([]byte, windowSize)} }}
@@ -567,7 +579,7 @@ func readWholeAt(p *packIndex, off int64, id plumbing.Hash, limit int64) ([]byte
 		m, _ := p.pack.ReadAt(r.buf[firstRead:], off+firstRead)
 		err = r.inflate(r.buf[used:firstRead+m], data)
 	}
-	if err != nil || objectID(plumbing.BlobObject, data) != id {
+	if err != nil || r.id.of(plumbing.BlobObject, data) != id {
 		return nil, 0, false // past the window, or damaged: the general path decides
 	}
 	return data, int64(size), true

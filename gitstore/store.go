@@ -81,6 +81,8 @@ type Store struct {
 	oldTrees map[plumbing.Hash]*object.Tree
 	// treeDecodes counts the trees read and decoded (cache misses).
 	treeDecodes atomic.Int64
+	// treeWindowReads counts the windows the walk's treeReaders read.
+	treeWindowReads atomic.Int64
 	// direct reads single objects without loading pack indexes (under mu).
 	direct *directReader
 }

@@ -103,7 +103,7 @@ func (v *View) Verify() (*Report, error) { return v.VerifyFor("") }
 func (v *View) VerifyFor(fallback string) (*Report, error) {
 	rep := &Report{Commit: v.Commit.String(), Layout: v.Layout, Devices: []string{}, Chains: []ChainReport{}, Timelines: []TimelineReport{}, Packages: []PackageReport{}, Problems: []Problem{}}
 	problem := func(p, format string, args ...any) {
-		rep.Problems = append(rep.Problems, Problem{Path: p, Reason: fmt.Sprintf(format, args...)})
+		rep.Problems = append(rep.Problems, newProblem(p, format, args...))
 	}
 	if err := v.checkRoot(problem); err != nil {
 		return nil, err
@@ -241,7 +241,7 @@ type checkpointWalk struct {
 // runs walkCheckpoints' visit over every repos/<id>/checkpoints directory
 // it meets, into walks[id].
 func (v *View) unsafeNamesGather(tree plumbing.Hash, prefix string, problem func(string, string, ...any), walks map[string]*checkpointWalk) error {
-	t, err := v.readWalkedTree(tree, prefix, problem)
+	t, err := v.readWalkedTree(tree, prefix, problem, nil)
 	if err != nil {
 		return err
 	}
@@ -260,8 +260,7 @@ func (v *View) unsafeNamesGather(tree plumbing.Hash, prefix string, problem func
 			} else {
 				w := &checkpointWalk{tree: e.Hash, files: map[string]plumbing.Hash{}}
 				walks[repoID] = w
-				found := func(_, hash string, blob plumbing.Hash) { w.files[hash] = blob }
-				if err := v.unsafeAndCheckpoints(e.Hash, p, p, repoID, 0, true, found, &w.bad, problem); err != nil {
+				if err := v.gatherCheckpointsDir(e.Hash, p, repoID, w, problem); err != nil {
 					return err
 				}
 				continue
@@ -278,8 +277,10 @@ func (v *View) unsafeNamesGather(tree plumbing.Hash, prefix string, problem func
 // malformed when it names an entry twice or out of git's order
 // (treeEntriesProblem): git's path lookup and this walk could then read
 // different objects for one path.
-func (v *View) readWalkedTree(tree plumbing.Hash, prefix string, problem func(string, string, ...any)) (*object.Tree, error) {
-	t, err := v.s.readTree(tree)
+//
+// tr: the worker's reader (nil: the Store's own, under its lock).
+func (v *View) readWalkedTree(tree plumbing.Hash, prefix string, problem func(string, string, ...any), tr *treeReader) (*object.Tree, error) {
+	t, err := v.s.readTreeWith(tree, tr)
 	if err != nil {
 		return nil, err
 	}
@@ -302,34 +303,41 @@ func checkpointsDirRepo(p string) (string, bool) {
 // unsafeAndCheckpoints is unsafeNamesGather below a checkpoints directory (prefix,
 // the unsafe-name paths) and, while inCP, walkCheckpoints' visit of the
 // same entries (dir, its paths; depth below the checkpoints directory), in
-// the order each of them alone visits them.
+// the order each of them alone visits them. tr: see readWalkedTree.
 func (v *View) unsafeAndCheckpoints(tree plumbing.Hash, prefix, dir, repoID string, depth int, inCP bool,
-	found func(full, hash string, blob plumbing.Hash), bad *[]string, problem func(string, string, ...any)) error {
-	t, err := v.readWalkedTree(tree, prefix, problem)
+	found func(full, hash string, blob plumbing.Hash), bad *[]string, problem func(string, string, ...any), tr *treeReader) error {
+	t, err := v.readWalkedTree(tree, prefix, problem, tr)
 	if err != nil {
 		return err
 	}
 	for _, e := range t.Entries {
-		p := childPath(prefix, e.Name)
-		// dir is prefix, made of names gitname.Check passed (clean): for
-		// a plain name path.Join(dir, name) is p, not made again.
-		full := p
-		if dir != prefix || !plainName(e.Name) {
-			full = path.Join(dir, e.Name)
-		}
-		descend := inCP && v.visitCheckpoint(repoID, e, full, depth, found, bad)
-		if err := gitname.Check(e.Name); err != nil {
-			problem(p, "unsafe path: %v", err)
-			continue
-		}
-		if e.Mode != filemode.Dir {
-			continue
-		}
-		if err := v.unsafeAndCheckpoints(e.Hash, p, full, repoID, depth+1, descend, found, bad, problem); err != nil {
+		if err := v.unsafeAndCheckpointsEntry(e, prefix, dir, repoID, depth, inCP, found, bad, problem, tr); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// unsafeAndCheckpointsEntry is unsafeAndCheckpoints' visit of one entry e
+// of the tree at prefix (and dir), and of everything below it.
+func (v *View) unsafeAndCheckpointsEntry(e object.TreeEntry, prefix, dir, repoID string, depth int, inCP bool,
+	found func(full, hash string, blob plumbing.Hash), bad *[]string, problem func(string, string, ...any), tr *treeReader) error {
+	p := childPath(prefix, e.Name)
+	// dir is prefix, made of names gitname.Check passed (clean): for
+	// a plain name path.Join(dir, name) is p, not made again.
+	full := p
+	if dir != prefix || !plainName(e.Name) {
+		full = path.Join(dir, e.Name)
+	}
+	descend := inCP && v.visitCheckpoint(repoID, e, full, depth, found, bad)
+	if err := gitname.Check(e.Name); err != nil {
+		problem(p, "unsafe path: %v", err)
+		return nil
+	}
+	if e.Mode != filemode.Dir {
+		return nil
+	}
+	return v.unsafeAndCheckpoints(e.Hash, p, full, repoID, depth+1, descend, found, bad, problem, tr)
 }
 
 // verifyRepo checks one repository directory: its layout, its packages,

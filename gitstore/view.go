@@ -243,10 +243,18 @@ func (v *View) ChainBytes(repoID, device string) ([]byte, error) {
 		if n > SegmentLines || i < len(segs)-1 && n != SegmentLines || n == 0 {
 			return nil, fmt.Errorf("%w: chain of %s: segment %s holds %d lines (full segments hold %d)", ErrCorrupt, device, SegmentName(i), n, SegmentLines)
 		}
+		if out == nil && len(segs) > 1 {
+			// Room for all segments as large as the first (bounded): one
+			// copy each, not a regrowth per segment.
+			out = make([]byte, 0, min(len(b)*len(segs), chainBytesHint))
+		}
 		out = append(out, b...)
 	}
 	return out, nil
 }
+
+// chainBytesHint bounds the room ChainBytes makes for a chain up front.
+const chainBytesHint = 8 << 20
 
 // segments returns the blob ids of device's ctx-v1 segments in order, and
 // fails unless they are exactly 00000000.jsonl … N.jsonl, regular files.

@@ -31,6 +31,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -382,12 +383,49 @@ func (cp *Checkpoint) canonicalGeneric(rule Rule) ([]byte, error) {
 
 // ComputeHash returns the lowercase hex SHA-256 of the canonical form.
 func (cp *Checkpoint) ComputeHash(rule Rule) (string, error) {
-	c, err := cp.Canonical(rule)
+	sum, err := cp.canonicalSum(rule)
 	if err != nil {
 		return "", err
 	}
-	sum := sha256.Sum256(c)
 	return hex.EncodeToString(sum[:]), nil
+}
+
+// hashIs reports whether the hex SHA-256 of the canonical form under rule
+// is h (ComputeHash(rule) == h, without making the hex string).
+func (cp *Checkpoint) hashIs(rule Rule, h string) (bool, error) {
+	sum, err := cp.canonicalSum(rule)
+	if err != nil {
+		return false, err
+	}
+	var x [2 * sha256.Size]byte
+	hex.Encode(x[:], sum[:])
+	return string(x[:]) == h, nil
+}
+
+// canonicalBuffers are the buffers canonicalSum writes canonical forms
+// into (a whole-branch verify hashes one per record).
+var canonicalBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// canonicalSum is the SHA-256 of Canonical(rule).
+func (cp *Checkpoint) canonicalSum(rule Rule) ([sha256.Size]byte, error) {
+	if rule == RuleGhyllV2 || rule == RuleSeedV1 && len(cp.Extra) == 0 {
+		b := canonicalBuffers.Get().(*[]byte)
+		c, err := cp.appendCanonical((*b)[:0], rule)
+		var sum [sha256.Size]byte
+		if err == nil {
+			sum = sha256.Sum256(c)
+		}
+		if cap(c) <= 64<<10 {
+			*b = c
+			canonicalBuffers.Put(b)
+		}
+		return sum, err
+	}
+	c, err := cp.Canonical(rule)
+	if err != nil {
+		return [sha256.Size]byte{}, err
+	}
+	return sha256.Sum256(c), nil
 }
 
 // MarshalFile returns the pretty file encoding: Go's MarshalIndent with a

@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"bytes"
 	"crypto/ed25519"
+	"encoding/hex"
 	"reflect"
 	"strings"
 	"testing"
@@ -219,4 +220,44 @@ func chainLineInputs() [][]byte {
 		[]byte(`{"hash":"` + h + `","parent":"` + h + `","ts":1` + strings.Repeat(" ", 600) + `}`),
 	}
 	return out
+}
+
+// TestDecodeLowerHexSameAsHex: decodeLowerHex accepts exactly what
+// VerifySignature's old check accepted (hex.DecodeString to n bytes whose
+// hex.EncodeToString is the input again), with the same bytes.
+func TestDecodeLowerHexSameAsHex(t *testing.T) {
+	inputs := []string{"", "0", "00", "0g", "ab", "AB", "aB", "zz", "0a1b2c3d4e5f6789", "0A1b2c3d4e5f6789",
+		"0a1b2c3d4e5f678", " 0a1b2c3d4e5f678", "0a1b2c3d4e5f67\x00", "\xff\xfe", "0a1b2c3d4e5f6789ff"}
+	for c := 0; c < 256; c++ {
+		inputs = append(inputs, string([]byte{byte(c), 'a'}), string([]byte{'0', byte(c)}))
+	}
+	for _, s := range inputs {
+		for _, n := range []int{0, 1, 8, 9} {
+			old, err := hex.DecodeString(s)
+			want := err == nil && len(old) == n && hex.EncodeToString(old) == s
+			got := make([]byte, n)
+			ok := decodeLowerHex(got, s)
+			if ok != want || ok && !bytes.Equal(got, old) {
+				t.Fatalf("decodeLowerHex(%d, %q) = %v %x, hex %v %x", n, s, ok, got, want, old)
+			}
+		}
+	}
+}
+
+// FuzzDecodeLowerHex compares decodeLowerHex with the hex package's check.
+func FuzzDecodeLowerHex(f *testing.F) {
+	f.Add("0a1b", 2)
+	f.Add("0A1b", 2)
+	f.Fuzz(func(t *testing.T, s string, n int) {
+		if n < 0 || n > 128 {
+			return
+		}
+		old, err := hex.DecodeString(s)
+		want := err == nil && len(old) == n && hex.EncodeToString(old) == s
+		got := make([]byte, n)
+		ok := decodeLowerHex(got, s)
+		if ok != want || ok && !bytes.Equal(got, old) {
+			t.Fatalf("decodeLowerHex(%d, %q) = %v %x, hex %v %x", n, s, ok, got, want, old)
+		}
+	})
 }

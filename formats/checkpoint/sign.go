@@ -65,14 +65,14 @@ func (r Rule) Version() int {
 func (cp *Checkpoint) MatchRule() (Rule, error) {
 	var firstErr error
 	for _, r := range []Rule{RuleSeedV1, RuleGhyllV2} {
-		h, err := cp.ComputeHash(r)
+		ok, err := cp.hashIs(r, cp.Hash)
 		if err != nil {
 			if firstErr == nil {
 				firstErr = err
 			}
 			continue
 		}
-		if h == cp.Hash {
+		if ok {
 			return r, nil
 		}
 	}
@@ -89,11 +89,11 @@ func (cp *Checkpoint) VerifySignature(pub ed25519.PublicKey) error {
 	}
 	// Lowercase only: an uppercase spelling would verify too, giving one
 	// record two different files under the same hash.
-	sig, err := hex.DecodeString(cp.Signature)
-	if err != nil || len(sig) != ed25519.SignatureSize || hex.EncodeToString(sig) != cp.Signature {
+	var sig [ed25519.SignatureSize]byte
+	if !decodeLowerHex(sig[:], cp.Signature) {
 		return fmt.Errorf("%w: sig is not 128 lowercase hex characters", ErrBadSignature)
 	}
-	if !sigcheck.Verify(pub, []byte(cp.Hash), sig) {
+	if !sigcheck.Verify(pub, []byte(cp.Hash), sig[:]) {
 		return fmt.Errorf("%w: signature does not match the device key", ErrBadSignature)
 	}
 	return nil
@@ -144,4 +144,32 @@ func (cp *Checkpoint) MakeValidUTF8() {
 	if r := cp.ResumedFrom; r != nil && (!utf8.ValidString(r.Session) || !utf8.ValidString(r.Hash)) {
 		cp.ResumedFrom = &ResumedFrom{Session: valid(r.Session), Hash: valid(r.Hash)}
 	}
+}
+
+// decodeLowerHex decodes s, exactly 2*len(dst) lowercase hex digits, into
+// dst; false for anything else (what hex.DecodeString decodes to len(dst)
+// bytes whose hex.EncodeToString is s again).
+func decodeLowerHex(dst []byte, s string) bool {
+	if len(s) != 2*len(dst) {
+		return false
+	}
+	for i := range dst {
+		hi, ok1 := lowerHexDigit(s[2*i])
+		lo, ok2 := lowerHexDigit(s[2*i+1])
+		if !ok1 || !ok2 {
+			return false
+		}
+		dst[i] = hi<<4 | lo
+	}
+	return true
+}
+
+func lowerHexDigit(c byte) (byte, bool) {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0', true
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10, true
+	}
+	return 0, false
 }
