@@ -169,12 +169,7 @@ func (s *Store) readTree(h plumbing.Hash) (*object.Tree, error) {
 	s.mu.Unlock()
 	if err == nil && dt == plumbing.TreeObject {
 		if entries, ok := decodeTree(data); ok {
-			s.treeDecodes.Add(1)
-			t := newDecodedTree(h, entries)
-			s.treesMu.Lock()
-			s.keepTree(h, t)
-			s.treesMu.Unlock()
-			return t, nil
+			return s.keepDecodedTree(h, entries), nil
 		}
 	}
 	obj, err := s.object(plumbing.TreeObject, h)
@@ -206,6 +201,17 @@ func (s *Store) cachedTree(h plumbing.Hash) *object.Tree {
 	}
 	delete(s.oldTrees, h)
 	s.keepTree(h, t)
+	return t
+}
+
+// keepDecodedTree makes the tree h of entries (decodeTree's), keeps it in
+// the tree cache and counts the decode.
+func (s *Store) keepDecodedTree(h plumbing.Hash, entries []object.TreeEntry) *object.Tree {
+	s.treeDecodes.Add(1)
+	t := newDecodedTree(h, entries)
+	s.treesMu.Lock()
+	s.keepTree(h, t)
+	s.treesMu.Unlock()
 	return t
 }
 

@@ -545,9 +545,8 @@ func (d *directReader) packedEntry(id plumbing.Hash) (*packIndex, int64, bool) {
 // the inflater (zlib.Resetter), reused across reads (wholeReaders).
 type wholeReader struct {
 	buf []byte
-	in  bytes.Reader
-	zr  io.ReadCloser
-	id  objectIDer
+	inflater
+	id objectIDer
 }
 
 var wholeReaders = sync.Pool{New: func() any { return &wholeReader{buf: make([]byte, windowSize)} }}
@@ -590,8 +589,15 @@ func readWholeAt(p *packIndex, off int64, id plumbing.Hash, limit int64) ([]byte
 // only when the entry goes on).
 const firstRead = 1024
 
+// inflater inflates zlib streams held in memory, its reader reset for
+// each (one goroutine at a time).
+type inflater struct {
+	in bytes.Reader
+	zr io.ReadCloser
+}
+
 // inflate inflates the zlib stream at the start of in into all of out.
-func (r *wholeReader) inflate(in, out []byte) error {
+func (r *inflater) inflate(in, out []byte) error {
 	r.in.Reset(in)
 	if r.zr == nil {
 		zr, err := zlib.NewReader(&r.in)

@@ -1,11 +1,8 @@
 package gitstore
 
 import (
-	"bytes"
 	"crypto/sha1"
-	"github.com/klauspost/compress/zlib"
 	"hash"
-	"io"
 	"strconv"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -18,11 +15,10 @@ import (
 // of the pack do not evict each other's window, and their reads, inflates
 // and checks run at the same time. It is not safe for concurrent use.
 type treeReader struct {
-	win   window
-	buf   []byte // win's storage, reused
-	out   []byte // the inflated tree, reused (decodeTree copies out of it)
-	in    bytes.Reader
-	zr    io.ReadCloser
+	win window
+	buf []byte // win's storage, reused
+	out []byte // the inflated tree, reused (decodeTree copies out of it)
+	inflater
 	id    objectIDer
 	reads int // windows read (tests)
 }
@@ -46,12 +42,7 @@ func (s *Store) readTreeWith(h plumbing.Hash, tr *treeReader) (*object.Tree, err
 	if ok {
 		if data, ok := tr.read(p, off, h); ok {
 			if entries, ok := decodeTree(data); ok {
-				s.treeDecodes.Add(1)
-				t := newDecodedTree(h, entries)
-				s.treesMu.Lock()
-				s.keepTree(h, t)
-				s.treesMu.Unlock()
-				return t, nil
+				return s.keepDecodedTree(h, entries), nil
 			}
 		}
 	}
@@ -106,22 +97,6 @@ func (r *treeReader) fill(p *packIndex, off int64, force bool) []byte {
 	r.win = window{p: p, off: off, data: r.buf[:k]}
 	r.reads++
 	return r.win.data
-}
-
-// inflate inflates the zlib stream at the start of in into all of out.
-func (r *treeReader) inflate(in, out []byte) error {
-	r.in.Reset(in)
-	if r.zr == nil {
-		zr, err := zlib.NewReader(&r.in)
-		if err != nil {
-			return err
-		}
-		r.zr = zr
-	} else if err := r.zr.(zlib.Resetter).Reset(&r.in, nil); err != nil {
-		return err
-	}
-	_, err := io.ReadFull(r.zr, out)
-	return err
 }
 
 // objectIDer computes objectID with its hash state and header buffer
