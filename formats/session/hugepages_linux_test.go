@@ -18,16 +18,7 @@ import (
 // It runs in a fresh process, whose heap is as a command's.
 func TestScryptMemoryHugePages(t *testing.T) {
 	const logN = 16
-	if os.Getenv("CTX_HUGEPAGE_CHILD") == "" {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestScryptMemoryHugePages$", "-test.count=1")
-		cmd.Env = append(os.Environ(), "CTX_HUGEPAGE_CHILD=1")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("%v\n%s", err, out)
-		}
-		if strings.Contains(string(out), "SKIP") {
-			t.Skip(string(out))
-		}
+	if !inFreshProcess(t) {
 		return
 	}
 	if _, err := os.Stat("/sys/kernel/mm/transparent_hugepage/enabled"); err != nil {
@@ -54,16 +45,7 @@ func TestScryptMemoryHugePages(t *testing.T) {
 // detector's shadow memory faults too.)
 func TestScryptMemoryReusedByLaterDerivations(t *testing.T) {
 	const logN = 16
-	if os.Getenv("CTX_HUGEPAGE_CHILD") == "" {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestScryptMemoryReusedByLaterDerivations$", "-test.count=1", "-test.v")
-		cmd.Env = append(os.Environ(), "CTX_HUGEPAGE_CHILD=1")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("%v\n%s", err, out)
-		}
-		if strings.Contains(string(out), "SKIP") {
-			t.Skip(string(out))
-		}
+	if !inFreshProcess(t) {
 		return
 	}
 	derive := func() uintptr { // allocates and fills a working set as scrypt.Key does
@@ -78,6 +60,26 @@ func TestScryptMemoryReusedByLaterDerivations(t *testing.T) {
 	if second := derive(); second != first {
 		t.Fatalf("the second derivation's working set is at %#x, the first's at %#x: it did not reuse the first's memory", second, first)
 	}
+}
+
+// inFreshProcess runs the calling test again in a new test process and
+// reports false, passing its result on (failure, skip), or reports true in
+// that process.
+func inFreshProcess(t *testing.T) bool {
+	t.Helper()
+	if os.Getenv("CTX_HUGEPAGE_CHILD") != "" {
+		return true
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), "CTX_HUGEPAGE_CHILD=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if strings.Contains(string(out), "--- SKIP") {
+		t.Skip(string(out))
+	}
+	return false
 }
 
 // vmFlags returns the VmFlags of the mapping holding addr.
