@@ -233,14 +233,21 @@ func TestDecodeLowerHexSameAsHex(t *testing.T) {
 	}
 	for _, s := range inputs {
 		for _, n := range []int{0, 1, 8, 9} {
-			old, err := hex.DecodeString(s)
-			want := err == nil && len(old) == n && hex.EncodeToString(old) == s
-			got := make([]byte, n)
-			ok := decodeLowerHex(got, s)
-			if ok != want || ok && !bytes.Equal(got, old) {
-				t.Fatalf("decodeLowerHex(%d, %q) = %v %x, hex %v %x", n, s, ok, got, want, old)
-			}
+			checkDecodeLowerHex(t, s, n)
 		}
+	}
+}
+
+// checkDecodeLowerHex fails t unless decodeLowerHex of s into n bytes
+// accepts what the old check accepted, with the same bytes.
+func checkDecodeLowerHex(t *testing.T, s string, n int) {
+	t.Helper()
+	old, err := hex.DecodeString(s)
+	want := err == nil && len(old) == n && hex.EncodeToString(old) == s
+	got := make([]byte, n)
+	ok := decodeLowerHex(got, s)
+	if ok != want || ok && !bytes.Equal(got, old) {
+		t.Fatalf("decodeLowerHex(%d, %q) = %v %x, hex %v %x", n, s, ok, got, want, old)
 	}
 }
 
@@ -252,12 +259,6 @@ func FuzzDecodeLowerHex(f *testing.F) {
 		if n < 0 || n > 128 {
 			return
 		}
-		old, err := hex.DecodeString(s)
-		want := err == nil && len(old) == n && hex.EncodeToString(old) == s
-		got := make([]byte, n)
-		ok := decodeLowerHex(got, s)
-		if ok != want || ok && !bytes.Equal(got, old) {
-			t.Fatalf("decodeLowerHex(%d, %q) = %v %x, hex %v %x", n, s, ok, got, want, old)
-		}
+		checkDecodeLowerHex(t, s, n)
 	})
 }
