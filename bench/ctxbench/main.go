@@ -79,7 +79,7 @@ var (
 
 func main() {
 	flag.Parse()
-	if scryptChildIfAsked() {
+	if scryptChildIfAsked() || payloadChildIfAsked() {
 		return
 	}
 	if *brSummary != "" {

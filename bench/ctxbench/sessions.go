@@ -2,14 +2,19 @@ package main
 
 // The session benchmark (-sessions): CPU of each `git ctx session` verb as
 // a whole command (children's rusage of the benchmark process) against its
-// floor, the scrypt derivations the verb cannot avoid, run as a command
-// runs them: that many derivations at the same work factor through the same
-// code, in a fresh process (its memory comes from the kernel as a
-// command's does), measured in the same run (-scrypt-child). The number of
-// derivations is counted in process through session.ScryptOps.
+// floor, the work the verb cannot avoid, run as a command runs it: the
+// scrypt derivations (that many at the same work factor through the same
+// code, in a fresh process whose memory comes from the kernel as a
+// command's does) and, for push and pull, the payload once (read the
+// session, hash it once with SHA-256, encrypt or decrypt it through the
+// same age stream, write the result), all measured in the same run
+// (-scrypt-child, -payload-child-*). The number of derivations is counted
+// in process through session.ScryptOps.
 
 import (
+	"bufio"
 	"context"
+	"crypto/sha256"
 	"flag"
 	"fmt"
 	"io"
@@ -30,6 +35,11 @@ var (
 	sessSizes = flag.String("session-sizes", "1024,67108864", "session transcript sizes in bytes for -sessions")
 	sessWF    = flag.Int("session-wf", session.DefaultWorkFactor, "scrypt work factor (logN) for -sessions")
 	sessChild = flag.Int("scrypt-child", 0, "(internal, -sessions' floor) run this many scrypt derivations at -session-wf in this process, print their CPU in nanoseconds and exit")
+
+	payloadIn      = flag.String("payload-child-in", "", "(internal, -sessions' payload floor) encrypt (or, with -payload-child-decrypt, decrypt) this file once through session.Encrypt at work factor 1 (scrypt of 2 blocks), hashing it once with SHA-256, print the CPU in nanoseconds and exit")
+	payloadOut     = flag.String("payload-child-out", "", "(internal, with -payload-child-in) where the payload pass writes its result")
+	payloadDecrypt = flag.Bool("payload-child-decrypt", false, "(internal, with -payload-child-in) decrypt the file instead of encrypting it")
+	payloadRoot    = flag.String("payload-child-root", "", "(internal, with -payload-child-in) also rewrite the session's paths once on the way (normalise when encrypting, expand when decrypting), with this directory as the project root")
 )
 
 const benchPass = "correct horse battery staple"
@@ -94,21 +104,163 @@ func scryptChildIfAsked() bool {
 	return true
 }
 
+// payloadChildIfAsked is the -payload-child-in process: it prints the CPU
+// of its payload pass and reports whether it ran.
+func payloadChildIfAsked() bool {
+	if *payloadIn == "" {
+		return false
+	}
+	fmt.Println(int64(payloadPass(*payloadIn, *payloadOut, *payloadRoot, *payloadDecrypt)))
+	return true
+}
+
+// payloadPass is the payload's share of a push's or pull's floor: in
+// encrypted to out once through session.Encrypt (decrypted through
+// session.Decrypt when decrypt is set), hashed once with SHA-256 on the
+// way and, when root is set, its paths rewritten on the way by the
+// session's own normaliser (expander when decrypting) for a project at
+// root (as session files require), in the passes the format needs in
+// bounded memory (framedBody); it returns its CPU. The work factor is 1
+// (scrypt of two blocks, a few microseconds), so that no derivation is
+// counted twice: they are the floor's other part. A command does more
+// (the TAR framing, a second check of the hash while encrypting, the hash
+// of the local file for its sync state, its store's temporary file and
+// rename), none of it counted here.
+func payloadPass(in, out, root string, decrypt bool) time.Duration {
+	pm := &session.PathMap{Home: os.Getenv("HOME"), Projects: []session.Root{{ID: "bench", Path: root}}}
+	c0 := selfCPU()
+	rewrite := func(dst io.Writer, src io.Reader) error {
+		if root == "" {
+			_, err := io.Copy(dst, src)
+			return err
+		}
+		rw, err := session.NewNormalizer("claude", pm)
+		if decrypt {
+			rw, err = session.NewExpander("claude", pm)
+		}
+		if err != nil {
+			return err
+		}
+		return session.TransformRecords(dst, src, rw.Line)
+	}
+	src, err := os.Open(in)
+	if err != nil {
+		fatal(err)
+	}
+	defer src.Close()
+	dst, err := os.Create(out)
+	if err != nil {
+		fatal(err)
+	}
+	h := sha256.New()
+	if decrypt {
+		r, err := session.Decrypt(src, []byte(benchPass))
+		if err == nil {
+			err = rewrite(io.MultiWriter(dst, h), r)
+		}
+		if err != nil {
+			fatal(fmt.Errorf("payload floor: %v", err))
+		}
+	} else {
+		body, err := framedBody(src, filepath.Dir(out), root != "", rewrite, h)
+		if err != nil {
+			fatal(fmt.Errorf("payload floor: %v", err))
+		}
+		defer body.Close()
+		w, err := session.Encrypt(dst, []byte(benchPass), 1, session.AllowWeak())
+		if err == nil {
+			_, err = io.Copy(w, body)
+		}
+		if err == nil {
+			err = w.Close()
+		}
+		if err != nil {
+			fatal(fmt.Errorf("payload floor: %v", err))
+		}
+	}
+	if err := dst.Close(); err != nil {
+		fatal(err)
+	}
+	h.Sum(nil)
+	return selfCPU() - c0
+}
+
+// framedBody is what a push's encryption reads: src itself, hashed into h
+// on the way, when !twoPass. With twoPass, the session's format in bounded
+// memory: the envelope, encrypted ahead of the payload, carries the
+// payload's SHA-256 and size, so the rewritten payload goes to a temporary
+// file in dir (pass 1) that is read back to hash it (pass 2) and returned
+// for the encryption to read (pass 3); closing it removes it.
+func framedBody(src io.Reader, dir string, twoPass bool, rewrite func(io.Writer, io.Reader) error, h io.Writer) (io.ReadCloser, error) {
+	if !twoPass {
+		return io.NopCloser(io.TeeReader(src, h)), nil
+	}
+	tmp, err := os.CreateTemp(dir, "floor-*.tar")
+	if err != nil {
+		return nil, err
+	}
+	t := &removedOnClose{tmp}
+	bw := bufio.NewWriterSize(tmp, 1<<20)
+	err = rewrite(bw, src)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err == nil {
+		_, err = tmp.Seek(0, io.SeekStart)
+	}
+	if err == nil {
+		_, err = io.Copy(h, tmp)
+	}
+	if err == nil {
+		_, err = tmp.Seek(0, io.SeekStart)
+	}
+	if err != nil {
+		t.Close()
+		return nil, err
+	}
+	return t, nil
+}
+
+// removedOnClose is a temporary file removed when it is closed.
+type removedOnClose struct{ *os.File }
+
+func (f *removedOnClose) Close() error {
+	err := f.File.Close()
+	os.Remove(f.Name())
+	return err
+}
+
+// payloadFloor is the median CPU of payloadPass with args (its
+// -payload-child-* arguments) in a fresh process, over runs processes.
+func payloadFloor(runs int, args ...string) time.Duration {
+	ds := make([]time.Duration, runs)
+	for i := range ds {
+		ds[i] = childCPU("payload floor", args...)
+	}
+	return median(ds)
+}
+
+// childCPU runs this benchmark again with args and reads the CPU in
+// nanoseconds it prints.
+func childCPU(what string, args ...string) time.Duration {
+	out, err := exec.Command("/proc/self/exe", args...).Output()
+	if err != nil {
+		fatal(fmt.Errorf("%s: %v", what, err))
+	}
+	var ns int64
+	if _, err := fmt.Sscan(string(out), &ns); err != nil {
+		fatal(fmt.Errorf("%s: %q: %v", what, out, err))
+	}
+	return time.Duration(ns)
+}
+
 // scryptFloor is the median CPU of n derivations at work factor wf in a
 // fresh process (this benchmark re-executed with -scrypt-child), over
 // runs processes.
 func scryptFloor(wf, n, runs int) time.Duration {
 	ds := make([]time.Duration, runs)
 	for i := range ds {
-		out, err := exec.Command("/proc/self/exe", "-scrypt-child", fmt.Sprint(n), "-session-wf", fmt.Sprint(wf)).Output()
-		if err != nil {
-			fatal(fmt.Errorf("scrypt floor: %v", err))
-		}
-		var ns int64
-		if _, err := fmt.Sscan(string(out), &ns); err != nil {
-			fatal(fmt.Errorf("scrypt floor: %q: %v", out, err))
-		}
-		ds[i] = time.Duration(ns)
+		ds[i] = childCPU("scrypt floor", "-scrypt-child", fmt.Sprint(n), "-session-wf", fmt.Sprint(wf))
 	}
 	return median(ds)
 }
@@ -135,7 +287,7 @@ func benchSessions(dir string) {
 	}
 	fmt.Printf("\nSessions: scrypt work factor %d; one derivation in a fresh process %s CPU (median of %d; a derivation whose memory is already resident: %s); `git-ctx version` %s CPU; load average %.2f %.2f %.2f\n\n",
 		*sessWF, fmtDur(one), rr, fmtDur(warm), fmtDur(start.cpu), load[0], load[1], load[2])
-	fmt.Printf("| command | session | scrypt ops | floor (as many derivations in a fresh process) | CPU | CPU / floor | wall | runs |\n|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	fmt.Printf("| command | session | scrypt ops | floor (as many derivations in a fresh process) | CPU | CPU / floor | floor with the payload (push: the format's passes; pull: one pass) | CPU / that | wall | runs |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, n := range sizeList(*sessSizes) {
 		benchSessionSize(dir, n, rr, floor, start)
 	}
@@ -154,6 +306,7 @@ func measureCmd(rr int, repo string, args ...string) cpuTimes {
 // size bytes and a directory store.
 type sessionFixture struct {
 	repo, transcript, stateDir string
+	root                       string   // repo, symbolic links resolved (the paths in the session)
 	args                       []string // store and passphrase arguments
 	line                       string
 }
@@ -172,7 +325,7 @@ func newSessionFixture(dir string, size int) *sessionFixture {
 	os.RemoveAll(store)
 	pass := filepath.Join(dir, "sess-pass")
 	os.WriteFile(pass, []byte(benchPass+"\n"), 0o600)
-	f := &sessionFixture{repo: repo, stateDir: filepath.Join(repo, ".git", "ctx", "sessions"),
+	f := &sessionFixture{repo: repo, root: real, stateDir: filepath.Join(repo, ".git", "ctx", "sessions"),
 		args: []string{"--store", "file://" + store, "--passphrase-file", pass}}
 	f.transcript = filepath.Join(dir, "claude", "projects", agents.EncodeProjectKey(real), "0b5e2c1a-5f0e-4c7e-9d3a-2f1e0c9b8a7d.jsonl")
 	os.MkdirAll(filepath.Dir(f.transcript), 0o700)
@@ -210,15 +363,24 @@ func benchSessionSize(dir string, size, rr int, floor func(ops int64) time.Durat
 	wf := fmt.Sprint(*sessWF)
 	timedCmd(f.repo, append([]string{"session", "push", "--work-factor", wf}, f.args...)...) // makes the profile
 	ops := countSessionOps(f)
+	// The payload passes of the floors: push encrypts the session, pull
+	// decrypts it (a ciphertext made once here, by the push's pass).
+	floorOut := filepath.Join(dir, fmt.Sprintf("sess-%d-floor", size))
+	encrypt := []string{"-payload-child-in", f.transcript, "-payload-child-out", floorOut + ".age", "-payload-child-root", f.root}
+	decrypt := []string{"-payload-child-in", floorOut + ".age", "-payload-child-out", floorOut, "-payload-child-decrypt", "-payload-child-root", f.root}
+	childCPU("payload floor", encrypt...)
+	defer os.Remove(floorOut)
+	defer os.Remove(floorOut + ".age")
 	verbs := []struct {
 		name    string
 		prepare func()
 		args    []string
+		payload []string
 	}{
-		{"session push", f.touch, append([]string{"session", "push", "--work-factor", wf}, f.args...)},
-		{"session pull", f.forget, append([]string{"session", "pull"}, f.args...)},
-		{"session list", nil, append([]string{"session", "list"}, f.args...)},
-		{"session status", nil, append([]string{"session", "status"}, f.args...)},
+		{"session push", f.touch, append([]string{"session", "push", "--work-factor", wf}, f.args...), encrypt},
+		{"session pull", f.forget, append([]string{"session", "pull"}, f.args...), decrypt},
+		{"session list", nil, append([]string{"session", "list"}, f.args...), nil},
+		{"session status", nil, append([]string{"session", "status"}, f.args...), nil},
 	}
 	for _, v := range verbs {
 		n := ops[v.name]
@@ -248,17 +410,31 @@ func benchSessionSize(dir string, size, rr int, floor func(ops int64) time.Durat
 			base = cpuTimes{cpu: median(vs)}
 		}
 		fl := floor(n)
+		withPayload, payloadRatio := "—", "—"
+		var fp time.Duration
+		if n > 0 && v.payload != nil {
+			p := payloadFloor(rr, v.payload...)
+			fp = fl + p
+			withPayload = fmt.Sprintf("%s (payload %s)", fmtDur(fp), fmtDur(p))
+			payloadRatio = fmt.Sprintf("%.2f×", float64(median(cs))/float64(fp))
+		}
 		ratio := "—"
 		if n > 0 {
 			ratio = fmt.Sprintf("%.2f×", float64(median(cs))/float64(fl))
 		} else if base.cpu > 0 {
 			ratio = fmt.Sprintf("%.2f× `version` (%s, interleaved)", float64(median(cs))/float64(base.cpu), fmtDur(base.cpu))
 		}
-		fmt.Printf("| %s | %s | %d | %s | %s | %s | %s | %d |\n", v.name, sizeLabel(size), n, fmtDur(fl), fmtDur(median(cs)), ratio, fmtDur(median(ws)), vr)
-		id := "6." + strings.ReplaceAll(v.name, " ", "-") + "@" + sizeLabel(size)
-		if n > 0 {
+		fmt.Printf("| %s | %s | %d | %s | %s | %s | %s | %s | %s | %d |\n", v.name, sizeLabel(size), n, fmtDur(fl), fmtDur(median(cs)), ratio, withPayload, payloadRatio, fmtDur(median(ws)), vr)
+		verb := "6." + strings.ReplaceAll(v.name, " ", "-")
+		id := verb + "@" + sizeLabel(size)
+		switch {
+		case n > 0:
 			brRecord(id, median(cs).Seconds(), fl.Seconds(), fmt.Sprintf("%d scrypt ops", n))
-		} else {
+			if fp > 0 {
+				brRecord(verb+"-payload@"+sizeLabel(size), median(cs).Seconds(), fp.Seconds(),
+					fmt.Sprintf("%d scrypt ops and the payload: %s of the floor", n, fmtDur(fp-fl)))
+			}
+		default:
 			brRecord(id, median(cs).Seconds(), base.cpu.Seconds(), fmt.Sprintf("no scrypt op; median of %d, interleaved with `version`", vr))
 		}
 	}
