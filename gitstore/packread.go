@@ -7,8 +7,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/klauspost/compress/flate"
 	"github.com/klauspost/compress/zlib"
 	"io"
+	"math/bits"
 	"os"
 	"path/filepath"
 	"slices"
@@ -593,22 +595,30 @@ const firstRead = 1024
 // each (one goroutine at a time).
 type inflater struct {
 	in bytes.Reader
-	zr io.ReadCloser
+	fr io.ReadCloser // raw DEFLATE (flate.Resetter)
 }
 
-// inflate inflates the zlib stream at the start of in into all of out.
+// errZlibHeader is a zlib stream header that RFC 1950 does not allow for
+// git's objects (not DEFLATE, a window over 32 KiB, a bad check or a
+// preset dictionary).
+var errZlibHeader = errors.New("not a zlib stream")
+
+// inflate inflates the zlib stream at the start of in into all of out. It
+// checks the stream's header as zlib.NewReader does but not its Adler-32
+// trailer: every caller checks what it inflated against its object id
+// (SHA-1 over the same bytes), which a damaged stream cannot pass, and
+// computing the Adler-32 took ~0.7% of a whole-branch verify.
 func (r *inflater) inflate(in, out []byte) error {
-	r.in.Reset(in)
-	if r.zr == nil {
-		zr, err := zlib.NewReader(&r.in)
-		if err != nil {
-			return err
-		}
-		r.zr = zr
-	} else if err := r.zr.(zlib.Resetter).Reset(&r.in, nil); err != nil {
+	if len(in) < 2 || in[0]&0x0f != 8 || in[0]>>4 > 7 || in[1]&0x20 != 0 || (uint16(in[0])<<8|uint16(in[1]))%31 != 0 {
+		return errZlibHeader
+	}
+	r.in.Reset(in[2:])
+	if r.fr == nil {
+		r.fr = flate.NewReader(&r.in)
+	} else if err := r.fr.(flate.Resetter).Reset(&r.in, nil); err != nil {
 		return err
 	}
-	_, err := io.ReadFull(r.zr, out)
+	_, err := io.ReadFull(r.fr, out)
 	return err
 }
 
@@ -737,7 +747,7 @@ func (p *packIndex) readIndex(b []byte, off int64) error {
 }
 
 // nameAt returns the i-th object id of the index: a slice of the mapped
-// file where it is mapped (no copy: a whole-branch verify makes ~17 of
+// file where it is mapped (no copy: a whole-branch verify makes a few of
 // these per object it reads), else read into a new buffer.
 func (p *packIndex) nameAt(i uint32) ([]byte, bool) {
 	const names = 8 + 1024
@@ -752,15 +762,28 @@ func (p *packIndex) nameAt(i uint32) ([]byte, bool) {
 	return name, p.readIndex(name, off) == nil
 }
 
-// find returns the pack offset of id by binary search in the index file.
+// find returns the pack offset of id, searching the index file's sorted
+// names within id's fan-out bucket. Object ids are SHA-1 hashes, spread
+// evenly, so each probe first guesses where id would sit between the
+// names that bound the range (interpolation: ~3 probes where bisection
+// takes ~17 at 300k objects, each probe likely a cache miss); after
+// maxGuesses guesses it bisects, so that no spread of names costs more
+// than a binary search plus maxGuesses probes.
 func (p *packIndex) find(id plumbing.Hash) (int64, bool) {
 	lo := uint32(0)
 	if id[0] > 0 {
 		lo = p.fanout[id[0]-1]
 	}
 	hi := p.fanout[id[0]]
-	for lo < hi {
+	// key is the 8 bytes after the bucket's byte; [kLo, kHi] bounds the
+	// keys of names[lo:hi].
+	key := binary.BigEndian.Uint64(id[1:9])
+	kLo, kHi := uint64(0), ^uint64(0)
+	for guesses := 0; lo < hi; guesses++ {
 		mid := lo + (hi-lo)/2
+		if guesses < maxGuesses {
+			mid = interpolate(lo, hi, key, kLo, kHi)
+		}
 		name, ok := p.nameAt(mid)
 		if !ok {
 			return 0, false
@@ -769,12 +792,31 @@ func (p *packIndex) find(id plumbing.Hash) (int64, bool) {
 		case c == 0:
 			return p.offset(mid)
 		case c < 0:
-			lo = mid + 1
+			lo, kLo = mid+1, binary.BigEndian.Uint64(name[1:9])
 		default:
-			hi = mid
+			hi, kHi = mid, binary.BigEndian.Uint64(name[1:9])
 		}
 	}
 	return 0, false
+}
+
+// maxGuesses is how many interpolated probes find makes before it bisects.
+const maxGuesses = 4
+
+// interpolate guesses the index in [lo, hi) of key, the names there having
+// keys in [kLo, kHi]: lo + (hi-lo)·(key-kLo)/(kHi-kLo), clamped.
+func interpolate(lo, hi uint32, key, kLo, kHi uint64) uint32 {
+	if key <= kLo || kHi <= kLo {
+		return lo
+	}
+	if key >= kHi {
+		return hi - 1
+	}
+	// (key-kLo)·n < (kHi-kLo)·n, so the quotient is below n: no overflow.
+	n := uint64(hi - lo)
+	h, l := bits.Mul64(key-kLo, n)
+	q, _ := bits.Div64(h, l, kHi-kLo)
+	return lo + uint32(min(q, n-1))
 }
 
 // offset reads the pack offset of the i-th object (4-byte table, with the
