@@ -116,7 +116,9 @@ func benchStart(dir string) bool {
 			fmt.Printf("| %s | %d | %s | %s | %s | %s | %.2f× | %.2f× | %d |\n", c.name, n, fmtDur(m.wall), fmtDur(m.cpu), diff, cpuDiff,
 				m.wall.Seconds()/floor.wall.Seconds(), m.cpu.Seconds()/floor.cpu.Seconds(), *runs)
 		}
-		startTargets(n, cmds, samples)
+		fts := ftsRankingFloor(repo, *runs)
+		fmt.Printf("\nFTS5's exact ranking of the search's query alone (bm25 over every match, the best 20; in process, a fresh connection each time, median of %d): %s CPU\n\n", *runs, fmtDur(fts))
+		startTargets(n, cmds, samples, fts)
 	}
 	return true
 }
@@ -234,8 +236,9 @@ func printInitTrace() {
 
 // startTargets registers item 3's targets (report.go) from one size's
 // samples: `version` against the empty Go binary, each read command's CPU
-// against `version`'s.
-func startTargets(n int, cmds []startCmd, samples [][]startSample) {
+// against `version`'s, and search's against `version` and fts (its
+// ranking's floor, ftsRankingFloor).
+func startTargets(n int, cmds []startCmd, samples [][]startSample, fts time.Duration) {
 	floor, ver := startMedian(samples[0]), startMedian(samples[2])
 	detail := fmt.Sprintf("median of %d, interleaved", *runs)
 	brRecord("3.version", ver.cpu.Seconds(), floor.cpu.Seconds(), detail+fmt.Sprintf("; cgo empty binary %s", fmtDur(startMedian(samples[1]).cpu)))
@@ -249,5 +252,8 @@ func startTargets(n int, cmds []startCmd, samples [][]startSample) {
 	for j, id := range []string{"3.log", "3.status", "3.show", "3.search"} {
 		m := startMedian(samples[3+j])
 		brRecord(id+"@"+brSize(n), m.cpu.Seconds(), ver.cpu.Seconds(), fmt.Sprintf("wall %s, `version` %s", fmtDur(m.wall), fmtDur(ver.wall)))
+		if id == "3.search" {
+			brRecord("3.search-fts@"+brSize(n), m.cpu.Seconds(), (ver.cpu + fts).Seconds(), fmt.Sprintf("`version` %s + FTS5's ranking %s", fmtDur(ver.cpu), fmtDur(fts)))
+		}
 	}
 }
