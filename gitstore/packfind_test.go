@@ -62,7 +62,9 @@ func TestFindEverySpread(t *testing.T) {
 		}
 	}
 	spreads := map[string]func(i int) plumbing.Hash{
-		"sha1": func(i int) plumbing.Hash { return plumbing.Hash(sha1.Sum([]byte{byte(i), byte(i >> 8), byte(i >> 16)})) },
+		"sha1": func(i int) plumbing.Hash {
+			return plumbing.Hash(sha1.Sum([]byte{byte(i), byte(i >> 8), byte(i >> 16)}))
+		},
 		"same key": func(i int) plumbing.Hash {
 			var id plumbing.Hash
 			random(&id)
