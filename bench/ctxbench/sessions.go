@@ -269,7 +269,7 @@ func scryptFloor(wf, n, runs int) time.Duration {
 func benchSessions(dir string) {
 	os.Setenv("CLAUDE_CONFIG_DIR", filepath.Join(dir, "claude"))
 	os.Setenv("GIT_CTX_QUIET", "1")
-	rr := max(3, *runs/5)
+	rr := max(5, *runs/3) // medians of 5: a derivation's CPU varies by ±10% from process to process
 	start := measureCmd(rr, dir, "version")
 	floors := map[int64]time.Duration{}
 	floor := func(ops int64) time.Duration { // the floor of a verb that derives ops times
