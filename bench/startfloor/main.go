@@ -3,7 +3,7 @@
 // modules that the shipped (lean) git-ctx imports — go-git's storage and
 // object packages, go-sqlite3 (cgo, so dynamically linked against libc),
 // age, blake3, curve25519-voi (the signature check), klauspost/compress's
-// zlib (the pack reader's inflate), urfave/cli, x/sys and x/term — and
+// flate and zlib (the pack reader's inflate), urfave/cli, x/sys and x/term — and
 // exits. Their package init
 // and the binary they make are what any program built on them pays at
 // every start; bench/ctxbench measures `git ctx version` against it in the
@@ -20,6 +20,7 @@ import (
 	_ "github.com/go-git/go-git/v5/plumbing/filemode"
 	_ "github.com/go-git/go-git/v5/plumbing/object"
 	_ "github.com/go-git/go-git/v5/storage/filesystem"
+	_ "github.com/klauspost/compress/flate"
 	_ "github.com/klauspost/compress/zlib"
 	_ "github.com/mattn/go-sqlite3"
 	_ "github.com/oasisprotocol/curve25519-voi/primitives/ed25519"
