@@ -79,7 +79,7 @@ var (
 
 func main() {
 	flag.Parse()
-	if scryptChildIfAsked() || payloadChildIfAsked() {
+	if scryptChildIfAsked() || payloadChildIfAsked() || ftsChildIfAsked() {
 		return
 	}
 	if *brSummary != "" {
