@@ -87,13 +87,15 @@ func (c *Client) List(ctx context.Context) ([]ListEntry, error) {
 				le.LocalPath = st.Path
 			}
 		}
-		c.judge(le, st)
+		c.judge(k, le, st)
 		out = append(out, *le)
 	}
 	return out, nil
 }
 
-func (c *Client) judge(le *ListEntry, st *State) {
+// judge sets le's State and Newer from the session key's local file, its
+// remote head and st, what this machine last synced.
+func (c *Client) judge(key string, le *ListEntry, st *State) {
 	switch {
 	case le.Head == "":
 		le.State, le.Newer = StateLocalOnly, "local"
@@ -112,7 +114,7 @@ func (c *Client) judge(le *ListEntry, st *State) {
 		}
 		return
 	}
-	h, _ := fileHash(le.LocalPath)
+	h, _ := c.localHash(key, le.LocalPath, st.LocalRevision)
 	localChanged := h != st.LocalRevision
 	remoteChanged := le.Head != st.RemoteRevision
 	switch {

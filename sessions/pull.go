@@ -122,6 +122,9 @@ type restoreJob struct {
 	rel, dest string      // the destination, relative to agentRoot and absolute
 	fp        fingerprint // the destination as found
 	localHash string      // SHA-256 of the destination ("" when absent)
+	// hash is the client's localHash for this session: the SHA-256 of a
+	// local file, not read again while its stamp for revision holds.
+	hash func(p, revision string) (string, error)
 }
 
 // restore brings one session head to this machine: check the entry, skip a
@@ -184,7 +187,8 @@ func (c *Client) newRestoreJob(e session.ManifestEntry) (*restoreJob, error) {
 		return nil, err
 	}
 	return &restoreJob{e: e, ad: ad, root: root, agentRoot: agentRoot, key: key, st: st, id: e.SessionID,
-		res: &PullResult{Agent: e.Agent, SessionID: e.SessionID, SnapshotID: e.SnapshotID}}, nil
+		res:  &PullResult{Agent: e.Agent, SessionID: e.SessionID, SnapshotID: e.SnapshotID},
+		hash: func(p, revision string) (string, error) { return c.localHash(key, p, revision) }}, nil
 }
 
 // alreadySynced reports (filling res) that the head has not moved since
@@ -196,7 +200,7 @@ func (j *restoreJob) alreadySynced() bool {
 	if st == nil || st.RemoteRevision != j.e.SnapshotID || st.Path == "" {
 		return false
 	}
-	h, err := fileHash(st.Path)
+	h, err := j.hash(st.Path, st.LocalRevision)
 	if err != nil {
 		return false
 	}
@@ -258,7 +262,11 @@ func (j *restoreJob) locate(id string) error {
 	}
 	j.localHash = ""
 	if j.fp.exists {
-		if j.localHash, err = fileHash(j.dest); err != nil {
+		revision := ""
+		if j.st != nil {
+			revision = j.st.LocalRevision
+		}
+		if j.localHash, err = j.hash(j.dest, revision); err != nil {
 			return fmt.Errorf("read %s: %w", j.dest, err)
 		}
 	}

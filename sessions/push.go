@@ -232,7 +232,7 @@ func (c *Client) pushSession(ctx context.Context, s agents.Session) (*PushResult
 		return nil, conflictErr(key, base, head)
 	}
 	if st != nil && head != "" {
-		if h, err := fileHash(s.Path); err == nil && h == st.LocalRevision {
+		if h, err := c.localHash(key, s.Path, st.LocalRevision); err == nil && h == st.LocalRevision {
 			res.UpToDate, res.SnapshotID = true, head
 			return res, nil
 		}

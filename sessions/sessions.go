@@ -89,6 +89,8 @@ type Client struct {
 	// decrypted again (fetchManifest).
 	manifestSum   [32]byte
 	manifestPlain []byte
+	// stampWarned: a stamp could not be saved and that was said once.
+	stampWarned bool
 }
 
 func (c *Client) now() time.Time {

@@ -73,17 +73,3 @@ func (c *Client) saveState(key string, s *State) error {
 func writeAtomic(p string, r io.Reader) error {
 	return atomicfile.Write(p, r, atomicfile.Options{Perm: 0o600, Replace: true})
 }
-
-// fileHash is the SHA-256 of a file ("" and an error if unreadable).
-func fileHash(p string) (string, error) {
-	f, err := os.Open(p)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/git-ctx/git-ctx/internal/atomicfile"
 	"github.com/git-ctx/git-ctx/internal/fault"
+	"github.com/git-ctx/git-ctx/internal/inodetime"
 )
 
 // DirHashLimit is the largest object (in bytes) whose directory-store Version
@@ -233,8 +234,9 @@ func statVersion(fi os.FileInfo) Version {
 	if !ok {
 		return Version(fmt.Sprintf("stat:%d.%d", fi.Size(), fi.ModTime().UnixNano()))
 	}
+	ctime, _ := inodetime.Nanos(fi)
 	return Version(fmt.Sprintf("stat:%d.%d.%d.%d.%d", st.Dev, st.Ino, st.Size,
-		fi.ModTime().UnixNano(), changeTimeNanos(st)))
+		fi.ModTime().UnixNano(), ctime))
 }
 
 func hashVersion(h hash.Hash) Version {

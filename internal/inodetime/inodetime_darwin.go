@@ -1,0 +1,5 @@
+package inodetime
+
+import "syscall"
+
+func ofStat(st *syscall.Stat_t) int64 { return st.Ctimespec.Sec*1e9 + st.Ctimespec.Nsec }
