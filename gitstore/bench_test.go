@@ -14,6 +14,8 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // seedStore makes a branch holding n checkpoints spread over 10 devices.
@@ -131,26 +133,7 @@ func looseBytes(b *testing.B, dir string) int64 {
 // (GOMAXPROCS), the issue's floor.
 func BenchmarkVerifyBranch(b *testing.B) {
 	isolate(b)
-	n := 10000
-	if s := os.Getenv("GITSTORE_VERIFY_N"); s != "" {
-		n, _ = strconv.Atoi(s)
-	}
-	// GITSTORE_VERIFY_N: another number of checkpoints (100000 for item
-	// 4's scale). GITSTORE_VERIFY_BRANCH: where the branch is kept, and
-	// reused by the next run (to profile the verify alone).
-	dir := os.Getenv("GITSTORE_VERIFY_BRANCH")
-	if dir == "" || !fileExists(filepath.Join(dir, ".git")) {
-		var built string
-		_, built, _ = seedStoreOpts(b, InitOptions{Layout: LayoutCtxV1}, n)
-		git(b, built, "repack", "-adq")
-		if dir != "" {
-			if out, err := exec.Command("cp", "-a", built, dir).CombinedOutput(); err != nil {
-				b.Fatalf("keep the branch: %v\n%s", err, out)
-			}
-		} else {
-			dir = built
-		}
-	}
+	dir, n := packedBranch(b)
 	b.Run("verify", func(b *testing.B) {
 		cpu0 := cpuTime()
 		for b.Loop() {
@@ -189,6 +172,75 @@ func BenchmarkVerifyBranch(b *testing.B) {
 		}
 		b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N*n), "cpu-ns/record")
 	})
+}
+
+// packedBranch returns a repository holding a packed ctx-v1 branch of 10k
+// checkpoints over 10 devices, and how many it holds. GITSTORE_VERIFY_N:
+// another number of checkpoints (100000 for issue 18 item 4's scale).
+// GITSTORE_VERIFY_BRANCH: where the branch is kept, and reused by the next
+// run (to profile what a benchmark measures alone).
+func packedBranch(b *testing.B) (dir string, n int) {
+	b.Helper()
+	n = 10000
+	if s := os.Getenv("GITSTORE_VERIFY_N"); s != "" {
+		n, _ = strconv.Atoi(s)
+	}
+	dir = os.Getenv("GITSTORE_VERIFY_BRANCH")
+	if dir != "" && fileExists(filepath.Join(dir, ".git")) {
+		return dir, n
+	}
+	_, built, _ := seedStoreOpts(b, InitOptions{Layout: LayoutCtxV1}, n)
+	git(b, built, "repack", "-adq")
+	if dir == "" {
+		return built, n
+	}
+	if out, err := exec.Command("cp", "-a", built, dir).CombinedOutput(); err != nil {
+		b.Fatalf("keep the branch: %v\n%s", err, out)
+	}
+	return dir, n
+}
+
+// BenchmarkMergeTreeOfPackedBranch measures the tree a first pull's merge
+// commit writes (Store.editTree of every file of a fetched branch onto an
+// empty tree): every tree it computes is already in the fetched pack, so
+// it writes nothing; what it costs is building, hashing and looking up
+// each tree (about one per record with two fan-out levels).
+func BenchmarkMergeTreeOfPackedBranch(b *testing.B) {
+	isolate(b)
+	dir, _ := packedBranch(b)
+	s := reopen(b, dir)
+	v, err := s.View()
+	if err != nil {
+		b.Fatal(err)
+	}
+	changes, err := s.Diff(nil, v)
+	if err != nil {
+		b.Fatal(err)
+	}
+	edits := make(map[string]plumbing.Hash, len(changes))
+	for _, c := range changes {
+		edits[c.Path] = c.Hash
+	}
+	loose := func() int {
+		n := 0
+		filepath.WalkDir(filepath.Join(dir, ".git", "objects"), func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && len(filepath.Base(filepath.Dir(p))) == 2 {
+				n++
+			}
+			return nil
+		})
+		return n
+	}
+	before := loose()
+	for b.Loop() {
+		if h, err := s.editTree(plumbing.ZeroHash, edits); err != nil || h != v.Root {
+			b.Fatalf("merge tree %s, %v; the branch's tree is %s", h, err, v.Root)
+		}
+	}
+	if after := loose(); after != before {
+		b.Fatalf("the merge tree wrote %d loose objects the pack holds", after-before)
+	}
+	b.ReportMetric(float64(len(edits)), "paths")
 }
 
 // cpuTime is the process's user and system CPU time so far, in ns.

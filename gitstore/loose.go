@@ -20,18 +20,19 @@ func (s *Store) writeLoose(t plumbing.ObjectType, content []byte) (plumbing.Hash
 }
 
 // objects is the repository's object database (SHA-1: Open refuses
-// others).
+// others). Its Has looks in the packs only: the writer looks for a loose
+// copy itself.
 func (s *Store) objects() gitobject.Writer {
 	return gitobject.Writer{Dir: filepath.Join(s.Repo.CommonDir, "objects"), Has: func(id gitobject.ID) bool {
 		var h plumbing.Hash
 		copy(h[:], id)
-		return s.hasObject(h)
+		return s.hasPacked(h)
 	}}
 }
 
-// hasObject reports whether object id is in the repository.
-func (s *Store) hasObject(id plumbing.Hash) bool {
+// hasPacked reports whether object id is in one of the repository's packs.
+func (s *Store) hasPacked(id plumbing.Hash) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.direct.has(id)
+	return s.direct.hasPacked(id)
 }

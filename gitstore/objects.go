@@ -267,9 +267,12 @@ func (s *Store) editTree(base plumbing.Hash, edits map[string]plumbing.Hash) (pl
 	for p, h := range edits {
 		name, rest, deeper := strings.Cut(p, "/")
 		// Every name git-ctx writes passes through here: none may be one
-		// git refuses or a checkout reads as .git (gitname.Check).
-		if err := gitname.Check(name); err != nil {
-			return plumbing.ZeroHash, fmt.Errorf("%w: %q: %v", ErrUnsafePath, p, err)
+		// git refuses or a checkout reads as .git (gitname.Check). A
+		// directory's name is checked once, with the first path under it.
+		if sub[name] == nil {
+			if err := gitname.Check(name); err != nil {
+				return plumbing.ZeroHash, fmt.Errorf("%w: %q: %v", ErrUnsafePath, p, err)
+			}
 		}
 		if !deeper {
 			if i, ok := index[name]; ok {

@@ -280,13 +280,10 @@ func (d *directReader) read(id plumbing.Hash) (plumbing.ObjectType, []byte, erro
 	return 0, nil, errDirect
 }
 
-// has reports whether object id is in the object database: loose, or in
-// a pack (one that arrived since the packs were listed included).
-func (d *directReader) has(id plumbing.Hash) bool {
-	hexID := id.String()
-	if _, err := os.Lstat(filepath.Join(d.objects, hexID[:2], hexID[2:])); err == nil {
-		return true
-	}
+// hasPacked reports whether object id is in a pack (one that arrived since
+// the packs were listed included). It makes no system call when the id is
+// in a pack already listed, one (a stat of the pack directory) otherwise.
+func (d *directReader) hasPacked(id plumbing.Hash) bool {
 	if !d.opened {
 		d.openPacks()
 	}

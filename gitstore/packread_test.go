@@ -123,7 +123,7 @@ func TestApplyDeltaRefusesDamage(t *testing.T) {
 
 // TestDirectReaderSeesArrivingPacks: a pack that arrives after the direct
 // reader listed the packs (a fetch) is read directly, not left to go-git;
-// has finds objects loose and packed (and not missing ones); and
+// hasPacked finds packed objects (and neither loose nor missing ones); and
 // writeLoose and writeTree do not write a loose copy of an object a pack
 // holds (a merge rebuilds trees a fetch brought).
 func TestDirectReaderSeesArrivingPacks(t *testing.T) {
@@ -131,7 +131,7 @@ func TestDirectReaderSeesArrivingPacks(t *testing.T) {
 	s, dir := newStore(t)
 	d := s.direct
 	missing := plumbing.NewHash(strings.Repeat("ab", 20))
-	if d.has(missing) { // lists the packs (none yet)
+	if d.hasPacked(missing) { // lists the packs (none yet)
 		t.Fatal("a missing object is there")
 	}
 	src := filepath.Join(t.TempDir(), "src")
@@ -152,8 +152,8 @@ func TestDirectReaderSeesArrivingPacks(t *testing.T) {
 	if err != nil || typ != plumbing.BlobObject || !bytes.Equal(data, content) {
 		t.Fatalf("blob of the new pack read directly: %v %v %q", typ, err, data)
 	}
-	if !d.has(blob) || d.has(missing) {
-		t.Fatalf("has: fetched blob %v, missing object %v", d.has(blob), d.has(missing))
+	if !d.hasPacked(blob) || d.hasPacked(missing) {
+		t.Fatalf("hasPacked: fetched blob %v, missing object %v", d.hasPacked(blob), d.hasPacked(missing))
 	}
 	id, err := s.writeLoose(plumbing.BlobObject, content)
 	if err != nil || id != blob {
@@ -181,10 +181,14 @@ func TestDirectReaderSeesArrivingPacks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h := fresh.String(); !d.has(fresh) || func() bool {
+	if h := fresh.String(); d.hasPacked(fresh) || func() bool {
 		_, err := os.Lstat(filepath.Join(dir, ".git", "objects", h[:2], h[2:]))
 		return err != nil
 	}() {
-		t.Fatal("writeLoose did not write a new object")
+		t.Fatal("writeLoose did not write a new object loose")
+	}
+	// Written again, it is found loose (and not written twice).
+	if again, err := s.writeLoose(plumbing.BlobObject, []byte("not in any pack\n")); err != nil || again != fresh {
+		t.Fatalf("writeLoose of a loose object: %s %v, want %s", again, err, fresh)
 	}
 }

@@ -62,13 +62,27 @@ go build -tags sqlite_fts5,urfave_cli_no_docs -trimpath -o "$tmp/git-ctx-full" .
 go build -tags sqlite_fts5,urfave_cli_no_docs -trimpath -o "$tmp/startfloor" ./bench/startfloor
 go build -tags sqlite_fts5 -o "$tmp/ctxbench" ./bench/ctxbench
 bench() { "$tmp/ctxbench" -bin "$tmp/git-ctx" -work "$work" -targets "$targets" "$@"; }
-phase() { echo "bench.sh [$SCALE]: $1 ($(($(date +%s) - t0)) s so far) ..." >&2; }
+# settle waits (at most 3 minutes) for the load the previous phase left
+# (the stall series loads both cores on purpose) to decay below one
+# runnable process per two cores, so that it does not fall on the next
+# phase's floors and figures alike; each row still records the load it
+# ran at.
+settle() {
+  local i=0
+  while [ $i -lt 36 ] && awk -v n="$(nproc)" '{ exit !($1 >= n / 2) }' /proc/loadavg; do
+    sleep 5
+    i=$((i + 1))
+  done
+}
+phase() { settle; echo "bench.sh [$SCALE]: $1 ($(($(date +%s) - t0)) s so far, load $(cut -d' ' -f1 /proc/loadavg)) ..." >&2; }
 
 phase "go test -bench (gitstore)"
 # The appends are milliseconds each; one whole-branch verify is seconds,
 # so it gets fewer iterations (200 of them took 12 minutes).
 go test -tags sqlite_fts5 -run '^$' -bench Append -benchtime 200x ./gitstore >"$tmp/gobench.txt"
-go test -tags sqlite_fts5 -run '^$' -bench VerifyBranch -benchtime 5x ./gitstore | grep '^Benchmark' >>"$tmp/gobench.txt"
+# The whole-branch verify and a first pull's merge tree share one packed
+# branch of 10k checkpoints (built once, kept in the work directory).
+GITSTORE_VERIFY_BRANCH="$work/gitstore-branch" go test -tags sqlite_fts5 -run '^$' -bench 'VerifyBranch|MergeTreeOfPackedBranch' -benchtime 5x ./gitstore | grep '^Benchmark' >>"$tmp/gobench.txt"
 phase "ctxbench sizes=$SIZES runs=$RUNS ${main_args[*]}"
 bench -sizes "$SIZES" -runs "$RUNS" "${main_args[@]}" >"$tmp/harness.md"
 phase "ctxbench ${start_args[*]}"
@@ -129,7 +143,9 @@ phase "summary"
   echo "## Go benchmarks (\`go test -bench . ./gitstore\`)"
   echo
   echo "One append (seal, blobs, trees on the changed paths, commit, locked compare-and-swap of the ref)"
-  echo "on a branch of 1k or 10k existing checkpoints over 10 devices, objects loose."
+  echo "on a branch of 1k or 10k existing checkpoints over 10 devices, objects loose; a whole-branch"
+  echo "verify of a packed branch of 10k (VerifyBranch), and the tree a first pull's merge commit"
+  echo "computes from every file of that branch, all of whose trees the pack holds (MergeTreeOfPackedBranch)."
   echo
   echo '```'
   grep -E '^(Benchmark|cpu:)' "$tmp/gobench.txt"

@@ -60,7 +60,8 @@ type Writer struct {
 	SHA256 bool
 	// Has, when set, reports whether an object is in the repository in a
 	// form this writer does not see (a pack): Write and WriteTree then do
-	// not write it again.
+	// not write it again. They ask it before they look for a loose copy,
+	// so it should be cheap and need not look at loose objects.
 	Has func(ID) bool
 }
 
@@ -87,18 +88,21 @@ var zlibPool = sync.Pool{New: func() any {
 
 // Write stores one object held in memory and returns its id: five system
 // calls for a new object (lstat, open, write, close, rename), one when it
-// exists.
+// exists loose, none when Has finds it.
 func (w Writer) Write(t Type, content []byte) (ID, error) {
 	header := Header(t, int64(len(content)))
 	h := w.NewHash()
 	h.Write(header)
 	h.Write(content)
 	id := ID(h.Sum(nil))
-	final := w.path(id)
-	if _, err := os.Lstat(final); err == nil {
+	// Has first: an object a fetch brought is in a pack, and asking the
+	// pack index costs no system call (a merge of a first pull rewrites
+	// thousands of trees the fetch brought).
+	if w.Has != nil && w.Has(id) {
 		return id, nil
 	}
-	if w.Has != nil && w.Has(id) {
+	final := w.path(id)
+	if _, err := os.Lstat(final); err == nil {
 		return id, nil
 	}
 	var buf bytes.Buffer
@@ -249,13 +253,7 @@ func (e TreeEntry) isTree() bool { return e.Mode == "40000" || e.Mode == "040000
 // order: by name, a tree's name compared as if it ended in "/".
 func (w Writer) WriteTree(entries []TreeEntry) (ID, error) {
 	es := slices.Clone(entries)
-	key := func(e TreeEntry) string {
-		if e.isTree() {
-			return e.Name + "/"
-		}
-		return e.Name
-	}
-	slices.SortFunc(es, func(a, b TreeEntry) int { return strings.Compare(key(a), key(b)) })
+	slices.SortFunc(es, compareTreeEntries)
 	var buf bytes.Buffer
 	for _, e := range es {
 		buf.WriteString(strings.TrimPrefix(e.Mode, "0"))
@@ -265,4 +263,26 @@ func (w Writer) WriteTree(entries []TreeEntry) (ID, error) {
 		buf.Write(e.ID)
 	}
 	return w.Write(Tree, buf.Bytes())
+}
+
+// compareTreeEntries orders tree entries as git does: by name, bytewise, a
+// tree's name compared as if it ended in "/" (without building that name).
+func compareTreeEntries(a, b TreeEntry) int {
+	n := min(len(a.Name), len(b.Name))
+	if c := strings.Compare(a.Name[:n], b.Name[:n]); c != 0 {
+		return c
+	}
+	return int(a.nameEnd(n)) - int(b.nameEnd(n))
+}
+
+// nameEnd is the byte of e's name at i, or past its end "/" for a tree and
+// 0 for anything else.
+func (e TreeEntry) nameEnd(i int) byte {
+	switch {
+	case i < len(e.Name):
+		return e.Name[i]
+	case e.isTree():
+		return '/'
+	}
+	return 0
 }

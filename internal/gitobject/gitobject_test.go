@@ -88,6 +88,9 @@ func TestWriteTreeMatchesMktree(t *testing.T) {
 				{Mode: "040000", Name: "a", ID: sub},
 				{Mode: "100755", Name: "a-b", ID: blob},
 				{Mode: "100644", Name: "a0", ID: blob},
+				{Mode: "100644", Name: "xy", ID: blob},
+				{Mode: "40000", Name: "x.d", ID: sub},
+				{Mode: "100644", Name: "x", ID: blob},
 			}
 			id, err := w.WriteTree(es)
 			if err != nil {
@@ -96,7 +99,7 @@ func TestWriteTreeMatchesMktree(t *testing.T) {
 			var in strings.Builder
 			for _, e := range es {
 				typ := "blob"
-				if e.Mode == "040000" {
+				if e.isTree() {
 					typ = "tree"
 				}
 				in.WriteString(e.Mode + " " + typ + " " + e.ID.String() + "\t" + e.Name + "\n")
