@@ -42,10 +42,14 @@ func TestScryptMemoryHugePages(t *testing.T) {
 // 4 KiB and, outside the advised block, 4 KiB pages for scrypt's random
 // reads (2.4–3.1 s of CPU at work factor 18 against 0.6–0.7 s). Fresh
 // process, as a command. (Page faults are not counted: under -race the
-// detector's shadow memory faults too.)
+// detector's shadow memory faults too.) The Go runtime (1.26) does not
+// always free a dead block at the collection prepareScryptMemory asks
+// for: in 12 of 100 fresh processes one of two such collections left it in
+// place (2026-12-03), so the check passes when one of three processes
+// shows the reuse; a derivation that never reused memory fails all three.
 func TestScryptMemoryReusedByLaterDerivations(t *testing.T) {
 	const logN = 16
-	if !inFreshProcess(t) {
+	if !inFreshProcessTries(t, 3) {
 		return
 	}
 	derive := func() uintptr { // allocates and fills a working set as scrypt.Key does
@@ -67,12 +71,25 @@ func TestScryptMemoryReusedByLaterDerivations(t *testing.T) {
 // that process.
 func inFreshProcess(t *testing.T) bool {
 	t.Helper()
+	return inFreshProcessTries(t, 1)
+}
+
+// inFreshProcessTries is inFreshProcess passing when one of up to tries
+// processes passes (failing with the last one's output).
+func inFreshProcessTries(t *testing.T, tries int) bool {
+	t.Helper()
 	if os.Getenv("CTX_HUGEPAGE_CHILD") != "" {
 		return true
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$", "-test.count=1", "-test.v")
-	cmd.Env = append(os.Environ(), "CTX_HUGEPAGE_CHILD=1")
-	out, err := cmd.CombinedOutput()
+	var out []byte
+	var err error
+	for i := 0; i < tries; i++ {
+		cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$", "-test.count=1", "-test.v")
+		cmd.Env = append(os.Environ(), "CTX_HUGEPAGE_CHILD=1")
+		if out, err = cmd.CombinedOutput(); err == nil {
+			break
+		}
+	}
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
