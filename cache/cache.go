@@ -414,6 +414,17 @@ const rebuildPageSize = 8192
 // the new file beside it, and renames it into place. The caller must not
 // hold an open DB on dir.
 func Rebuild(ctx context.Context, dir string, fill func(w *Writer) error) error {
+	return rebuildGated(ctx, dir, fill, nil)
+}
+
+// errNotInstalled: a gated rebuild's file was complete, and its gate said
+// it was not to replace the cache (it was removed).
+var errNotInstalled = errors.New("the rebuilt cache was not put in place")
+
+// rebuildGated is Rebuild; gate, when set, is asked once the new file is
+// complete and on disk whether it may replace the cache (false: the file
+// is removed and the result is errNotInstalled).
+func rebuildGated(ctx context.Context, dir string, fill func(w *Writer) error, gate func() bool) error {
 	lock, err := lockFile(ctx, dir, syscall.LOCK_EX)
 	if err != nil {
 		return fmt.Errorf("rebuild cache: %w", err)
@@ -489,6 +500,9 @@ func Rebuild(ctx context.Context, dir string, fill func(w *Writer) error) error 
 	// (~80 ms for a 100k cache here).
 	if err := syncPath(tmp); err != nil {
 		return fmt.Errorf("sync the rebuilt cache: %w", err)
+	}
+	if gate != nil && !gate() {
+		return errNotInstalled
 	}
 	// Nobody has the old file open (we hold the lock exclusively): drop its
 	// WAL and shared memory so they cannot be applied to the new file.

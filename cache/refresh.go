@@ -48,7 +48,10 @@ type Mirror struct {
 	// OwnChainHint is the advice added to the notice of a failure on this
 	// device's own chain.
 	OwnChainHint func() string
-	indexed      int // records indexed by this process (for Progress)
+	// settled, set on a build ahead (BuildAhead), gives the records of
+	// each chain a pull verified, once it has (in place of Preverified).
+	settled Settled
+	indexed int // records indexed by this process (for Progress)
 	// unwritable: Dir could not be written; this process builds temporary
 	// caches.
 	unwritable bool
@@ -521,7 +524,7 @@ func (m *Mirror) runChainJobs(ctx context.Context, w *Writer, v *gitstore.View, 
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				m.verifyChain(v, r, stop)
+				m.verifyChain(ctx, v, r, stop)
 			}()
 		}
 	}()
@@ -540,8 +543,17 @@ func (m *Mirror) runChainJobs(ctx context.Context, w *Writer, v *gitstore.View, 
 // verifyChain reads the chain of r's job from the last cached entry on
 // and verifies the new records, handing each one that verified to r.rows
 // until stop is closed.
-func (m *Mirror) verifyChain(v *gitstore.View, r *chainRun, stop <-chan struct{}) {
+func (m *Mirror) verifyChain(ctx context.Context, v *gitstore.View, r *chainRun, stop <-chan struct{}) {
 	j := r.job
+	if m.settled != nil {
+		pre, err := m.settled(ctx, j.repoID, j.dev)
+		if err != nil {
+			r.err = fmt.Errorf("%w: %v", errNotSettled, err)
+			close(r.rows)
+			return
+		}
+		j.preverified = pre
+	}
 	pre, known := preverifiedFuncs(v, j)
 	r.res, r.err = chain.VerifyNew(j.tree, chain.Increment{
 		Repo: j.repoID, Device: j.dev, Have: j.count, LastHash: j.lastHash, Preverified: pre, Known: known,
@@ -570,6 +582,8 @@ func (m *Mirror) writeChain(w *Writer, r *chainRun) error {
 	}
 	res := r.res
 	switch {
+	case errors.Is(r.err, errNotSettled):
+		return r.err
 	case r.err != nil: // *chain.DivergedError: the history was rewritten
 		return fmt.Errorf("%w: %v", errRewritten, r.err)
 	case res.Unreadable != "":

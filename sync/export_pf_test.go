@@ -12,3 +12,7 @@ var (
 
 // PfVerified is what a pull carries to the cache.
 func PfVerified(r *PullResult) map[string]cache.Preverified { return r.verified }
+
+// PfCacheAhead reports whether the pull's cache was built while it
+// verified and put in place (cache.Mirror.BuildAhead).
+func PfCacheAhead(r *PullResult) bool { return r.cacheAhead }

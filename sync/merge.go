@@ -68,6 +68,9 @@ type plan struct {
 	// carry: how many more parsed records the plan may keep for the cache
 	// (maxCarried in all).
 	carry atomic.Int64
+	// verdicts, when set, is told each chain's outcome as it is decided
+	// (a cache built ahead of the merge reads it).
+	verdicts *verdicts
 }
 
 // maxCarried bounds the parsed records a pull keeps for the cache to index
@@ -111,7 +114,14 @@ func (p *plan) reject(repo, dev, record string, reason chain.Reason, format stri
 // (planSnapshots) and packages (planPackages) — every record checked by
 // package chain — and reject checkpoint files no chain names.
 func makePlan(st *gitstore.Store, local, remote *gitstore.View, pol Policy, published publishedFunc) (*plan, error) {
-	p := &plan{edits: map[string]plumbing.Hash{}, accepted: map[string]cache.Preverified{}}
+	return makePlanTelling(st, local, remote, pol, published, nil)
+}
+
+// makePlanTelling is makePlan telling vs (when set) each chain's outcome
+// as soon as it is decided, and closing it when the plan is over.
+func makePlanTelling(st *gitstore.Store, local, remote *gitstore.View, pol Policy, published publishedFunc, vs *verdicts) (*plan, error) {
+	defer vs.close()
+	p := &plan{edits: map[string]plumbing.Hash{}, accepted: map[string]cache.Preverified{}, verdicts: vs}
 	p.carry.Store(maxCarried)
 	if local != nil && (local.Layout != remote.Layout || local.Fanout != remote.Fanout) {
 		p.reject("", "", gitstore.LayoutFile, chain.LayoutMismatch, "remote uses layout %s, this branch %s: nothing merged", remote.LayoutName(), local.LayoutName())
@@ -355,6 +365,7 @@ func (p *plan) planChains(st *gitstore.Store, local, remote *gitstore.View, chai
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			results[i] = mergeChain(st, local, remote, k, keys, badDevice, pol, p.badID, &p.carry)
+			p.verdicts.settle(k, &results[i])
 		}(i, k)
 	}
 	wg.Wait()

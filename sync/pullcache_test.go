@@ -109,10 +109,15 @@ func pfPullAndCompare(t *testing.T, c *workspacetest.Dev, repoID string) (*ctxsy
 
 // TestPullCacheMatchesRebuild: the cache a pull fills from the records it
 // verified (cache.Preverified, not read again) equals a cache rebuilt from
-// the branch — on a first pull into a clone without the branch, on a pull
-// into a branch the cache already mirrors, and on a pull that rejects a
-// rewritten record: that record and the ones after it never reach the
-// cache (nor the pull's verified set), the ones before it do, as verified.
+// the branch — on a first pull into a clone without the branch (whose
+// cache is built while the pull verifies, cache.Mirror.BuildAhead), on a
+// first pull into a clone that has a cache file already (not built ahead:
+// that would replace the file), on a pull into a branch the cache already
+// mirrors, and on a pull that rejects a rewritten record: that record and
+// the ones after it never reach the cache (nor the pull's verified set),
+// the ones before it do, as verified; a first pull that rejects it builds
+// no cache ahead (its merge is not the fetched tip) and leaves no
+// half-built file.
 func TestPullCacheMatchesRebuild(t *testing.T) {
 	w := workspacetest.NewWorld(t)
 	ctx := workspacetest.Ctx(t)
@@ -152,17 +157,18 @@ func TestPullCacheMatchesRebuild(t *testing.T) {
 
 	// A first pull: no branch, no cache.
 	c := clone("c")
-	if res, _ := pfPullAndCompare(t, c, repoID); res.Added != 70 || len(res.Rejected) != 0 {
-		t.Fatalf("first pull: added %d, rejected %v", res.Added, res.Rejected)
+	if res, _ := pfPullAndCompare(t, c, repoID); res.Added != 70 || len(res.Rejected) != 0 || !ctxsync.PfCacheAhead(res) {
+		t.Fatalf("first pull: added %d, rejected %v, cache built ahead %v", res.Added, res.Rejected, ctxsync.PfCacheAhead(res))
 	}
+	pfFirstPullWithCache(t, clone("e"), repoID)
 
 	// An incremental pull into a mirrored branch.
 	for i := 40; i < 55; i++ {
 		a.Record(t, workspacetest.Say("device a record %d", i))
 	}
 	push(a)
-	if res, _ := pfPullAndCompare(t, c, repoID); res.Added != 15 || len(res.Rejected) != 0 {
-		t.Fatalf("second pull: added %d, rejected %v", res.Added, res.Rejected)
+	if res, _ := pfPullAndCompare(t, c, repoID); res.Added != 15 || len(res.Rejected) != 0 || ctxsync.PfCacheAhead(res) {
+		t.Fatalf("second pull: added %d, rejected %v, cache built ahead %v", res.Added, res.Rejected, ctxsync.PfCacheAhead(res))
 	}
 
 	// A remote whose third new record was rewritten after it was signed.
@@ -188,6 +194,46 @@ func TestPullCacheMatchesRebuild(t *testing.T) {
 	workspacetest.Git(t, repoA, "push", "-q", "origin", gitstore.BranchRef+":"+gitstore.BranchRef)
 
 	pfCheckRewritten(t, c, repoID, fresh)
+	pfFirstPullRejects(t, clone("d"), repoID, fresh[2])
+}
+
+// pfFirstPullWithCache: a first pull into a clone whose cache file exists
+// (a command ran before) is not built ahead, and its cache is as rebuilt.
+func pfFirstPullWithCache(t *testing.T, e *workspacetest.Dev, repoID string) {
+	t.Helper()
+	db, err := e.Cache(workspacetest.Ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if res, _ := pfPullAndCompare(t, e, repoID); res.Added != 70 || len(res.Rejected) != 0 || ctxsync.PfCacheAhead(res) {
+		t.Fatalf("first pull with a cache file: added %d, rejected %v, cache built ahead %v", res.Added, res.Rejected, ctxsync.PfCacheAhead(res))
+	}
+}
+
+// pfFirstPullRejects: the first pull into d of a remote holding a record
+// changed after it was signed (rewritten) rejects it, so its merge is not
+// the fetched tip:
+// the cache built ahead is not put in place, no half-built file is left,
+// and the record never reaches the cache.
+func pfFirstPullRejects(t *testing.T, d *workspacetest.Dev, repoID, rewritten string) {
+	t.Helper()
+	ctx := workspacetest.Ctx(t)
+	res, _ := pfPullAndCompare(t, d, repoID)
+	if res.Added != 87 || len(res.Rejected) != 1 || res.Rejected[0].Record != rewritten || ctxsync.PfCacheAhead(res) {
+		t.Fatalf("first pull of a rewritten record: added %d, rejected %+v, cache built ahead %v", res.Added, res.Rejected, ctxsync.PfCacheAhead(res))
+	}
+	if left, _ := filepath.Glob(filepath.Join(d.CacheDir(), "cache.db.new-*")); len(left) != 0 {
+		t.Errorf("half-built cache files left: %v", left)
+	}
+	db, err := d.Cache(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if e, err := db.Get(ctx, rewritten); err == nil && e != nil {
+		t.Errorf("the rewritten record reached the cache of a first pull (verified %v)", e.Verified)
+	}
 }
 
 // pfCheckRewritten pulls a remote whose third new record (of fresh) was

@@ -49,6 +49,9 @@ type PullResult struct {
 	Durations  Timings
 
 	verified map[string]cache.Preverified // checkpoints this pull verified and merged
+	// cacheAhead: the cache was built while the pull verified, and is in
+	// place (cache.Mirror.BuildAhead).
+	cacheAhead bool
 }
 
 // MaxJSONRejections bounds the rejections a pull's JSON lists (the first
@@ -101,7 +104,7 @@ func Pull(ctx context.Context, m *workspace.Workspace, remote string, opt Option
 	if err := recordPull(ctx, m, res); err != nil {
 		return nil, err
 	}
-	res.Durations.Cache = ms(time.Since(t))
+	res.Durations.Cache += ms(time.Since(t))
 	return res, nil
 }
 
@@ -231,9 +234,22 @@ func pullOnce(ctx context.Context, m *workspace.Workspace, remote string, tipR p
 		}
 		base = localView.Root
 	}
-	p, err := makePlan(st, localView, remoteView, pol, published)
+	// A first pull into a clone without a cache builds the cache of the
+	// fetched tip while it verifies (cache.Mirror.BuildAhead): it is put
+	// in place only if the merge fast-forwards to that tip.
+	var ahead *cache.Ahead
+	var vs *verdicts
+	if tipL.IsZero() {
+		vs = newVerdicts()
+		ahead = m.CacheAhead(ctx, tipR, vs.wait)
+		defer ahead.Finish(false) // on any early return
+	}
+	p, err := makePlanTelling(st, localView, remoteView, pol, published, vs)
 	if err != nil {
 		return err
+	}
+	if len(p.rejected) > 0 {
+		ahead.Finish(false) // the merge cannot be the fetched tip: stop it now
 	}
 	for i := range p.superseded {
 		p.superseded[i].Commit = tipL.String()
@@ -260,6 +276,17 @@ func pullOnce(ctx context.Context, m *workspace.Workspace, remote string, tipR p
 		return err
 	}
 	res.Durations.Merge = ms(time.Since(t))
+	if ahead != nil {
+		t = time.Now()
+		res.cacheAhead = ahead.Finish(after == tipR)
+		res.Durations.Cache = ms(time.Since(t)) // what the cache's build took after the merge
+	}
+	res.merged(p, after)
+	return nil
+}
+
+// merged fills res with what the plan p merged in commit after.
+func (res *PullResult) merged(p *plan, after plumbing.Hash) {
 	res.After, res.Added, res.NewKeys, res.Forks = after.String(), p.added, append([]string{}, p.newKeys...), p.forks
 	res.Devices, res.Rejected = p.devices, p.rejected
 	res.Packages, res.PackageConflicts = p.packages, 0
@@ -277,7 +304,6 @@ func pullOnce(ctx context.Context, m *workspace.Workspace, remote string, tipR p
 	if res.Rejected == nil {
 		res.Rejected = []Rejection{}
 	}
-	return nil
 }
 
 // recordPull stores rejections in the cache's quarantine and remembers

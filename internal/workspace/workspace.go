@@ -21,6 +21,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/go-git/go-git/v5/plumbing"
+
 	"github.com/git-ctx/git-ctx/cache"
 	"github.com/git-ctx/git-ctx/gitrepo"
 	"github.com/git-ctx/git-ctx/gitstore"
@@ -208,6 +210,12 @@ func (w *Workspace) cacheMirror() *cache.Mirror {
 // The caller must Close it.
 func (w *Workspace) Cache(ctx context.Context) (*cache.DB, error) {
 	return w.cacheMirror().Open(ctx)
+}
+
+// CacheAhead starts building the cache of commit tip before the branch
+// points at it (cache.Mirror.BuildAhead); nil when it cannot.
+func (w *Workspace) CacheAhead(ctx context.Context, tip plumbing.Hash, settled cache.Settled) *cache.Ahead {
+	return w.cacheMirror().BuildAhead(ctx, tip, settled)
 }
 
 // Reindex rebuilds the cache from the branch.
