@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -342,4 +344,46 @@ func wantSoundBranch(t *testing.T, s *Store, dir string, n int, what string) {
 	if rep := mustVerify(t, v); !rep.OK || rep.Verified() != n {
 		t.Fatalf("%s: %+v", what, rep)
 	}
+}
+
+// TestLowerSessionPriority: the session of a process started the way the
+// repack is (Setsid) gets the lowest CPU share where the kernel schedules
+// by session (Linux autogroups: a process's nice value orders it only
+// within its session); a process that is gone is not an error.
+func TestLowerSessionPriority(t *testing.T) {
+	if _, err := os.Stat("/proc/self/autogroup"); err != nil {
+		t.Skip("no scheduler autogroups here:", err)
+	}
+	cmd := exec.Command("sleep", "30")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	group := func() string {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/autogroup", cmd.Process.Pid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(string(b))
+	}
+	mine, _ := os.ReadFile("/proc/self/autogroup")
+	if g := group(); !strings.HasSuffix(g, " nice 0") || g == strings.TrimSpace(string(mine)) {
+		t.Fatalf("a new session's autogroup %q (this process's %q)", g, mine)
+	}
+	// Unprivileged, the kernel takes one such change per 100 ms across the
+	// system (EAGAIN otherwise; a test elsewhere may have just made one).
+	for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		lowerSessionPriority(cmd.Process.Pid)
+		if strings.HasSuffix(group(), " nice 19") || time.Now().After(deadline) {
+			break
+		}
+	}
+	if g := group(); !strings.HasSuffix(g, " nice 19") {
+		t.Errorf("after lowerSessionPriority the session's autogroup is %q, want nice 19", g)
+	}
+	if after, _ := os.ReadFile("/proc/self/autogroup"); string(after) != string(mine) {
+		t.Errorf("this process's autogroup changed: %q -> %q", mine, after)
+	}
+	lowerSessionPriority(1 << 30) // no such process
 }
