@@ -5,7 +5,6 @@ package session
 import (
 	"os"
 	"runtime"
-	"runtime/debug"
 	"sync"
 	"unsafe"
 
@@ -20,10 +19,6 @@ var pageSize = os.Getpagesize()
 var (
 	scryptPrepMu    sync.Mutex
 	scryptPrepBytes int // the largest scrypt working set prepared so far
-	// scryptPacingOff counts derivations under way (prepared, not done);
-	// scryptSavedGC is the GC percent to restore when the last one ends.
-	scryptPacingOff int
-	scryptSavedGC   int
 )
 
 // prepareScryptMemory asks Linux to back the working set of a scrypt
@@ -49,35 +44,16 @@ var (
 // at 18 against 0.6–0.7 s for the first and the third (a push runs three,
 // a pull two). If the addresses are not reused, or the kernel has no huge
 // pages, nothing is lost but the advice.
-//
-// While a derivation runs (from prepareScryptMemory until the function it
-// returns is called) the collector's pacing is off (GOGC=off; explicit
-// collections still run): with it on, the runtime's background scavenger
-// starts returning a freed block this large to the kernel at once, and the
-// range it is working on counts as allocated meanwhile, so scrypt's
-// allocation often went past the advised block (a session list took
-// 1.15–1.43 s of CPU instead of 0.61–0.64 s in 5 of 16 runs, 2026-12-03).
-func prepareScryptMemory(logN int) (done func()) {
+func prepareScryptMemory(logN int) {
 	if logN < 14 || logN > MaxWorkFactor {
-		return func() {} // small derivations gain nothing
+		return // small derivations gain nothing
 	}
 	size := 1024 << logN // 128 · r(8) · N
 	scryptPrepMu.Lock()
 	defer scryptPrepMu.Unlock()
-	if scryptPacingOff == 0 {
-		scryptSavedGC = debug.SetGCPercent(-1)
-	}
-	scryptPacingOff++
-	done = func() {
-		scryptPrepMu.Lock()
-		defer scryptPrepMu.Unlock()
-		if scryptPacingOff--; scryptPacingOff == 0 {
-			debug.SetGCPercent(scryptSavedGC)
-		}
-	}
 	if size <= scryptPrepBytes {
 		runtime.GC() // frees the previous derivation's working set for this one
-		return done
+		return
 	}
 	scryptPrepBytes = size
 	buf := make([]byte, size+4*hugePage)
@@ -88,5 +64,4 @@ func prepareScryptMemory(logN int) (done func()) {
 	runtime.KeepAlive(buf)
 	buf = nil
 	runtime.GC() // frees the block now, for scrypt's allocation to reuse
-	return done
 }

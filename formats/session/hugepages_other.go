@@ -3,4 +3,4 @@
 package session
 
 // prepareScryptMemory does nothing outside Linux (see hugepages_linux.go).
-func prepareScryptMemory(logN int) (done func()) { return func() {} }
+func prepareScryptMemory(logN int) {}

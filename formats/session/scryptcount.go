@@ -27,14 +27,14 @@ type countingRecipient struct {
 
 func (c countingRecipient) Wrap(fileKey []byte) ([]*age.Stanza, error) {
 	scryptOps.Add(1)
-	defer prepareScryptMemory(c.logN)()
+	prepareScryptMemory(c.logN)
 	return c.r.Wrap(fileKey)
 }
 
 // WrapWithLabels keeps age's rule that a scrypt recipient is the only one.
 func (c countingRecipient) WrapWithLabels(fileKey []byte) ([]*age.Stanza, []string, error) {
 	scryptOps.Add(1)
-	defer prepareScryptMemory(c.logN)()
+	prepareScryptMemory(c.logN)
 	return c.r.WrapWithLabels(fileKey)
 }
 
@@ -47,9 +47,8 @@ type countingIdentity struct {
 }
 
 func (c countingIdentity) Unwrap(stanzas []*age.Stanza) ([]byte, error) {
-	done := prepareScryptMemory(c.logN)
+	prepareScryptMemory(c.logN)
 	k, err := c.id.Unwrap(stanzas)
-	done()
 	if err == nil || errors.Is(err, age.ErrIncorrectIdentity) {
 		scryptOps.Add(1)
 	}
