@@ -8,8 +8,6 @@ import (
 	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
-
-	"github.com/git-ctx/git-ctx/gitstore"
 )
 
 // Settled gives the records of one device's chain in one repository that a
@@ -56,17 +54,7 @@ func (m *Mirror) BuildAhead(ctx context.Context, tip plumbing.Hash, settled Sett
 	a := &Ahead{cancel: cancel, install: make(chan bool, 1), done: make(chan struct{})}
 	go func() {
 		defer close(a.done)
-		v, err := am.Store.ViewAt(tip)
-		if err != nil {
-			a.err = err
-			return
-		}
-		a.err = rebuildGated(ctx, am.Dir, func(w *Writer) error {
-			if err := am.index(ctx, w, nil, v); err != nil {
-				return err
-			}
-			return w.SetTip(gitstore.BranchRef, tip.String())
-		}, func() bool {
+		a.err = rebuildGated(ctx, am.Dir, am.fillAt(ctx, tip), func() bool {
 			select {
 			case ok := <-a.install:
 				return ok

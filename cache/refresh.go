@@ -165,7 +165,13 @@ func (m *Mirror) rebuild(ctx context.Context, dir string, why error) error {
 	if err != nil {
 		return err
 	}
-	return Rebuild(ctx, dir, func(w *Writer) error {
+	return Rebuild(ctx, dir, m.fillAt(ctx, tip))
+}
+
+// fillAt is the fill of a rebuild that mirrors commit tip (zero: an empty
+// branch): every key and record of its tree, and tip as the indexed tip.
+func (m *Mirror) fillAt(ctx context.Context, tip plumbing.Hash) func(w *Writer) error {
+	return func(w *Writer) error {
 		if !tip.IsZero() {
 			v, err := m.Store.ViewAt(tip)
 			if err != nil {
@@ -176,7 +182,7 @@ func (m *Mirror) rebuild(ctx context.Context, dir string, why error) error {
 			}
 		}
 		return w.SetTip(gitstore.BranchRef, tip.String())
-	})
+	}
 }
 
 // refresh indexes what the branch gained since the cached tip.
