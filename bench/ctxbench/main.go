@@ -79,7 +79,7 @@ var (
 
 func main() {
 	flag.Parse()
-	if scryptChildIfAsked() || payloadChildIfAsked() || ftsChildIfAsked() {
+	if scryptChildIfAsked() || touchChildIfAsked() || payloadChildIfAsked() || ftsChildIfAsked() {
 		return
 	}
 	if *brSummary != "" {

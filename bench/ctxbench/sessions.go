@@ -36,6 +36,7 @@ var (
 	sessWF    = flag.Int("session-wf", session.DefaultWorkFactor, "scrypt work factor (logN) for -sessions")
 	sessChild = flag.Int("scrypt-child", 0, "(internal, -sessions' floor) run this many scrypt derivations at -session-wf in this process, print their CPU in nanoseconds and exit")
 
+	touchChild     = flag.Int("touch-child", 0, "(internal, -sessions' first-touch floor) map this many bytes, advise them for huge pages, touch each 4 KiB page once, print the CPU, the system CPU in nanoseconds and the page faults, and exit")
 	payloadIn      = flag.String("payload-child-in", "", "(internal, -sessions' payload floor) encrypt (or, with -payload-child-decrypt, decrypt) this file once through session.Encrypt at work factor 1 (scrypt of 2 blocks), hashing it once with SHA-256, print the CPU in nanoseconds and exit")
 	payloadOut     = flag.String("payload-child-out", "", "(internal, with -payload-child-in) where the payload pass writes its result")
 	payloadDecrypt = flag.Bool("payload-child-decrypt", false, "(internal, with -payload-child-in) decrypt the file instead of encrypting it")
@@ -102,6 +103,43 @@ func scryptChildIfAsked() bool {
 	}
 	fmt.Println(int64(scryptDerive(*sessWF, *sessChild)))
 	return true
+}
+
+// touchChildIfAsked is the -touch-child process: it prints the CPU, the
+// system CPU and the page faults of one first touch and reports whether it
+// ran.
+func touchChildIfAsked() bool {
+	if *touchChild <= 0 {
+		return false
+	}
+	cpu, sys, faults, err := firstTouch(*touchChild)
+	if err != nil {
+		fatal(err)
+	}
+	fmt.Println(int64(cpu), int64(sys), faults)
+	return true
+}
+
+// touchSpread is the first touch of a derivation's working set (size
+// bytes) in runs fresh processes: the median and the largest CPU, and the
+// largest system CPU. Every fresh derivation pays this touch inside the
+// scrypt floor and inside the command alike, so its spread is noise both
+// carry, not work either does.
+func touchSpread(size, runs int) (med, most, mostSys time.Duration) {
+	cs := make([]time.Duration, runs)
+	for i := range cs {
+		out, err := exec.Command("/proc/self/exe", "-touch-child", fmt.Sprint(size)).Output()
+		if err != nil {
+			fatal(fmt.Errorf("first-touch floor: %v", err))
+		}
+		var cpu, sys, faults int64
+		if _, err := fmt.Sscan(string(out), &cpu, &sys, &faults); err != nil {
+			fatal(fmt.Errorf("first-touch floor: %q: %v", out, err))
+		}
+		cs[i] = time.Duration(cpu)
+		most, mostSys = max(most, cs[i]), max(mostSys, time.Duration(sys))
+	}
+	return median(cs), most, mostSys
 }
 
 // payloadChildIfAsked is the -payload-child-in process: it prints the CPU
@@ -281,12 +319,14 @@ func benchSessions(dir string) {
 	one := floor(1)
 	scryptDerive(*sessWF, 1)         // this process's first: its memory comes from the kernel
 	warm := scryptDerive(*sessWF, 1) // the next reuses it, resident
+	touchRuns := 4 * rr
+	touchMed, touchMax, touchSys := touchSpread(1024<<*sessWF, touchRuns)
 	var load [3]float64
 	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
 		fmt.Sscan(string(b), &load[0], &load[1], &load[2])
 	}
-	fmt.Printf("\nSessions: scrypt work factor %d; one derivation in a fresh process %s CPU (median of %d; a derivation whose memory is already resident: %s); `git-ctx version` %s CPU; load average %.2f %.2f %.2f\n\n",
-		*sessWF, fmtDur(one), rr, fmtDur(warm), fmtDur(start.cpu), load[0], load[1], load[2])
+	fmt.Printf("\nSessions: scrypt work factor %d; one derivation in a fresh process %s CPU (median of %d; a derivation whose memory is already resident: %s); the first touch of its %d MiB on huge pages alone, in a fresh process: %s CPU (median of %d, the slowest %s, of which %s system); `git-ctx version` %s CPU; load average %.2f %.2f %.2f\n\n",
+		*sessWF, fmtDur(one), rr, fmtDur(warm), 1<<(*sessWF-10), fmtDur(touchMed), touchRuns, fmtDur(touchMax), fmtDur(touchSys), fmtDur(start.cpu), load[0], load[1], load[2])
 	fmt.Printf("| command | session | scrypt ops | floor (as many derivations in a fresh process) | CPU | CPU / floor | floor with the payload (push: the format's passes; pull: one pass) | CPU / that | wall | runs |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, n := range sizeList(*sessSizes) {
 		benchSessionSize(dir, n, rr, floor, start)
