@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"syscall"
 	"time"
 
@@ -113,14 +114,81 @@ func benchStalls(dir string, size, n int) {
 	plain := series(min(n, 200), commit)
 	stallRow("floor: `git commit` without hooks", size, len(plain), distOf(plain))
 	gitctx(repo, "hooks", "install")
-	hooked := series(n, func(i int) { commit(n + i) })
+	beside := make([]commitSurroundings, n)
+	hooked := series(n, func(i int) {
+		io0 := iowaitTicks()
+		commit(n + i)
+		beside[i] = commitSurroundings{repack: repackRunning(), iowait: iowaitTicks() - io0}
+	})
 	waitRepackIdle(repo)
 	stallRow("`git commit` with the post-commit hook", size, n, distOf(hooked))
+	slowest := slowestCommits(hooked, beside, 3)
+	fmt.Printf("\nThe slowest hooked commits: %s.\n\n", slowest)
 	hd, pd := distOf(hooked), distOf(plain)
 	inst := "@" + brSize(size)
 	brRecord("2.stall-p99"+inst, float64(hd.p99)/float64(hd.median), float64(pd.p99)/float64(pd.median),
 		fmt.Sprintf("%d commits, median %s", n, fmtDur(hd.median)))
-	brRecord("2.stall-max"+inst, hd.max.Seconds(), pd.max.Seconds(), fmt.Sprintf("%d commits, %d over 250 ms", n, hd.over250))
+	brRecord("2.stall-max"+inst, hd.max.Seconds(), pd.max.Seconds(), fmt.Sprintf("%d commits, %d over 250 ms; the slowest: %s", n, hd.over250, slowest))
 	loadavg, _ = os.ReadFile("/proc/loadavg")
 	fmt.Fprintf(os.Stderr, "stalls: done, load %s", loadavg)
+}
+
+// commitSurroundings is what ran beside one timed commit: whether a
+// `git repack` was running when the commit ended, and the machine's I/O wait (all CPUs, in clock ticks) during it.
+type commitSurroundings struct {
+	repack bool
+	iowait int64
+}
+
+// repackRunning reports whether a `git repack` process runs now. It reads
+// /proc rather than trying the repack lock, which would race with the
+// drainer taking it.
+func repackRunning() bool {
+	procs, err := os.ReadDir("/proc")
+	if err != nil {
+		return false
+	}
+	for _, p := range procs {
+		if p.Name()[0] < '0' || p.Name()[0] > '9' {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", p.Name(), "cmdline"))
+		if err == nil && strings.Contains(string(cmdline), "repack\x00") && strings.HasPrefix(filepath.Base(strings.SplitN(string(cmdline), "\x00", 2)[0]), "git") {
+			return true
+		}
+	}
+	return false
+}
+
+// iowaitTicks is the machine's I/O wait so far, all CPUs, in clock ticks
+// (/proc/stat; 0 where it cannot be read).
+func iowaitTicks() int64 {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0
+	}
+	var user, nice, system, idle, iowait int64
+	if _, err := fmt.Sscanf(string(b), "cpu %d %d %d %d %d", &user, &nice, &system, &idle, &iowait); err != nil {
+		return 0
+	}
+	return iowait
+}
+
+// slowestCommits describes the k slowest of ds with what ran beside each:
+// "566.4 ms (commit 712, beside a repack, I/O wait 3 ticks), …".
+func slowestCommits(ds []time.Duration, beside []commitSurroundings, k int) string {
+	idx := make([]int, len(ds))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.Slice(idx, func(a, b int) bool { return ds[idx[a]] > ds[idx[b]] })
+	var parts []string
+	for _, i := range idx[:min(k, len(idx))] {
+		where := "no repack beside it"
+		if beside[i].repack {
+			where = "beside a repack"
+		}
+		parts = append(parts, fmt.Sprintf("%s (commit %d, %s, I/O wait %d ticks)", fmtDur(ds[i]), i+1, where, beside[i].iowait))
+	}
+	return strings.Join(parts, ", ")
 }
