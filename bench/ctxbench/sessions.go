@@ -123,12 +123,11 @@ func touchChildIfAsked() bool {
 // touchSpread is the first touch of a derivation's working set (size
 // bytes) in runs fresh processes, each started after idle (none: one
 // after the other): the median and the largest CPU, and the largest
-// system CPU. Every
-// fresh derivation pays this touch inside the scrypt floor and inside the
-// command alike, so its spread is noise both carry, not work either does.
-// On a VM whose balloon reports free memory to the host (after 2 s, in
-// 2 MiB blocks), a touch after an idle pause meets memory the host took
-// back.
+// system CPU. Every fresh derivation pays this touch inside the scrypt
+// floor and inside the command alike, so its spread is noise both carry,
+// not work either does. On a VM whose balloon reports free memory to the
+// host (after 2 s, in 2 MiB blocks), a touch after an idle pause meets
+// memory the host took back.
 func touchSpread(size, runs int, idle time.Duration) (med, most, mostSys time.Duration) {
 	cs := make([]time.Duration, runs)
 	for i := range cs {

@@ -134,7 +134,8 @@ func benchStalls(dir string, size, n int) {
 }
 
 // commitSurroundings is what ran beside one timed commit: whether a
-// `git repack` was running when the commit ended, and the machine's I/O wait (all CPUs, in clock ticks) during it.
+// `git repack` was running when the commit ended, and the machine's I/O
+// wait (all CPUs, in clock ticks) during it.
 type commitSurroundings struct {
 	repack bool
 	iowait int64
