@@ -1,9 +1,11 @@
 package main
 
 import (
+	"crypto/ed25519"
 	"strings"
 	"testing"
 
+	"github.com/git-ctx/git-ctx/formats/checkpoint"
 	"github.com/git-ctx/git-ctx/internal/testrepo"
 )
 
@@ -49,15 +51,17 @@ func TestInitHostileFetchedBranch(t *testing.T) {
 	}{
 		{"tampered key file", func(t *testing.T, a *testrepo.Device, repoID, hash string) []testrepo.FileEdit {
 			p := "devices/" + a.ID(t) + ".pub"
-			key := testrepo.BranchFile(t, a.Dir, a.Env, p)
-			b := []byte(key)
-			for i := range b { // change one base64/hex-ish character of the key
-				if b[i] >= 'a' && b[i] <= 'e' {
-					b[i]++
-					break
-				}
+			pub, err := checkpoint.ParsePublicKey([]byte(testrepo.BranchFile(t, a.Dir, a.Env, p)))
+			if err != nil {
+				t.Fatalf("setup: %s: %v", p, err)
 			}
-			return []testrepo.FileEdit{{Path: p, Content: string(b)}}
+			// Another well-formed key: one bit of the key changed, encoded
+			// as a key file is. (Changing a character of the file's base64
+			// could leave the key as it was: a file with no character in the
+			// range changed, or one that only sets base64's padding bits.)
+			other := append(ed25519.PublicKey(nil), pub...)
+			other[0] ^= 1
+			return []testrepo.FileEdit{{Path: p, Content: string(checkpoint.EncodePublicKey(other))}}
 		}, []int{1, 3}},
 		{"LAYOUT from the future", func(t *testing.T, a *testrepo.Device, repoID, hash string) []testrepo.FileEdit {
 			return []testrepo.FileEdit{{Path: "LAYOUT", Content: "ctx-v9 fanout=7\n"}}
