@@ -132,14 +132,8 @@ func touchSpread(size, runs int, idle time.Duration) (med, most, mostSys time.Du
 	cs := make([]time.Duration, runs)
 	for i := range cs {
 		time.Sleep(idle)
-		out, err := exec.Command("/proc/self/exe", "-touch-child", fmt.Sprint(size)).Output()
-		if err != nil {
-			fatal(fmt.Errorf("first-touch floor: %v", err))
-		}
 		var cpu, sys, faults int64
-		if _, err := fmt.Sscan(string(out), &cpu, &sys, &faults); err != nil {
-			fatal(fmt.Errorf("first-touch floor: %q: %v", out, err))
-		}
+		childNumbers("first-touch floor", []*int64{&cpu, &sys, &faults}, "-touch-child", fmt.Sprint(size))
 		cs[i] = time.Duration(cpu)
 		most, mostSys = max(most, cs[i]), max(mostSys, time.Duration(sys))
 	}
@@ -285,15 +279,25 @@ func payloadFloor(runs int, args ...string) time.Duration {
 // childCPU runs this benchmark again with args and reads the CPU in
 // nanoseconds it prints.
 func childCPU(what string, args ...string) time.Duration {
+	var ns int64
+	childNumbers(what, []*int64{&ns}, args...)
+	return time.Duration(ns)
+}
+
+// childNumbers runs this benchmark again with args and reads the numbers
+// it prints into vs, in order.
+func childNumbers(what string, vs []*int64, args ...string) {
 	out, err := exec.Command("/proc/self/exe", args...).Output()
 	if err != nil {
 		fatal(fmt.Errorf("%s: %v", what, err))
 	}
-	var ns int64
-	if _, err := fmt.Sscan(string(out), &ns); err != nil {
+	ptrs := make([]any, len(vs))
+	for i, v := range vs {
+		ptrs[i] = v
+	}
+	if _, err := fmt.Sscan(string(out), ptrs...); err != nil {
 		fatal(fmt.Errorf("%s: %q: %v", what, out, err))
 	}
-	return time.Duration(ns)
 }
 
 // scryptFloor is the median CPU of n derivations at work factor wf in a

@@ -154,7 +154,11 @@ func repackRunning() bool {
 			continue
 		}
 		cmdline, err := os.ReadFile(filepath.Join("/proc", p.Name(), "cmdline"))
-		if err == nil && strings.Contains(string(cmdline), "repack\x00") && strings.HasPrefix(filepath.Base(strings.SplitN(string(cmdline), "\x00", 2)[0]), "git") {
+		if err != nil {
+			continue
+		}
+		argv0, args, _ := strings.Cut(string(cmdline), "\x00")
+		if strings.HasPrefix(filepath.Base(argv0), "git") && strings.Contains(args, "repack\x00") {
 			return true
 		}
 	}
